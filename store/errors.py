@@ -1,0 +1,106 @@
+"""Every error transcript-store raises on purpose.
+
+The tree::
+
+    StoreError                      base of everything below
+    ├── ToolArgumentsError          (also ValueError) arguments fail the one parser;
+    │                               ``.kind`` is unsupported_type | non_object_json | invalid_json
+    ├── RecordError                 (also ValueError) a record cannot be read
+    │   ├── UnrecognizedRecord      no known shape matches; says what was found
+    │   └── AmbiguousRecord         two spellings of one key carry different values
+    ├── StreamError                 (also ValueError) a stream event cannot be assembled,
+    │                               e.g. a fragment for no open call
+    ├── AliasError                  (also ValueError) a tool-name alias is malformed
+    ├── ParametersError             an argument-schema declaration is wrong
+    │   └── FrozenParametersError   a built ``Parameters`` was mutated
+    └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
+                                    ``.problems`` lists every problem at once
+
+Each class says when it is raised. Errors carry structured attributes so callers
+never have to parse messages.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ArgumentErrorKind = Literal["unsupported_type", "non_object_json", "invalid_json"]
+
+
+class StoreError(Exception):
+    """Base class of every error raised on purpose by transcript-store."""
+
+
+class ToolArgumentsError(StoreError, ValueError):
+    """Tool-call arguments that the one parser rejects.
+
+    ``kind`` says which rule failed; the message keeps one of three fixed prefixes:
+
+    * ``unsupported_type``: "tool call arguments expected JSON text or an object, got <type>"
+    * ``non_object_json``: "tool call arguments must be a JSON object, got <json type>"
+    * ``invalid_json``: "tool call arguments are not valid JSON: <decoder detail>"
+    """
+
+    def __init__(self, kind: ArgumentErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: ArgumentErrorKind = kind
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[ToolArgumentsError], tuple[str, str]]:
+        return (type(self), (self.kind, self.message))
+
+
+class RecordError(StoreError, ValueError):
+    """A record (message, tool call, stream event) cannot be read."""
+
+
+class UnrecognizedRecord(RecordError):
+    """No known record shape matches; the message says what was found instead."""
+
+
+class AmbiguousRecord(RecordError):
+    """Two spellings of one structural key carry different non-null values.
+
+    ``key`` is the canonical key name; ``spellings`` the conflicting spellings found.
+    """
+
+    def __init__(self, key: str, spellings: tuple[str, ...]) -> None:
+        self.key = key
+        self.spellings = spellings
+        shown = ", ".join(repr(s) for s in spellings)
+        super().__init__(
+            f"ambiguous record: key {key!r} is given as {shown} with different values"
+        )
+
+    def __reduce__(self) -> tuple[type[AmbiguousRecord], tuple[str, tuple[str, ...]]]:
+        return (type(self), (self.key, self.spellings))
+
+
+class StreamError(StoreError, ValueError):
+    """A stream event that cannot be assembled (a fragment for no open call, a bad event)."""
+
+
+class AliasError(StoreError, ValueError):
+    """A tool-name alias with an empty or non-string name."""
+
+
+class ParametersError(StoreError):
+    """An argument-schema declaration is wrong (duplicate name, bad type, bad JSON Schema)."""
+
+
+class FrozenParametersError(ParametersError, AttributeError):
+    """A ``Parameters`` object was changed after it was built."""
+
+
+class ArgumentValidationError(StoreError, ValueError):
+    """Arguments that fail a ``Parameters`` schema; ``problems`` lists each one."""
+
+    def __init__(self, message: str, problems: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problems = problems
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[ArgumentValidationError], tuple[str, tuple[str, ...]]]:
+        return (type(self), (self.message, self.problems))

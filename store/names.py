@@ -1,0 +1,154 @@
+"""Tool names: the alias table that maps recorded (raw) tool names to current ones.
+
+Kward's ``TOOL_NAME_MAP`` is the default table (inherited-behaviour §3). Aliases are data: the
+storage layer persists them and applies them at load time, so adding an alias changes every
+later load and audit without rewriting a stored row, and the raw name is always kept
+(``ToolCall.raw_name``). An alias maps one step (``a -> b`` and ``b -> c`` do not chain), so no
+table can loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TypeVar
+
+from store.errors import AliasError
+from store.model import UNKNOWN_TOOL, InvalidToolCall, ToolCall
+
+__all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
+
+# Kward's map: the four renames, then names that map to themselves, including the ones later
+# Kward versions added and the older ``web_research``. Identity entries matter: they declare a
+# name as known, which audits use to tell current tools from unknown ones.
+DEFAULT_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "read_file": "read",
+        "edit_file": "edit",
+        "write_file": "write",
+        "run_shell_command": "bash",
+        **{
+            name: name
+            for name in (
+                "list_directory",
+                "code_search",
+                "web_search",
+                "read_skill",
+                "ask_user_question",
+                "summarize_file_structure",
+                "retrieve_tool_output",
+                "fetch_content",
+                "fetch_raw",
+                "context_for_task",
+                "context_budget_stats",
+                "git_commit",
+                "open_editor",
+                "typesafe_evaluate",
+                "web_research",
+            )
+        },
+    }
+)
+
+CallT = TypeVar("CallT", ToolCall, InvalidToolCall)
+
+
+class AliasTable(Mapping[str, str]):
+    """An immutable map of raw tool name to current tool name.
+
+    ``resolve`` gives the current name (the raw name when there is no alias); ``display_name``
+    adds the ``unknown_tool`` fallback for a missing name; ``reverse`` maps current names back to
+    the raw name they replaced (Kward's restore map: ``bash`` -> ``run_shell_command``).
+    """
+
+    __slots__ = ("_map", "_reverse")
+
+    def __init__(self, aliases: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        items = aliases.items() if isinstance(aliases, Mapping) else aliases
+        table: dict[str, str] = {}
+        for raw, current in items:
+            _check_name(raw, "raw")
+            _check_name(current, "current")
+            table[raw] = current
+        self._map: Mapping[str, str] = MappingProxyType(table)
+        reverse: dict[str, str] = {}
+        for raw, current in table.items():
+            if raw != current:
+                reverse.setdefault(current, raw)
+        self._reverse: Mapping[str, str] = MappingProxyType(reverse)
+
+    @classmethod
+    def default(cls) -> AliasTable:
+        """The default table (Kward's map)."""
+        return _DEFAULT
+
+    def __getitem__(self, raw: str) -> str:
+        return self._map[raw]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __repr__(self) -> str:
+        return f"AliasTable({dict(self._map)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AliasTable):
+            return self._map == other._map
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._map.items()))
+
+    def resolve(self, raw: str) -> str:
+        """The current name for a raw name: its alias, else the raw name itself."""
+        return self._map.get(raw, raw)
+
+    def display_name(self, raw: str | None) -> str:
+        """The name to show: the alias, else the raw name, else ``unknown_tool``."""
+        if not raw:
+            return UNKNOWN_TOOL
+        return self._map.get(raw, raw)
+
+    def reverse(self) -> Mapping[str, str]:
+        """Current name -> the raw name it replaced (renames only; the first wins)."""
+        return self._reverse
+
+    def raw_names(self, current: str) -> tuple[str, ...]:
+        """Every raw name that resolves to ``current`` (``current`` itself included)."""
+        names = [raw for raw, cur in self._map.items() if cur == current]
+        if current not in names:
+            names.insert(0, current)
+        return tuple(names)
+
+    def with_alias(self, raw: str, current: str) -> AliasTable:
+        """A copy with ``raw`` mapped to ``current``."""
+        return AliasTable({**self._map, raw: current})
+
+    def without_alias(self, raw: str) -> AliasTable:
+        """A copy without the alias of ``raw`` (a no-op when it has none)."""
+        return AliasTable({k: v for k, v in self._map.items() if k != raw})
+
+    def apply(self, call: CallT) -> CallT:
+        """The call with its current name; the name it was recorded with stays in ``raw_name``."""
+        recorded = call.recorded_name
+        current = self._map.get(recorded, recorded)
+        if current == call.name:
+            return call
+        return replace(call, name=current, raw_name=None if current == recorded else recorded)
+
+
+def _check_name(name: object, what: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise AliasError(f"an alias needs a non-empty {what} tool name, got {name!r}")
+
+
+_DEFAULT = AliasTable(DEFAULT_ALIASES)
+
+
+def display_name(raw: str | None, aliases: AliasTable | None = None) -> str:
+    """The display name of a raw tool name under ``aliases`` (default table when omitted)."""
+    return (aliases or _DEFAULT).display_name(raw)
