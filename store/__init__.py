@@ -1,3 +1,81 @@
+"""transcript-store: keep LLM agent session transcripts, tool calls in canonical wire form.
+
+The public API is exactly what ``__all__`` lists (a test keeps it sorted and complete).
+"""
+
 from __future__ import annotations
 
+from store.arguments import (
+    ARGUMENT_STATUSES,
+    argument_status,
+    dumps_arguments,
+    loads_json,
+    parse_arguments,
+)
+from store.calls import normalize_tool_call, parse_text_tool_calls
+from store.errors import (
+    AliasError,
+    AmbiguousRecord,
+    ArgumentValidationError,
+    FrozenParametersError,
+    ParametersError,
+    RecordError,
+    StoreError,
+    StreamError,
+    ToolArgumentsError,
+    UnrecognizedRecord,
+)
+from store.keys import camelize_args
+from store.messages import NotAMessage, normalize_message, normalize_payload
+from store.model import (
+    InvalidToolCall,
+    Message,
+    OpaquePart,
+    Part,
+    ServerToolCall,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "ARGUMENT_STATUSES",
+    "DEFAULT_ALIASES",
+    "UNKNOWN_TOOL",
+    "AliasError",
+    "AliasTable",
+    "AmbiguousRecord",
+    "ArgumentValidationError",
+    "FrozenParametersError",
+    "InvalidToolCall",
+    "Message",
+    "NotAMessage",
+    "OpaquePart",
+    "ParametersError",
+    "Part",
+    "RecordError",
+    "ServerToolCall",
+    "StoreError",
+    "StreamError",
+    "TextPart",
+    "ThinkingPart",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolResult",
+    "UnrecognizedRecord",
+    "__version__",
+    "argument_status",
+    "camelize_args",
+    "display_name",
+    "dumps_arguments",
+    "loads_json",
+    "normalize_message",
+    "normalize_payload",
+    "normalize_tool_call",
+    "parse_arguments",
+    "parse_text_tool_calls",
+]

@@ -132,9 +132,9 @@ def parse_arguments(raw: object) -> dict[str, Any]:
         return value
     if value is None:
         return {}
+    json_type = _JSON_TYPE_NAMES.get(type(value), "value")
     raise ToolArgumentsError(
-        "non_object_json",
-        f"tool call arguments must be a JSON object, got {_JSON_TYPE_NAMES.get(type(value), 'value')}",
+        "non_object_json", f"tool call arguments must be a JSON object, got {json_type}"
     )
 
 

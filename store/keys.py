@@ -44,12 +44,24 @@ def snake_key(key: str) -> str:
     return plain
 
 
-def canonical_keys(record: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+# Plain structural keys seen in provider records: a level whose keys all come from here needs
+# no renaming, so canonical_keys returns it as is (the hot path for well-formed records).
+_PLAIN_KEYS = frozenset(
+    "id type function name arguments index role content tool_calls tool_call_id call_id "
+    "input args output status text caller is_error tool_use_id refusal reasoning_content "
+    "function_call annotations audio prefix tool_plan thinking signature".split()
+)
+
+
+def canonical_keys(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
     """One structural level with snake_case keys, and whether any key was symbol-style.
 
     A key given in two spellings with different non-null values raises ``AmbiguousRecord``;
     a null beside a value yields the value. Non-string keys raise ``AmbiguousRecord`` too.
+    The result must be treated as read-only: a level that needs no renaming is returned as is.
     """
+    if record.keys() <= _PLAIN_KEYS:
+        return record, False
     out: dict[str, Any] = {}
     origin: dict[str, str] = {}
     symbolic = False

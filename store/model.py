@@ -232,7 +232,8 @@ def make_tool_call(
             text = dumps_arguments(parsed)
         except ToolArgumentsError as exc:
             return InvalidToolCall(
-                call_id, name, _raw_text(raw_arguments), exc.kind, str(exc), raw_name, frozen, source
+                call_id, name, _raw_text(raw_arguments), exc.kind, str(exc), raw_name, frozen,
+                source,
             )
     return ToolCall(call_id, name, parsed, raw_name, text, frozen, source)
 
@@ -320,9 +321,10 @@ def _json_text(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TextPart:
-    """Visible text."""
+    """Visible text; ``extras`` keeps sibling fields a replay must echo (a Gemini signature)."""
 
     text: str
+    extras: Mapping[str, Any] = field(default_factory=_no_extras, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +355,9 @@ class OpaquePart:
     data: Any
 
 
-Part = TextPart | ThinkingPart | ToolCall | InvalidToolCall | ToolResult | ServerToolCall | OpaquePart
+Part = (
+    TextPart | ThinkingPart | ToolCall | InvalidToolCall | ToolResult | ServerToolCall | OpaquePart
+)
 
 
 @dataclass(frozen=True, slots=True)

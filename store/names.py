@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import TypeVar
+from typing import overload
 
 from store.errors import AliasError
 from store.model import UNKNOWN_TOOL, InvalidToolCall, ToolCall
@@ -50,8 +50,6 @@ DEFAULT_ALIASES: Mapping[str, str] = MappingProxyType(
         },
     }
 )
-
-CallT = TypeVar("CallT", ToolCall, InvalidToolCall)
 
 
 class AliasTable(Mapping[str, str]):
@@ -132,7 +130,14 @@ class AliasTable(Mapping[str, str]):
         """A copy without the alias of ``raw`` (a no-op when it has none)."""
         return AliasTable({k: v for k, v in self._map.items() if k != raw})
 
-    def apply(self, call: CallT) -> CallT:
+    @overload
+    def apply(self, call: ToolCall) -> ToolCall: ...
+    @overload
+    def apply(self, call: InvalidToolCall) -> InvalidToolCall: ...
+    @overload
+    def apply(self, call: ToolCall | InvalidToolCall) -> ToolCall | InvalidToolCall: ...
+
+    def apply(self, call: ToolCall | InvalidToolCall) -> ToolCall | InvalidToolCall:
         """The call with its current name; the name it was recorded with stays in ``raw_name``."""
         recorded = call.recorded_name
         current = self._map.get(recorded, recorded)

@@ -1,0 +1,7 @@
+"""``python -m store`` runs the transcript-store command line."""
+
+from __future__ import annotations
+
+from store.cli import main
+
+main()
