@@ -65,7 +65,7 @@ def normalize_tool_call(
         raise UnrecognizedRecord(
             f"a server-side tool call ({call.source}, name {call.name!r}), not a client tool call"
         )
-    return (aliases or _DEFAULT_ALIASES).apply(call)
+    return (_DEFAULT_ALIASES if aliases is None else aliases).apply(call)
 
 
 def read_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall | ServerToolCall:
@@ -259,7 +259,7 @@ def parse_text_tool_calls(text: str, aliases: AliasTable | None = None) -> list[
     tagged = bool(blocks)
     if not tagged:
         blocks = [text.strip()]
-    table = aliases or _DEFAULT_ALIASES
+    table = _DEFAULT_ALIASES if aliases is None else aliases
     calls: list[ToolCall | InvalidToolCall] = []
     for block in blocks:
         try:

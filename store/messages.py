@@ -77,7 +77,7 @@ def normalize_message(record: Mapping[str, Any], aliases: AliasTable | None = No
     if not isinstance(record, Mapping):
         raise UnrecognizedRecord(f"a message must be an object, got {type(record).__name__}")
     message = _read_message(record)
-    table = aliases or _DEFAULT_ALIASES
+    table = _DEFAULT_ALIASES if aliases is None else aliases
     if any(isinstance(p, ToolCall | InvalidToolCall) for p in message.parts):
         parts = tuple(
             table.apply(p) if isinstance(p, ToolCall | InvalidToolCall) else p
@@ -205,6 +205,8 @@ def _read_blocks(blocks: list[Any], parts: list[Part]) -> str:
             raise UnrecognizedRecord(f"a content block must be an object, got {block!r}")
         b, _ = canonical_keys(block)
         kind = b.get("type")
+        if kind == "toolCall":  # pi/Kward spell the block type in camelCase
+            kind = "tool_call"
         if kind in ("text", "input_text", "output_text"):
             text = b.get("text")
             parts.append(TextPart(text if isinstance(text, str) else ""))

@@ -156,4 +156,4 @@ _DEFAULT = AliasTable(DEFAULT_ALIASES)
 
 def display_name(raw: str | None, aliases: AliasTable | None = None) -> str:
     """The display name of a raw tool name under ``aliases`` (default table when omitted)."""
-    return (aliases or _DEFAULT).display_name(raw)
+    return (_DEFAULT if aliases is None else aliases).display_name(raw)

@@ -3,41 +3,35 @@
 Contract (inherited from Pikuri's ``Tool::Parameters``):
 
 * **Declaration.** ``Parameters.builder().required_string("path", "File to read")
-  .optional_integer("limit", "Max lines").build()`` (or ``Parameters.build(lambda p: ...)``).
-  Kinds: string, integer, number, boolean, enum (string values) and string array, each
-  ``required_*`` or ``optional_*``. A duplicate name raises ``ParametersError``. The built
-  ``Parameters`` is frozen: declaring on it (or on its builder again), setting or deleting an
-  attribute raises ``FrozenParametersError``. Equality is by value (names, kinds, required,
-  descriptions, enum values, declaration order).
-* **Export.** ``to_json_schema()`` gives ``{"type": "object", "properties": {...},
-  "required": [...]}``: each property has ``type``, ``description`` (left out when empty),
-  ``enum`` (enum) or ``items: {"type": "string"}`` (string array); ``required`` lists the
-  required names in declaration order and is always present.
-* **Import.** ``from_json_schema(schema)`` reads that subset back, and
-  ``from_json_schema(p.to_json_schema()) == p``. The top level must be ``"type": "object"``;
-  annotation keywords (``$schema``, ``title``, ``description``, ...) and
-  ``"additionalProperties": false`` are accepted, any other keyword raises ``ParametersError``
-  naming it, as do a malformed ``properties``/``required``/``enum``/``description``. Property
-  schemas are read leniently, so auditing real tool definitions does not fail on the first
-  complex property: a known type with extra keywords we do not enforce (``default``,
-  ``format``, ``minimum``, ...) keeps its type and ignores them; a property with no ``type``,
-  an unknown or multiple type, a non-string enum, a nested object or an array of non-strings
-  becomes an **any** parameter, which accepts every JSON value (and exports as ``{}``).
-* **Validation.** ``validate(args)`` returns only the declared keys, in declaration order,
-  with coercions applied; absent optional parameters are left out. A ``null`` value counts as
-  absent. Otherwise it raises ``ArgumentValidationError`` listing every problem at once:
-  a non-object alone gives ``Arguments must be an object, got <python type>.``; else unknown
-  keys come first (with a ``difflib`` "did you mean"), then each declared parameter in
-  declaration order (mistyped, or ``Missing required parameter `name` (type): description``).
-  The message is the problems, a blank line, ``Expected schema:`` and one line per parameter
-  ``- name (type, required|optional): description``. ``validate_arguments`` returns the
-  problem list instead of raising.
+  .optional_integer("limit").build()``, or ``Parameters.build(lambda p: ...)``: string, integer,
+  number, boolean, enum (string values) and string array, each ``required_*``/``optional_*``.
+  A duplicate name raises ``ParametersError``. Built ``Parameters`` are frozen: declaring on
+  them (or on their builder again), setting or deleting an attribute raises
+  ``FrozenParametersError``. Equality is by value, declaration order included.
+* **Export.** ``to_json_schema()``: ``{"type": "object", "properties": {name: {"type", "description"
+  (left out when empty), "enum" | "items": {"type": "string"}}}, "required": [declaration order]}``.
+* **Import.** ``from_json_schema`` reads that subset back (``from_json_schema(p.to_json_schema())
+  == p``). The top level must be ``"type": "object"``; annotations (``$schema``, ``title``, ...)
+  and ``"additionalProperties": false`` are accepted; any other keyword, or a malformed
+  ``properties``/``required``/``enum``/``description``, raises ``ParametersError`` naming it.
+  Properties are read leniently so auditing real tool definitions does not fail on the first
+  complex one: a known type with keywords we do not enforce (``default``, ``format``,
+  ``minimum``, ...) keeps its type; no ``type``, an unknown or multiple type, a non-string enum,
+  a nested object or an array of non-strings gives an **any** parameter, which accepts every
+  JSON value (and exports as ``{}``).
+* **Validation.** ``validate(args)`` returns only the declared keys, in declaration order, with
+  coercions applied; absent optional ones are left out, and ``null`` counts as absent. Else it
+  raises ``ArgumentValidationError`` with every problem at once: a non-object alone gives
+  ``Arguments must be an object, got <python type>.``; otherwise unknown keys first (with a
+  ``difflib`` "Did you mean"), then each declared parameter in order (``Parameter `n` must
+  be ..., got ...`` or ``Missing required parameter `n` (type): description``). The message is
+  the problems, a blank line, ``Expected schema:`` and one ``- name (type, required|optional):
+  description`` line per parameter. ``validate_arguments`` returns the problems, never raises.
 * **Coercions.** integer: ints, whole finite floats, whole base-10 strings after trimming
-  (``" 7 "``, ``"1.0"``; no exponents). number: ints, finite floats, decimal strings after
-  trimming (``"1e3"`` gives ``1000.0``; no NaN/Infinity). boolean: ``True``/``False`` and the
-  exact strings ``"true"``/``"false"`` after trimming. ``bool`` is never an integer or a
-  number. Strings, enums (exact value) and string arrays (a list or tuple of ``str``, the
-  first bad index reported) are not coerced.
+  (``" 7 "``, ``"1.0"``; no exponent). number: ints, finite floats, decimal strings after
+  trimming (``"1e3"`` is ``1000.0``; no NaN/Infinity). boolean: ``True``/``False`` and exactly
+  ``"true"``/``"false"`` after trimming. A ``bool`` is never an integer or a number. Strings,
+  enum values and string arrays (list or tuple; the first bad index is named) are not coerced.
 """
 
 from __future__ import annotations
@@ -243,8 +237,6 @@ class Parameters(_Declarations):
         declare(builder)
         return builder.build()
 
-    # -- frozen ---------------------------------------------------------------------------
-
     def _ensure_open(self) -> None:
         raise FrozenParametersError("Parameters are frozen once built; cannot declare more")
 
@@ -256,8 +248,6 @@ class Parameters(_Declarations):
 
     def __reduce__(self) -> tuple[type[Parameters], tuple[tuple[Parameter, ...]]]:
         return (Parameters, (self._parameters,))
-
-    # -- reading --------------------------------------------------------------------------
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -285,8 +275,6 @@ class Parameters(_Declarations):
 
     def __repr__(self) -> str:
         return f"Parameters({self._parameters!r})"
-
-    # -- JSON Schema ----------------------------------------------------------------------
 
     def to_json_schema(self) -> dict[str, Any]:
         return {
@@ -326,8 +314,6 @@ class Parameters(_Declarations):
             for name, prop in properties.items()
         )
 
-    # -- validation -----------------------------------------------------------------------
-
     def validate(self, args: object) -> dict[str, Any]:
         """The validated arguments, or ``ArgumentValidationError`` listing every problem."""
         values, problems = _check(self, args)
@@ -340,9 +326,6 @@ class Parameters(_Declarations):
 def validate_arguments(params: Parameters, args: object) -> list[str]:
     """Every problem ``params.validate(args)`` would report; empty when valid. Never raises."""
     return _check(params, args)[1]
-
-
-# -- JSON Schema helpers ------------------------------------------------------------------
 
 
 def _property_schema(p: Parameter) -> dict[str, Any]:
@@ -385,9 +368,6 @@ def _parameter_from_schema(name: object, prop: object, required: bool) -> Parame
     return Parameter(name, "any", required, description)
 
 
-# -- validation helpers -------------------------------------------------------------------
-
-
 class _Mistyped(Exception):
     """Internal: a value does not fit; ``args[0]`` says why ("must be ..., got ...")."""
 
@@ -422,6 +402,9 @@ def _check(params: Parameters, args: object) -> tuple[dict[str, Any], list[str]]
             continue
         problem = f"Unknown parameter `{key}`."
         matches = difflib.get_close_matches(str(key), names)
+        # Best first; among equally close names, declaration order (difflib reverses ties).
+        score = {m: difflib.SequenceMatcher(None, m, str(key)).ratio() for m in matches}
+        matches.sort(key=lambda m: (-score[m], names.index(m)))
         if matches:
             problem += f" Did you mean {_or_list(matches)}?"
         problems.append(problem)
@@ -488,7 +471,7 @@ def _integer(value: object) -> int:
 
 def _number(value: object) -> int | float:
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return int(value)
     if isinstance(value, float) and math.isfinite(value):
         return value
     if isinstance(value, str):

@@ -31,10 +31,6 @@ __all__ = [
 Call = ToolCall | InvalidToolCall
 
 
-def _is_int(value: object) -> bool:
-    return type(value) is int
-
-
 class OpenCall:
     """A call being assembled: its id, name, extras and argument fragments in arrival order."""
 
@@ -47,13 +43,13 @@ class OpenCall:
         extras: dict[str, Any] | None = None,
         *,
         custom: bool = False,
-        initial: Mapping[str, Any] | None = None,
+        initial: Mapping[str, Any] | str | None = None,
     ) -> None:
         self.call_id = call_id
         self.name = name
         self.extras: dict[str, Any] = extras or {}
         self.custom = custom  # Responses custom_tool_call: raw text wrapped as {"input": raw}
-        self.initial = initial  # a non-empty start input, used only when no fragment arrived
+        self.initial = initial  # arguments given at the start: used only if no fragment came
         self.final: str | None = None  # the full string of a `.done` event, preferred
         self.fragments: list[str] = []
 
@@ -61,10 +57,10 @@ class OpenCall:
         """Join the fragments (or take the ``.done`` string) and parse once."""
         text = self.final if self.final is not None else "".join(self.fragments)
         raw: object = text
-        if self.custom:
-            raw = {"input": text}
-        elif self.final is None and not self.fragments and self.initial:
+        if self.final is None and not self.fragments and self.initial:
             raw = self.initial
+        if self.custom:
+            raw = {"input": raw}
         return make_tool_call(self.call_id, self.name, raw, extras=self.extras, source=source)
 
 
@@ -108,9 +104,9 @@ class Handler:
         return value
 
     def index(self, value: object, event_type: object, what: str) -> int:
-        if not _is_int(value):
+        if type(value) is not int:
             raise self.error(event_type, None, f"{what} is not an integer: {value!r:.80}")
-        return value  # type: ignore[return-value]
+        return value
 
     def type_of(self, event: Mapping[str, Any]) -> str:
         etype = event.get("type")
@@ -171,8 +167,10 @@ class OpenAIChatHandler(Handler):
     def _tool_fragment(self, c: int, raw: object) -> None:
         tc = self.obj(raw, _CHUNK, f"choice {c}", "a tool_calls entry")
         k = tc.get("index")
-        if not _is_int(k):
-            raise self.error(_CHUNK, f"choice {c}", f"tool_calls entry has no integer 'index': {k!r}")
+        if type(k) is not int:
+            raise self.error(
+                _CHUNK, f"choice {c}", f"tool_calls entry has no integer 'index': {k!r}"
+            )
         key = (c, k)
         fn = self.obj(tc.get("function") or {}, _CHUNK, key, "'function'")
         args = self.text(fn.get("arguments"), _CHUNK, key, "function.arguments")
@@ -260,7 +258,7 @@ class ResponsesHandler(Handler):
         if type(item_id) is str and item_id:
             return item_id
         output_index = event.get("output_index")
-        if _is_int(output_index):
+        if type(output_index) is int:
             return self.by_output.get(output_index, output_index)
         raise self.error(etype, None, "event has neither 'item_id' nor 'output_index'")
 
@@ -270,7 +268,7 @@ class ResponsesHandler(Handler):
             key: Any = item_id
         else:
             key = self._key(event, etype)
-        if _is_int(event.get("output_index")):
+        if type(event.get("output_index")) is int:
             self.by_output[event["output_index"]] = key
         return key
 
@@ -293,18 +291,16 @@ class ResponsesHandler(Handler):
 
     def _added(self, event: Mapping[str, Any]) -> None:
         item = self.obj(event.get("item"), _ITEM_ADDED, None, "'item'")
-        field = _RESPONSES_CALLS.get(item.get("type"))  # type: ignore[arg-type]
+        field = _RESPONSES_CALLS.get(str(item.get("type")))
         if field is None:
             return
         key = self._item_key(event, item, _ITEM_ADDED)
         call = self.open_call(key, self._new_call(item, key, _ITEM_ADDED), _ITEM_ADDED)
-        seed = self.text(item.get(field), _ITEM_ADDED, key, f"item.{field}")
-        if seed:
-            call.fragments.append(seed)
+        call.initial = self.text(item.get(field), _ITEM_ADDED, key, f"item.{field}") or None
 
     def _item_done(self, event: Mapping[str, Any]) -> list[Call]:
         item = self.obj(event.get("item"), _ITEM_DONE, None, "'item'")
-        field = _RESPONSES_CALLS.get(item.get("type"))  # type: ignore[arg-type]
+        field = _RESPONSES_CALLS.get(str(item.get("type")))
         if field is None:
             return []
         key = self._item_key(event, item, _ITEM_DONE)
@@ -368,8 +364,9 @@ class AnthropicHandler(Handler):
             return []
         if i in self.open:
             return [self.complete(i)]
-        if self.blocks.pop(i, self) is self:
+        if i not in self.blocks:
             raise self.error(etype, i, "stop for no open block")
+        del self.blocks[i]
         return []
 
 
