@@ -39,22 +39,34 @@ from store.model import (
     ToolResult,
 )
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+from store.schemas import (
+    PARAMETER_TYPES,
+    Parameter,
+    Parameters,
+    ParametersBuilder,
+    ParameterType,
+    validate_arguments,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ARGUMENT_STATUSES",
-    "DEFAULT_ALIASES",
-    "UNKNOWN_TOOL",
     "AliasError",
     "AliasTable",
     "AmbiguousRecord",
     "ArgumentValidationError",
+    "DEFAULT_ALIASES",
     "FrozenParametersError",
     "InvalidToolCall",
     "Message",
     "NotAMessage",
     "OpaquePart",
+    "PARAMETER_TYPES",
+    "Parameter",
+    "ParameterType",
+    "Parameters",
+    "ParametersBuilder",
     "ParametersError",
     "Part",
     "RecordError",
@@ -66,6 +78,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCall",
     "ToolResult",
+    "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "__version__",
     "argument_status",
@@ -78,4 +91,5 @@ __all__ = [
     "normalize_tool_call",
     "parse_arguments",
     "parse_text_tool_calls",
+    "validate_arguments",
 ]
