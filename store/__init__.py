@@ -47,6 +47,7 @@ from store.schemas import (
     ParameterType,
     validate_arguments,
 )
+from store.stream import PROVIDERS, StreamAssembler, assemble, detect_provider
 
 __version__ = "0.1.0"
 
@@ -63,6 +64,7 @@ __all__ = [
     "NotAMessage",
     "OpaquePart",
     "PARAMETER_TYPES",
+    "PROVIDERS",
     "Parameter",
     "ParameterType",
     "Parameters",
@@ -72,6 +74,7 @@ __all__ = [
     "RecordError",
     "ServerToolCall",
     "StoreError",
+    "StreamAssembler",
     "StreamError",
     "TextPart",
     "ThinkingPart",
@@ -82,7 +85,9 @@ __all__ = [
     "UnrecognizedRecord",
     "__version__",
     "argument_status",
+    "assemble",
     "camelize_args",
+    "detect_provider",
     "display_name",
     "dumps_arguments",
     "loads_json",

@@ -60,20 +60,32 @@ def normalize_tool_call(
     Raises ``UnrecognizedRecord`` (saying what was found) for anything that is not a client
     tool call, ``AmbiguousRecord`` when two spellings of one key disagree.
     """
+    table = _DEFAULT_ALIASES if aliases is None else aliases
+    common = _read_common(record) if type(record) is dict else None
+    if common is not None:  # hot path: skip the general reader
+        if table.resolve(common.name) == common.name:
+            return common
+        return table.apply(common)
     call = read_call(record)
     if isinstance(call, ServerToolCall):
         raise UnrecognizedRecord(
             f"a server-side tool call ({call.source}, name {call.name!r}), not a client tool call"
         )
-    return (_DEFAULT_ALIASES if aliases is None else aliases).apply(call)
+    return table.apply(call)
 
 
 def read_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall | ServerToolCall:
     """Read one tool-call record literally (no aliasing); server-side tools included."""
-    if not isinstance(record, Mapping):
+    if type(record) is dict:
+        fast = _read_common(record)
+        if fast is not None:
+            return fast
+    elif not isinstance(record, Mapping):
         raise UnrecognizedRecord(f"a tool call must be an object, got {type(record).__name__}")
     top, symbolic = canonical_keys(record)
     kind = top.get("type")
+    if kind is not None and type(kind) is not str:
+        raise UnrecognizedRecord(f"not a tool call: 'type' must be a string, got {kind!r}")
     function = top.get("function")
     if isinstance(function, Mapping):
         return _read_function_wrapper(top, function, symbolic)
@@ -103,6 +115,35 @@ def read_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall | ServerT
         + (f"type {kind!r} with " if kind is not None else "")
         + f"keys {sorted(str(k) for k in record)}"
     )
+
+
+_COMMON_WRAPPER = frozenset({"id", "type", "function"})
+_COMMON_FUNCTION = frozenset({"name", "arguments"})
+_COMMON_BLOCK = frozenset({"type", "id", "name", "input"})
+
+
+def _read_common(record: dict[str, Any]) -> ToolCall | InvalidToolCall | None:
+    """The two commonest shapes with nothing else on them, read without the general machinery:
+    canonical/OpenAI ``{id, type, function: {name, arguments}}`` and Anthropic ``tool_use``.
+    ``None`` means: use the general reader (which also produces every error message).
+    """
+    if record.keys() <= _COMMON_WRAPPER:
+        function = record.get("function")
+        call_id = record.get("id")
+        if (
+            type(function) is dict
+            and function.keys() <= _COMMON_FUNCTION
+            and (call_id is None or type(call_id) is str)
+            and record.get("type") == "function"
+        ):
+            return make_tool_call(call_id, function.get("name"),  # type: ignore[arg-type]
+                                  function.get("arguments"), source="openai_chat")
+    elif record.keys() <= _COMMON_BLOCK and record.get("type") == "tool_use":
+        call_id = record.get("id")
+        if call_id is None or type(call_id) is str:
+            return make_tool_call(call_id, record.get("name"),  # type: ignore[arg-type]
+                                  record.get("input"), source="anthropic")
+    return None
 
 
 def _extras(level: Mapping[str, Any], structural: frozenset[str]) -> dict[str, Any] | None:

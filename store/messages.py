@@ -416,13 +416,21 @@ def normalize_payload(payload: Any, aliases: AliasTable | None = None) -> list[M
     if not isinstance(payload, Mapping):
         raise UnrecognizedRecord(f"a payload must be an object or a list, got {payload!r}")
     body, _ = canonical_keys(payload)
-    if "choices" in body:
-        return [normalize_message(c["message"], aliases) for c in body["choices"]
-                if isinstance(c, Mapping) and isinstance(c.get("message"), Mapping)]
-    if "candidates" in body:
-        return [normalize_message({"role": "model", **c["content"]}, aliases)
-                for c in body["candidates"]
-                if isinstance(c, Mapping) and isinstance(c.get("content"), Mapping)]
+    for key, inner in (("choices", "message"), ("candidates", "content")):
+        if key not in body:
+            continue
+        entries = body[key]
+        if not isinstance(entries, list):
+            raise UnrecognizedRecord(f"{key!r} must be a list, got {type(entries).__name__}")
+        out = []
+        for entry in entries:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get(inner), Mapping):
+                raise UnrecognizedRecord(f"each of {key!r} needs a {inner!r} object, got {entry!r}")
+            record = entry[inner]
+            if key == "candidates" and "role" not in record:
+                record = {"role": "model", **record}
+            out.append(normalize_message(record, aliases))
+        return out
     for key in ("output", "input", "contents", "messages"):
         items = body.get(key)
         if isinstance(items, list):

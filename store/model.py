@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from store.arguments import dumps_arguments, dumps_json, parse_arguments
+import orjson
+
+from store.arguments import dumps_arguments, dumps_json, parse_arguments, parse_object_text
 from store.errors import ArgumentErrorKind, ToolArgumentsError, UnrecognizedRecord
 from store.keys import canonical_keys
 
@@ -214,7 +216,27 @@ def make_tool_call(
     Text arguments are kept verbatim as ``arguments_text`` (absent arguments become ``"{}"``);
     mapping arguments are written as canonical compact text.
     """
-    frozen = _freeze(extras)
+    if type(name) is not str or not name:
+        raise UnrecognizedRecord(f"a tool call needs a non-empty name, got {name!r}")
+    frozen = EMPTY_EXTRAS if extras is None else _freeze(extras)
+    kind = type(raw_arguments)
+    if kind is str:
+        # Hot path: text arguments (most providers). One exact decode, then a trusted build.
+        parsed_fast = parse_object_text(raw_arguments)  # type: ignore[arg-type]
+        if parsed_fast is not None:
+            return _trusted_call(call_id, name, parsed_fast, raw_name,
+                                 raw_arguments, frozen, source)  # type: ignore[arg-type]
+    elif kind is dict:
+        # Hot path: object arguments. orjson refuses non-str keys, big ints, surrogates and
+        # cycles (the slow path below then says which); NaN it would write as null.
+        try:
+            dumped = orjson.dumps(raw_arguments)
+        except TypeError:
+            pass
+        else:
+            if b"null" not in dumped:
+                return _trusted_call(call_id, name, raw_arguments, raw_name,  # type: ignore[arg-type]
+                                     dumped.decode(), frozen, source)
     try:
         parsed = parse_arguments(raw_arguments)
     except ToolArgumentsError as exc:
@@ -235,7 +257,40 @@ def make_tool_call(
                 call_id, name, _raw_text(raw_arguments), exc.kind, str(exc), raw_name, frozen,
                 source,
             )
-    return ToolCall(call_id, name, parsed, raw_name, text, frozen, source)
+    return _trusted_call(call_id, name, parsed, raw_name, text or "{}", frozen, source)
+
+
+_new = object.__new__
+_SLOT_SETTERS = tuple(
+    ToolCall.__dict__[f].__set__
+    for f in ("id", "name", "input", "raw_name", "arguments_text", "extras", "source")
+)
+
+
+def _trusted_call(
+    call_id: str | None,
+    name: str,
+    parsed: dict[str, Any],
+    raw_name: str | None,
+    text: str,
+    extras: Mapping[str, Any],
+    source: str | None,
+) -> ToolCall:
+    """Build a ``ToolCall`` from values already checked here, skipping ``__post_init__``.
+
+    The normalizer's hot path: the name is a non-empty str, ``parsed`` came from the one
+    parser, ``text`` is its source text and ``extras`` is frozen.
+    """
+    call: ToolCall = _new(ToolCall)
+    set_id, set_name, set_input, set_raw, set_text, set_extras, set_source = _SLOT_SETTERS
+    set_id(call, call_id)
+    set_name(call, name)
+    set_input(call, parsed)
+    set_raw(call, raw_name)
+    set_text(call, text)
+    set_extras(call, extras)
+    set_source(call, source)
+    return call
 
 
 def read_wire(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall:

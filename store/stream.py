@@ -69,11 +69,31 @@ import orjson
 
 from store.errors import StreamError
 from store.model import InvalidToolCall, ToolCall
-from store.stream_events import HANDLERS, Handler
+from store.stream_events import (
+    AnthropicHandler,
+    BedrockHandler,
+    CohereHandler,
+    GeminiHandler,
+    Handler,
+)
+from store.stream_openai import OpenAIChatHandler, ResponsesHandler
 
 __all__ = ["PROVIDERS", "StreamAssembler", "assemble", "detect_provider"]
 
 #: The provider names :class:`StreamAssembler` accepts, besides ``"auto"``.
+#: Handler class per provider name.
+HANDLERS: dict[str, type[Handler]] = {
+    h.provider: h
+    for h in (
+        OpenAIChatHandler,
+        ResponsesHandler,
+        AnthropicHandler,
+        BedrockHandler,
+        CohereHandler,
+        GeminiHandler,
+    )
+}
+
 PROVIDERS: tuple[str, ...] = tuple(HANDLERS)
 
 _ANTHROPIC_TYPES = frozenset(

@@ -12,7 +12,7 @@ import store
 PACKAGE = Path(store.__file__).parent
 # The domain: stdlib + orjson only, never SQLAlchemy, Alembic or the persistence layer.
 DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", "schemas",
-          "stream", "stream_events"]
+          "stream", "stream_events", "stream_openai"]
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE = {"tables", "engine", "repository", "migrate", "cli"}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from store import (
@@ -15,6 +15,7 @@ from store import (
     normalize_tool_call,
     parse_arguments,
 )
+from store.arguments import dumps_json
 from store.keys import snake_key
 
 # Text that survives UTF-8 (no lone surrogates), as JSON text always does.
@@ -50,7 +51,6 @@ def test_canonical_text_parses_back_to_the_input(arguments):
     assert parse_arguments(call.arguments_text) == arguments
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=300)
 @given(json_values)
 def test_the_normalizer_raises_only_documented_errors_on_any_json(value):
     for function in (normalize_message, normalize_tool_call, normalize_payload):
@@ -104,7 +104,7 @@ plain_keys = st.text("abcdefghij", min_size=1, max_size=6)
 def test_every_key_spelling_of_a_record_normalizes_to_the_same_call(
     data, call_id, name, arguments, form
 ):
-    raw_args = orjson.dumps(arguments).decode() if form == "text" else arguments
+    raw_args = dumps_json(arguments) if form == "text" else arguments
     record = {"id": call_id, "type": "function",
               "function": {"name": name, "arguments": raw_args}}
     expected = normalize_tool_call(record)
