@@ -13,6 +13,11 @@ The tree::
     ├── AliasError                  (also ValueError) a tool-name alias is malformed
     ├── ParametersError             an argument-schema declaration is wrong
     │   └── FrozenParametersError   a built ``Parameters`` was mutated
+    ├── DatabaseError               the database failed or refused an operation (wraps the
+    │   │                           driver's error, chained)
+    │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
+    │   └── SessionNotFound         (also KeyError) no session with that id
+    ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
                                     ``.problems`` lists every problem at once
 
@@ -90,6 +95,46 @@ class ParametersError(StoreError):
 
 class FrozenParametersError(ParametersError, AttributeError):
     """A ``Parameters`` object was changed after it was built."""
+
+
+class DatabaseError(StoreError):
+    """The database failed or refused an operation; the driver's error is chained."""
+
+
+class SchemaOutOfDate(DatabaseError):
+    """The database schema is not at the revision this library needs.
+
+    ``current`` and ``head`` are the revisions; the message names the upgrade command.
+    """
+
+    def __init__(self, current: str | None, head: str, url: str) -> None:
+        self.current = current
+        self.head = head
+        super().__init__(
+            f"database {url} is at schema revision {current or 'none'}, this store needs {head}; "
+            f"run `transcript-store db upgrade --db {url}` (or open it with upgrade=True)"
+        )
+
+    def __reduce__(self) -> tuple[type[SchemaOutOfDate], tuple[str | None, str, str]]:
+        return (type(self), (self.current, self.head, str(self).split(" ")[1]))
+
+
+class SessionNotFound(DatabaseError, KeyError):
+    """No session with the given id (``session_id`` says which)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"no session with id {session_id!r}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type[SessionNotFound], tuple[str]]:
+        return (type(self), (self.session_id,))
+
+
+class ConfigurationError(StoreError, ValueError):
+    """A database URL or option that cannot be used."""
 
 
 class ArgumentValidationError(StoreError, ValueError):

@@ -1,0 +1,1 @@
+"""Alembic migration scripts of transcript-store (packaged as ``store._migrations``)."""

@@ -1,0 +1,60 @@
+"""Alembic environment: runs on a connection handed over by store.migrate, or on a URL.
+
+``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move).
+"""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import Connection
+
+from store.engine import create_store_engine, default_url
+from store.tables import metadata
+
+config = context.config
+target_metadata = metadata
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_offline() -> None:
+    url = config.get_main_option("sqlalchemy.url") or os.environ.get(
+        "TRANSCRIPT_STORE_URL", default_url()
+    )
+    context.configure(
+        url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    url = config.get_main_option("sqlalchemy.url") or default_url()
+    engine = create_store_engine(url)
+    try:
+        with engine.connect() as conn:
+            _run(conn)
+            conn.commit()
+    finally:
+        engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

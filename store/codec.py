@@ -1,0 +1,220 @@
+"""Messages to stored rows and back (domain: stdlib + orjson only).
+
+Contract: a message is stored as its ordered parts, each written as canonical JSON, except
+that tool calls and tool results are written as references (``{"type": "tool_call",
+"index": i}``) to their own rows, because audits query those rows. Decoding the same rows
+gives back an equal message (``decode_parts(encode_message(m).parts_json, calls, results)``
+has the parts of ``m`` in order), with each call rebuilt from its stored wire text.
+
+A tool call's row keeps the canonical wire record as exact text (the recorded id, even when
+empty or missing, and the recorded name), the parser's status and error, and the provider
+extras; the id used in the session (a minted one when the provider gave none) lives beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from store.arguments import dumps_json, loads_json
+from store.calls import read_call
+from store.errors import RecordError, ToolArgumentsError
+from store.model import (
+    EMPTY_EXTRAS,
+    InvalidToolCall,
+    OpaquePart,
+    Part,
+    ServerToolCall,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+    make_tool_call,
+)
+
+__all__ = [
+    "EncodedCall",
+    "EncodedMessage",
+    "EncodedResult",
+    "decode_call",
+    "decode_parts",
+    "decode_result",
+    "encode_call",
+    "encode_message",
+    "minted_call_id",
+]
+
+
+def minted_call_id(position: int, index: int) -> str:
+    """The deterministic id of a call whose provider gave none: unique in its session."""
+    return f"call_ts{position}x{index}"
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedCall:
+    index: int
+    call: ToolCall | InvalidToolCall
+    wire_json: str
+    status: str
+    error: str | None
+    arguments: dict[str, Any] | None
+    extras_json: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedResult:
+    index: int
+    result: ToolResult
+    content_json: str
+    extras_json: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedMessage:
+    text: str
+    parts_json: str
+    extras_json: str | None
+    metadata_json: str | None
+    calls: tuple[EncodedCall, ...]
+    results: tuple[EncodedResult, ...]
+
+
+def _optional_json(value: Mapping[str, Any]) -> str | None:
+    return dumps_json(dict(value)) if value else None
+
+
+def encode_call(index: int, call: ToolCall | InvalidToolCall) -> EncodedCall:
+    """One call's row values; raises ``RecordError`` when a value cannot be stored exactly."""
+    wire = dumps_json(call.to_wire())
+    if isinstance(call, ToolCall):
+        status = "ok" if call.input else "empty"
+        return EncodedCall(index, call, wire, status, None, call.input,
+                           _optional_json(call.extras))
+    return EncodedCall(index, call, wire, call.error_kind, call.error_message, None,
+                       _optional_json(call.extras))
+
+
+def encode_message(parts: Sequence[Part], extras: Mapping[str, Any],
+                   metadata: Mapping[str, Any]) -> EncodedMessage:
+    """Row values of a message (see the module docstring)."""
+    try:
+        return _encode(parts, extras, metadata)
+    except ToolArgumentsError as exc:
+        raise RecordError(f"message cannot be stored exactly: {exc}") from exc
+
+
+def _encode(parts: Sequence[Part], extras: Mapping[str, Any],
+            metadata: Mapping[str, Any]) -> EncodedMessage:
+    encoded: list[dict[str, Any]] = []
+    calls: list[EncodedCall] = []
+    results: list[EncodedResult] = []
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, ToolCall | InvalidToolCall):
+            calls.append(encode_call(len(calls), part))
+            encoded.append({"type": "tool_call", "index": len(calls) - 1})
+        elif isinstance(part, ToolResult):
+            results.append(EncodedResult(
+                len(results), part, dumps_json(part.content), _optional_json(part.extras)
+            ))
+            encoded.append({"type": "tool_result", "index": len(results) - 1})
+        elif isinstance(part, TextPart):
+            texts.append(part.text)
+            item: dict[str, Any] = {"type": "text", "text": part.text}
+            if part.extras:
+                item["extras"] = dict(part.extras)
+            encoded.append(item)
+        elif isinstance(part, ThinkingPart):
+            item = {"type": "thinking", "text": part.text, "signature": part.signature}
+            if part.extras:
+                item["extras"] = dict(part.extras)
+            encoded.append(item)
+        elif isinstance(part, ServerToolCall):
+            encoded.append({"type": "server_tool_call", "id": part.id, "name": part.name,
+                            "input": part.input, "source": part.source})
+        else:
+            encoded.append({"type": "opaque", "kind": part.kind, "data": part.data})
+    return EncodedMessage(
+        "\n".join(texts), dumps_json(encoded), _optional_json(extras), _optional_json(metadata),
+        tuple(calls), tuple(results),
+    )
+
+
+def decode_call(
+    call_id: str,
+    wire_json: str,
+    status: str,
+    error: str | None,
+    extras_json: str | None,
+    source: str | None,
+    minted: bool,
+) -> ToolCall | InvalidToolCall:
+    """Rebuild a call from its row: the stored wire text is the source of truth.
+
+    No aliasing here (the caller applies its table). A minted id replaces the recorded one,
+    which stays in ``extras["provider_id"]``. Rows that older writers stored with other key
+    spellings, or with arguments as an object, are read through the normalizer.
+    """
+    wire = loads_json(wire_json)
+    function = wire.get("function") if type(wire) is dict else None
+    if (
+        type(function) is dict
+        and wire.keys() <= _WIRE_KEYS
+        and function.keys() <= _FUNCTION_KEYS
+        and type(function.get("name")) is str
+    ):
+        name: str = function["name"]
+        raw: object = function.get("arguments")
+        recorded_id = wire.get("id")
+    else:
+        legacy = read_call(wire)
+        if isinstance(legacy, ServerToolCall):
+            raise RecordError(f"stored call {call_id!r} is a server-side tool call")
+        name = legacy.recorded_name
+        raw = legacy.input if isinstance(legacy, ToolCall) else legacy.arguments_text
+        recorded_id = legacy.id
+    extras: dict[str, Any] = loads_json(extras_json) if extras_json else {}
+    if minted:
+        extras["provider_id"] = recorded_id
+        extras["id_minted"] = True
+    frozen = extras or EMPTY_EXTRAS
+    if status in ("ok", "empty") or not isinstance(raw, str):
+        return make_tool_call(call_id, name, raw, extras=frozen, source=source)
+    return InvalidToolCall(call_id, name, raw, status, error or "", None, frozen,  # type: ignore[arg-type]
+                           source)
+
+
+_WIRE_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def decode_result(call_id: str | None, content_json: str, is_error: bool, name: str | None,
+                  extras_json: str | None, source: str | None) -> ToolResult:
+    extras = loads_json(extras_json) if extras_json else EMPTY_EXTRAS
+    return ToolResult(call_id, loads_json(content_json), is_error, name, extras, source)
+
+
+def decode_parts(
+    parts_json: str,
+    calls: Mapping[int, ToolCall | InvalidToolCall],
+    results: Mapping[int, ToolResult],
+) -> tuple[Part, ...]:
+    """The ordered parts of a stored message, with its call and result rows put back."""
+    out: list[Part] = []
+    for item in loads_json(parts_json):
+        kind = item["type"]
+        if kind == "tool_call":
+            out.append(calls[item["index"]])
+        elif kind == "tool_result":
+            out.append(results[item["index"]])
+        elif kind == "text":
+            out.append(TextPart(item["text"], item.get("extras") or EMPTY_EXTRAS))
+        elif kind == "thinking":
+            out.append(ThinkingPart(item["text"], item.get("signature"),
+                                    item.get("extras") or EMPTY_EXTRAS))
+        elif kind == "server_tool_call":
+            out.append(ServerToolCall(item["id"], item["name"], item["input"], item["source"]))
+        else:
+            out.append(OpaquePart(item["kind"], item["data"]))
+    return tuple(out)

@@ -1,0 +1,137 @@
+"""Engine set-up for the two backends (persistence layer).
+
+SQLite (the embedded default): every connection runs with ``foreign_keys=ON`` (SQLite's default
+is off), ``journal_mode=WAL`` (readers never block the writer), ``busy_timeout`` (a writer waits
+for the lock instead of failing at once) and ``synchronous=NORMAL``: in WAL mode that is safe
+against a process crash, the default durability; ``durability="power"`` selects
+``synchronous=FULL``, safe against power loss too. The driver's own transaction handling is
+turned off and SQLAlchemy emits ``BEGIN`` itself, so that writes can ask for
+``BEGIN IMMEDIATE`` (the write lock up front, no lock upgrade deadlocks) with the
+``sqlite_begin`` execution option. A new database file is created readable by its owner only.
+
+PostgreSQL (``postgresql+psycopg://``): a connection pool with pre-ping.
+
+Both use orjson as the JSON serializer of JSON/JSONB columns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from store.errors import ConfigurationError
+
+__all__ = ["Durability", "create_store_engine", "default_url", "redact_url"]
+
+Durability = Literal["process", "power"]
+
+#: How long an SQLite writer waits for the lock before giving up (milliseconds).
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def default_url() -> str:
+    """``TRANSCRIPT_STORE_URL``, else an SQLite file in the user's data directory."""
+    env = os.environ.get("TRANSCRIPT_STORE_URL")
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return f"sqlite:///{Path(base) / 'transcript-store' / 'transcripts.sqlite'}"
+
+
+def redact_url(url: str | URL) -> str:
+    """The URL with any password hidden, for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # an unparseable URL: show nothing of it that could hold a secret
+        return "<unparseable database URL>"
+
+
+def create_store_engine(
+    url: str | URL,
+    *,
+    durability: Durability = "process",
+    engine_options: Mapping[str, Any] | None = None,
+) -> Engine:
+    """An engine configured for the store (see the module docstring)."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise ConfigurationError(f"not a database URL: {redact_url(url)}") from exc
+    options: dict[str, Any] = {
+        "json_serializer": _json_dumps,
+        "json_deserializer": orjson.loads,
+        **(engine_options or {}),
+    }
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(parsed, durability, options)
+    if backend == "postgresql":
+        if parsed.get_driver_name() not in ("psycopg", ""):
+            raise ConfigurationError(
+                f"PostgreSQL needs the psycopg 3 driver (postgresql+psycopg://), got "
+                f"{redact_url(parsed)}"
+            )
+        if parsed.get_driver_name() == "":
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            raise ConfigurationError(
+                "PostgreSQL support needs the 'postgres' extra: "
+                "pip install 'transcript-store[postgres]'"
+            ) from exc
+        options.setdefault("pool_pre_ping", True)
+        options.setdefault("pool_size", 5)
+        options.setdefault("max_overflow", 10)
+        return create_engine(parsed, **options)
+    raise ConfigurationError(
+        f"unsupported database {backend!r}: use sqlite:/// or postgresql+psycopg://"
+    )
+
+
+def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any]) -> Engine:
+    database = url.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        path = Path(database).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            # Create it readable by its owner only: transcripts hold secrets.
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+    options.setdefault("connect_args", {})
+    options["connect_args"].setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+    options["connect_args"].setdefault("check_same_thread", False)
+    engine = create_engine(url, **options)
+    synchronous = "FULL" if durability == "power" else "NORMAL"
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        # Let SQLAlchemy emit BEGIN itself (the pysqlite recipe in SQLAlchemy's SQLite docs).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            if database and database != ":memory:":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine

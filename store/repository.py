@@ -1,0 +1,461 @@
+"""``TranscriptStore``: sessions, appends, loads, tool definitions and aliases.
+
+Contract:
+
+* **Append** normalizes and encodes every message *before* touching the database (a bad
+  message raises and nothing is written), then stores the whole call in one transaction:
+  the session row is locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` on
+  PostgreSQL), messages get consecutive positions from ``sessions.next_position``, and every
+  table is written with one batched ``executemany``. A message whose key (client-given, or the
+  provider's message id) is already stored in the session is skipped, so a retried append
+  stores nothing twice. Uniqueness is positional; provider call ids may repeat.
+* **Load** reads a session in a constant number of queries (session, messages, calls,
+  results, aliases), rebuilds every call from its stored wire text and applies the alias
+  table as it is *now*, keeping the recorded name in ``raw_name``.
+* Database errors surface as :class:`~store.errors.DatabaseError` (chained); URLs are shown
+  with their passwords hidden.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Self
+
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from store.arguments import dumps_json, loads_json
+from store.codec import decode_call, decode_parts, decode_result
+from store.definitions import normalize_tool_definitions
+from store.engine import Durability, create_store_engine, default_url, redact_url
+from store.errors import AliasError, DatabaseError, SessionNotFound, StoreError
+from store.migrate import ensure_at_head
+from store.model import InvalidToolCall, Message, ToolCall, ToolResult
+from store.names import AliasTable
+from store.tables import (
+    messages,
+    sessions,
+    tool_aliases,
+    tool_calls,
+    tool_definitions,
+    tool_results,
+)
+from store.transcript import (
+    AppendResult,
+    CallRef,
+    SessionInfo,
+    StoredMessage,
+    ToolDefinition,
+    Transcript,
+)
+from store.writer import MessageInput, write_append
+
+__all__ = ["TranscriptStore"]
+
+#: The longest session id accepted (ids are keys on every table).
+MAX_SESSION_ID_LENGTH = 512
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes: they were stored as UTC, so say so."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def check_session_id(session_id: object) -> str:
+    """A usable session id, or a ``ValueError``-typed ``StoreError`` naming the problem."""
+    from store.errors import RecordError
+
+    if not isinstance(session_id, str) or not session_id:
+        raise RecordError(f"a session id must be a non-empty string, got {session_id!r}")
+    if len(session_id) > MAX_SESSION_ID_LENGTH:
+        raise RecordError(
+            f"a session id must be at most {MAX_SESSION_ID_LENGTH} characters, "
+            f"got {len(session_id)}"
+        )
+    if "\x00" in session_id:
+        raise RecordError("a session id must not contain NUL characters")
+    return session_id
+
+
+class TranscriptStore:
+    """The store on one database (SQLite file or PostgreSQL). A context manager."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        upgrade: bool = False,
+        durability: Durability = "process",
+        engine_options: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """Open the store at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else an SQLite file in
+        the user's data directory). A new database is created at the current schema; an older
+        one raises ``SchemaOutOfDate`` unless ``upgrade=True``."""
+        engine = create_store_engine(url or default_url(), durability=durability,
+                                     engine_options=engine_options)
+        try:
+            ensure_at_head(engine, upgrade_if_older=upgrade)
+        except StoreError:
+            engine.dispose()
+            raise
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise DatabaseError(f"cannot open {redact_url(engine.url)}: {_reason(exc)}"
+                                ) from exc
+        return cls(engine)
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password hidden."""
+        return redact_url(self._engine.url)
+
+    @property
+    def dialect(self) -> str:
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        """Release every connection."""
+        if not self._closed:
+            self._engine.dispose()
+            self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TranscriptStore({self.url!r})"
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as raw:
+                conn = raw.execution_options(sqlite_begin="IMMEDIATE")
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        title: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        cwd: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> SessionInfo:
+        """Create a session (a generated id when none is given); an existing id raises."""
+        sid = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
+        now = _now()
+        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now)
+        with self._write() as conn:
+            exists = conn.execute(
+                select(sessions.c.session_id).where(sessions.c.session_id == sid)
+            ).first()
+            if exists:
+                raise DatabaseError(f"a session with id {sid!r} exists already")
+            conn.execute(insert(sessions), [row])
+        return self.get_session(sid)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """A session's metadata; ``SessionNotFound`` when there is none."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(sessions).where(sessions.c.session_id == session_id)
+            ).first()
+        if row is None:
+            raise SessionNotFound(session_id)
+        return _session_info(row._mapping)
+
+    def list_sessions(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        tag: str | None = None,
+        title_contains: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first, filtered and paged."""
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        query = select(sessions)
+        if provider is not None:
+            query = query.where(sessions.c.provider == provider)
+        if model is not None:
+            query = query.where(sessions.c.model == model)
+        if title_contains is not None:
+            pattern = "%" + _escape_like(title_contains) + "%"
+            query = query.where(sessions.c.title.like(pattern, escape="\\"))
+        if tag is not None:
+            query = query.where(
+                sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
+            )
+        if since is not None:
+            query = query.where(sessions.c.updated_at >= since)
+        if until is not None:
+            query = query.where(sessions.c.updated_at < until)
+        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+        with self._read() as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).all()
+        return [_session_info(r._mapping) for r in rows]
+
+    def rename_session(self, session_id: str, title: str | None) -> SessionInfo:
+        """Set a session's title."""
+        with self._write() as conn:
+            done = conn.execute(
+                update(sessions).where(sessions.c.session_id == session_id)
+                .values(title=title, updated_at=_now())
+            )
+            if done.rowcount == 0:
+                raise SessionNotFound(session_id)
+        return self.get_session(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and everything in it."""
+        with self._write() as conn:
+            done = conn.execute(delete(sessions).where(sessions.c.session_id == session_id))
+            if done.rowcount == 0:
+                raise SessionNotFound(session_id)
+
+    # -- append ---------------------------------------------------------------------------------
+
+    def append(
+        self,
+        session_id: str,
+        items: Iterable[MessageInput],
+        *,
+        keys: Sequence[str | None] | None = None,
+        title: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        cwd: str | None = None,
+        tags: Iterable[str] = (),
+    ) -> AppendResult:
+        """Append messages (typed ``Message`` values or records of any shape the normalizer
+        reads) to a session, creating it when it does not exist (with the given metadata).
+
+        ``keys`` gives each message's idempotency key (else the message's own id is used);
+        a message whose key is already stored is skipped. All or nothing: one transaction.
+        """
+        sid = check_session_id(session_id)
+        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now())
+        try:
+            with self._write() as conn:
+                return write_append(conn, sid, list(items), keys, new_session)
+        except SQLAlchemyError as exc:  # pragma: no cover - wrapped in _write already
+            raise DatabaseError(str(exc)) from exc
+
+    # -- load -----------------------------------------------------------------------------------
+
+    def load(self, session_id: str, *, strict: bool = False) -> Transcript:
+        """The session's transcript, in five queries whatever its length.
+
+        ``strict=True`` raises the parser's ``ToolArgumentsError`` at the first invalid call.
+        """
+        sid = session_id
+        with self._read() as conn:
+            srow = conn.execute(select(sessions).where(sessions.c.session_id == sid)).first()
+            if srow is None:
+                raise SessionNotFound(sid)
+            mrows = conn.execute(
+                select(messages.c.position, messages.c.message_key, messages.c.role,
+                       messages.c.source, messages.c.parts_json, messages.c.extras_json,
+                       messages.c.metadata_json, messages.c.created_at)
+                .where(messages.c.session_id == sid).order_by(messages.c.position)
+            ).all()
+            crows = conn.execute(
+                select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
+                       tool_calls.c.wire_json, tool_calls.c.arguments_status,
+                       tool_calls.c.arguments_error, tool_calls.c.extras_json,
+                       tool_calls.c.source, tool_calls.c.id_minted)
+                .where(tool_calls.c.session_id == sid)
+                .order_by(tool_calls.c.position, tool_calls.c.call_index)
+            ).all()
+            rrows = conn.execute(
+                select(tool_results.c.position, tool_results.c.result_index,
+                       tool_results.c.call_id, tool_results.c.content_json,
+                       tool_results.c.is_error, tool_results.c.name,
+                       tool_results.c.extras_json, tool_results.c.source,
+                       tool_results.c.call_position, tool_results.c.call_index)
+                .where(tool_results.c.session_id == sid)
+                .order_by(tool_results.c.position, tool_results.c.result_index)
+            ).all()
+            aliases = _alias_table(conn)
+        apply = aliases.apply
+        calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
+        for pos, idx, call_id, wire, status, error, extras, source, minted in crows:
+            call = apply(decode_call(call_id, wire, status, error, extras, source, minted))
+            if strict and isinstance(call, InvalidToolCall):
+                err = call.error
+                err.args = (f"session {sid!r}, message {pos}, call {idx} ({call.name}): "
+                            f"{err.args[0]}",)
+                raise err
+            calls.setdefault(pos, {})[idx] = call
+        results: dict[int, dict[int, ToolResult]] = {}
+        links: dict[CallRef, CallRef] = {}
+        for pos, idx, call_id, content, is_error, name, extras, source, cpos, cidx in rrows:
+            results.setdefault(pos, {})[idx] = decode_result(
+                call_id, content, bool(is_error), name, extras, source
+            )
+            if cpos is not None and cidx is not None:
+                links[(pos, idx)] = (cpos, cidx)
+        out = []
+        no_calls: dict[int, ToolCall | InvalidToolCall] = {}
+        no_results: dict[int, ToolResult] = {}
+        for pos, key, role, source, parts, extras, meta, created in mrows:
+            parts_t = decode_parts(parts, calls.get(pos, no_calls), results.get(pos, no_results))
+            message = Message(role, parts_t, source, key,
+                              loads_json(extras) if extras else {},
+                              loads_json(meta) if meta else {})
+            out.append(StoredMessage(pos, message, key, _aware(created)))
+        return Transcript(_session_info(srow._mapping), tuple(out), links)
+
+    # -- tool definitions -----------------------------------------------------------------------
+
+    def record_tools(self, session_id: str, definitions: Any) -> list[ToolDefinition]:
+        """Record the tool definitions offered in a session (any provider's shape); a tool
+        recorded again under the same name is replaced."""
+        parsed = normalize_tool_definitions(definitions)
+        now = _now()
+        rows = [{"session_id": session_id, "name": d.name, "description": d.description,
+                 "parameters_json": dumps_json(dict(d.parameters)),
+                 "definition_json": dumps_json(dict(d.definition)), "recorded_at": now}
+                for d in parsed]
+        with self._write() as conn:
+            if conn.execute(select(sessions.c.session_id)
+                            .where(sessions.c.session_id == session_id)).first() is None:
+                raise SessionNotFound(session_id)
+            if rows:
+                conn.execute(delete(tool_definitions).where(and_(
+                    tool_definitions.c.session_id == session_id,
+                    tool_definitions.c.name.in_([r["name"] for r in rows]))))
+                conn.execute(insert(tool_definitions), rows)
+        return parsed
+
+    def tool_definitions(self, session_id: str) -> list[ToolDefinition]:
+        """The tool definitions recorded with a session, by name."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(tool_definitions.c.name, tool_definitions.c.description,
+                       tool_definitions.c.parameters_json, tool_definitions.c.definition_json)
+                .where(tool_definitions.c.session_id == session_id)
+                .order_by(tool_definitions.c.name)
+            ).all()
+        return [ToolDefinition(n, d, loads_json(p), loads_json(j)) for n, d, p, j in rows]
+
+    # -- aliases --------------------------------------------------------------------------------
+
+    def aliases(self) -> AliasTable:
+        """The alias table as stored now."""
+        with self._read() as conn:
+            return _alias_table(conn)
+
+    def add_alias(self, raw_name: str, current_name: str) -> AliasTable:
+        """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias)."""
+        AliasTable({raw_name: current_name})  # validates both names
+        with self._write() as conn:
+            conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
+            conn.execute(insert(tool_aliases), [{"raw_name": raw_name,
+                                                 "current_name": current_name,
+                                                 "created_at": _now()}])
+            return _alias_table(conn)
+
+    def remove_alias(self, raw_name: str) -> AliasTable:
+        """Remove the alias of ``raw_name``; ``AliasError`` when it has none."""
+        with self._write() as conn:
+            done = conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
+            if done.rowcount == 0:
+                raise AliasError(f"no alias for tool name {raw_name!r}")
+            return _alias_table(conn)
+
+    # -- counts ---------------------------------------------------------------------------------
+
+    def count_calls(self, session_id: str | None = None) -> int:
+        """How many tool calls are stored (in one session, or in all)."""
+        query = select(func.count()).select_from(tool_calls)
+        if session_id is not None:
+            query = query.where(tool_calls.c.session_id == session_id)
+        with self._read() as conn:
+            return int(conn.execute(query).scalar_one())
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc).strip()
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _alias_table(conn: Connection) -> AliasTable:
+    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
+    return AliasTable([(r, c) for r, c in rows])
+
+
+def _session_row(
+    sid: str,
+    title: str | None,
+    provider: str | None,
+    model: str | None,
+    cwd: str | None,
+    tags: Iterable[str],
+    metadata: Mapping[str, Any] | None,
+    now: datetime,
+) -> dict[str, Any]:
+    tag_list = list(tags)
+    if not all(isinstance(t, str) for t in tag_list):
+        from store.errors import RecordError
+
+        raise RecordError(f"session tags must be strings, got {tag_list!r}")
+    return {
+        "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
+        "tags_json": dumps_json(tag_list), "metadata_json": dumps_json(dict(metadata or {})),
+        "created_at": now, "updated_at": now, "next_position": 0,
+    }
+
+
+def _session_info(row: Any) -> SessionInfo:
+    return SessionInfo(
+        row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
+        tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
+        _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
+    )

@@ -1,0 +1,131 @@
+"""Stored-session values: what the store returns (domain: stdlib only).
+
+``SessionInfo`` is a session's metadata; ``StoredMessage`` a message with its position and
+key; ``Transcript`` a loaded session, with each tool result linked to its call;
+``AppendResult`` what one append stored and what it skipped as already stored;
+``ToolDefinition`` a tool definition recorded with a session. All are frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
+
+__all__ = [
+    "AppendResult",
+    "CallRef",
+    "LoadedCall",
+    "SessionInfo",
+    "StoredMessage",
+    "ToolDefinition",
+    "Transcript",
+]
+
+#: A call's place in its session: (message position, index within the message).
+CallRef = tuple[int, int]
+
+
+def _no_extras() -> Mapping[str, Any]:
+    return EMPTY_EXTRAS
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session's metadata. Times are aware UTC datetimes on every backend."""
+
+    session_id: str
+    title: str | None
+    provider: str | None
+    model: str | None
+    cwd: str | None
+    tags: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+    metadata: Mapping[str, Any] = field(default_factory=_no_extras)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message at its position in a session; ``key`` is its idempotency key, if any."""
+
+    position: int
+    message: Message
+    key: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCall:
+    """A call with its place in the session and its result (``None`` when it has none)."""
+
+    position: int
+    index: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult | None
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """A loaded session: its metadata, its messages in order, and result-to-call links.
+
+    ``links`` maps a result's ``(position, index)`` to its call's ``(position, index)``;
+    results without a matching call (orphans) are absent from it.
+    """
+
+    session: SessionInfo
+    messages: tuple[StoredMessage, ...]
+    links: Mapping[CallRef, CallRef] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __iter__(self) -> Iterator[StoredMessage]:
+        return iter(self.messages)
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    def calls(self) -> Iterator[LoadedCall]:
+        """Every client tool call in order, each with its (first) result."""
+        by_call: dict[CallRef, ToolResult] = {}
+        by_position = {m.position: m for m in self.messages}
+        for (pos, idx), target in self.links.items():
+            if target not in by_call:
+                by_call[target] = by_position[pos].message.tool_results[idx]
+        for stored in self.messages:
+            for index, call in enumerate(stored.message.tool_calls):
+                yield LoadedCall(stored.position, index, call,
+                                 by_call.get((stored.position, index)))
+
+    def orphan_results(self) -> Iterator[tuple[int, int, ToolResult]]:
+        """Results that reference no call in the session."""
+        for stored in self.messages:
+            for index, result in enumerate(stored.message.tool_results):
+                if (stored.position, index) not in self.links:
+                    yield stored.position, index, result
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What one ``append`` did: the messages it stored, and the keys it skipped as stored."""
+
+    session_id: str
+    stored: tuple[StoredMessage, ...]
+    skipped_keys: tuple[str, ...] = ()
+    created_session: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool definition recorded with a session: name, description, parameters schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    definition: Mapping[str, Any] = field(default_factory=_no_extras, compare=False)
