@@ -13,13 +13,18 @@ from store.arguments import (
     parse_arguments,
 )
 from store.calls import normalize_tool_call, parse_text_tool_calls
+from store.definitions import normalize_tool_definitions
 from store.errors import (
     AliasError,
     AmbiguousRecord,
     ArgumentValidationError,
+    ConfigurationError,
+    DatabaseError,
     FrozenParametersError,
     ParametersError,
     RecordError,
+    SchemaOutOfDate,
+    SessionNotFound,
     StoreError,
     StreamError,
     ToolArgumentsError,
@@ -39,6 +44,7 @@ from store.model import (
     ToolResult,
 )
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+from store.repository import TranscriptStore
 from store.schemas import (
     PARAMETER_TYPES,
     Parameter,
@@ -48,6 +54,14 @@ from store.schemas import (
     validate_arguments,
 )
 from store.stream import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.transcript import (
+    AppendResult,
+    LoadedCall,
+    SessionInfo,
+    StoredMessage,
+    ToolDefinition,
+    Transcript,
+)
 
 __version__ = "0.1.0"
 
@@ -56,10 +70,14 @@ __all__ = [
     "AliasError",
     "AliasTable",
     "AmbiguousRecord",
+    "AppendResult",
     "ArgumentValidationError",
+    "ConfigurationError",
     "DEFAULT_ALIASES",
+    "DatabaseError",
     "FrozenParametersError",
     "InvalidToolCall",
+    "LoadedCall",
     "Message",
     "NotAMessage",
     "OpaquePart",
@@ -72,15 +90,22 @@ __all__ = [
     "ParametersError",
     "Part",
     "RecordError",
+    "SchemaOutOfDate",
     "ServerToolCall",
+    "SessionInfo",
+    "SessionNotFound",
     "StoreError",
+    "StoredMessage",
     "StreamAssembler",
     "StreamError",
     "TextPart",
     "ThinkingPart",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolDefinition",
     "ToolResult",
+    "Transcript",
+    "TranscriptStore",
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "__version__",
@@ -94,6 +119,7 @@ __all__ = [
     "normalize_message",
     "normalize_payload",
     "normalize_tool_call",
+    "normalize_tool_definitions",
     "parse_arguments",
     "parse_text_tool_calls",
     "validate_arguments",

@@ -45,6 +45,7 @@ from store.tables import (
 )
 from store.transcript import (
     AppendResult,
+    CallHit,
     CallRef,
     SessionInfo,
     StoredMessage,
@@ -222,7 +223,7 @@ class TranscriptStore:
             query = query.where(sessions.c.model == model)
         if title_contains is not None:
             pattern = "%" + _escape_like(title_contains) + "%"
-            query = query.where(sessions.c.title.like(pattern, escape="\\"))
+            query = query.where(sessions.c.title.ilike(pattern, escape="\\"))
         if tag is not None:
             query = query.where(
                 sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
@@ -404,6 +405,52 @@ class TranscriptStore:
             if done.rowcount == 0:
                 raise AliasError(f"no alias for tool name {raw_name!r}")
             return _alias_table(conn)
+
+    # -- queries over all sessions --------------------------------------------------------------
+
+    def count_calls_by_tool(self) -> dict[str, int]:
+        """Calls per current tool name over every session (aliases applied, raw names grouped
+        in SQL: no argument JSON is read)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(tool_calls.c.raw_name, func.count()).group_by(tool_calls.c.raw_name)
+            ).all()
+            table = _alias_table(conn)
+        counts: dict[str, int] = {}
+        for raw, n in rows:
+            name = table.resolve(raw)
+            counts[name] = counts.get(name, 0) + int(n)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def find_calls(self, contains: str, *, limit: int | None = None) -> list[CallHit]:
+        """Calls whose argument text, as recorded, contains ``contains`` (case-sensitive).
+
+        The term is matched inside the stored wire text, escaped the way the wire form escapes
+        the argument text (a JSON string); it is an exact substring (no wildcards), on both
+        backends.
+        """
+        if not contains:
+            raise ValueError("find_calls needs a non-empty search term")
+        needle = dumps_json(contains)[1:-1]
+        query = (
+            select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
+                   tool_calls.c.call_id, tool_calls.c.raw_name)
+            .where(self._contains(tool_calls.c.wire_json, needle))
+            .order_by(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+            table = _alias_table(conn)
+        return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
+                for sid, pos, idx, cid, raw in rows]
+
+    def _contains(self, column: Any, needle: str) -> Any:
+        """An exact, case-sensitive substring test (``instr`` / ``strpos``: no wildcards)."""
+        if self.dialect == "postgresql":
+            return func.strpos(column, needle) > 0
+        return func.instr(column, needle) > 0
 
     # -- counts ---------------------------------------------------------------------------------
 

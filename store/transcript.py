@@ -17,6 +17,7 @@ from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolRe
 
 __all__ = [
     "AppendResult",
+    "CallHit",
     "CallRef",
     "LoadedCall",
     "SessionInfo",
@@ -109,6 +110,18 @@ class Transcript:
             for index, result in enumerate(stored.message.tool_results):
                 if (stored.position, index) not in self.links:
                     yield stored.position, index, result
+
+
+@dataclass(frozen=True, slots=True)
+class CallHit:
+    """Where a call found by a query is: session, message position, index; its ids and names."""
+
+    session_id: str
+    position: int
+    index: int
+    call_id: str
+    name: str
+    raw_name: str
 
 
 @dataclass(frozen=True, slots=True)

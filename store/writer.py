@@ -75,11 +75,12 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
 def _insert_session_if_missing(conn: Connection, row: Mapping[str, Any]) -> bool:
     from sqlalchemy.dialects import postgresql, sqlite
 
-    if conn.dialect.name == "postgresql":
-        statement: Any = postgresql.insert(sessions).values(**row).on_conflict_do_nothing()
-    else:
-        statement = sqlite.insert(sessions).values(**row).on_conflict_do_nothing()
-    return bool(conn.execute(statement).rowcount)
+    dialect_insert: Any = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    statement = (
+        dialect_insert(sessions).values(**row).on_conflict_do_nothing()
+        .returning(sessions.c.session_id)
+    )
+    return conn.execute(statement).first() is not None
 
 
 def write_append(
