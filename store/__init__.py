@@ -13,6 +13,7 @@ from store.arguments import (
     parse_arguments,
 )
 from store.calls import normalize_tool_call, parse_text_tool_calls
+from store.database import SchemaStatus, check_database, database_status, upgrade_database
 from store.definitions import normalize_tool_definitions
 from store.errors import (
     AliasError,
@@ -91,6 +92,7 @@ __all__ = [
     "Part",
     "RecordError",
     "SchemaOutOfDate",
+    "SchemaStatus",
     "ServerToolCall",
     "SessionInfo",
     "SessionNotFound",
@@ -112,6 +114,8 @@ __all__ = [
     "argument_status",
     "assemble",
     "camelize_args",
+    "check_database",
+    "database_status",
     "detect_provider",
     "display_name",
     "dumps_arguments",
@@ -122,5 +126,6 @@ __all__ = [
     "normalize_tool_definitions",
     "parse_arguments",
     "parse_text_tool_calls",
+    "upgrade_database",
     "validate_arguments",
 ]

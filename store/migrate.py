@@ -9,6 +9,7 @@ upgrade command) for an older one, unless the caller asks to upgrade.
 
 from __future__ import annotations
 
+import io
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ def script_location() -> str:
 def _config(connection: Connection | None = None) -> Config:
     from alembic.config import Config
 
-    config = Config()
+    config = Config(stdout=io.StringIO())  # Alembic's own chatter stays out of our output
     config.set_main_option("script_location", script_location())
     if connection is not None:
         config.attributes["connection"] = connection

@@ -36,33 +36,51 @@ def test_ci_runs_the_readme_test_command():
     assert re.search(r"^scripts/test\b", ci, re.MULTILINE)
 
 
-def test_the_main_job_command_runs():
-    done = subprocess.run(
-        ["scripts/demo"], cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+def test_the_main_job_command_runs(tmp_path):
+    env = {**os.environ, "COLUMNS": "200",
+           "TRANSCRIPT_STORE_URL": f"sqlite:///{tmp_path / 'main.sqlite'}"}
+    for attempt in ("new messages", "already stored"):
+        done = subprocess.run(["scripts/demo"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=600, env=env)
+        assert done.returncode == 0, done.stderr
+        assert attempt in done.stdout
+        assert "run_shell_command" in done.stdout and "invalid_json" in done.stdout
+
+
+def test_the_main_job_defaults_to_a_file_in_the_data_directory(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TRANSCRIPT_STORE_URL"}
+    env["XDG_DATA_HOME"] = str(tmp_path)
+    done = subprocess.run([str(VENV_BIN / "transcript-store"), "demo"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
-    assert "tool calls" in done.stdout
-    assert "run_shell_command" in done.stdout and "invalid_json" in done.stdout
+    assert (tmp_path / "transcript-store" / "transcripts.sqlite").exists()
 
 
 @pytest.mark.parametrize(
     "code", [b for lang, b in BLOCKS if lang == "python"], ids=lambda c: c.splitlines()[0][:40]
 )
-def test_python_examples_run(code):
+def test_python_examples_run(code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
 
 
 CLI_LINES = [line for lang, b in BLOCKS[1:] if lang == "sh" for line in shell_lines(b)]
 
 
+@pytest.fixture(scope="module")
+def shared_dir(tmp_path_factory):
+    """One folder for the README's CLI lines, which run in order and build on each other."""
+    return tmp_path_factory.mktemp("readme-cli")
+
+
 @pytest.mark.parametrize("line", CLI_LINES)
-def test_cli_examples_run(line):
+def test_cli_examples_run(line, shared_dir):
+    tmp_path = shared_dir
     argv = shlex.split(line)
     if argv[0].startswith(".venv/bin/"):
         argv[0] = str(VENV_BIN / argv[0].removeprefix(".venv/bin/"))
     elif argv[0] == "python":
         argv[0] = sys.executable
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -13,54 +14,120 @@ import store
 from store.cli import cli
 
 
-def run(*args: str, code: int = 0):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+@pytest.fixture
+def db_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'cli.sqlite'}"
+
+
+def run(*args: str, code: int = 0, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
     assert result.exit_code == code, result.output
     return result
 
 
 class TestCli:
     def test_help_lists_the_commands(self):
-        assert "demo" in run("--help").output
+        output = run("--help").output
+        assert "demo" in output and "db" in output
 
     def test_version(self):
         assert store.__version__ in run("--version").output
 
-    def test_demo_prints_the_example_calls_as_json(self):
-        rows = [json.loads(line) for line in run("demo", "--json").output.splitlines()]
-        assert len(rows) == 6
-        by_name = {row["name"]: row for row in rows}
-        assert by_name["bash"]["raw_name"] == "run_shell_command"
-        assert by_name["send_email"]["status"] == "invalid_json"
-        assert by_name["edit"]["arguments"] == '{"path":"a.txt","old":":keep"}'
-
-    def test_demo_reads_given_files(self, tmp_path):
-        path = tmp_path / "one.json"
-        path.write_text(json.dumps({"role": "assistant", "tool_calls": [
-            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}))
-        rows = [json.loads(line) for line in run("demo", "--json", str(path)).output.splitlines()]
-        assert [(r["id"], r["name"], r["record"]) for r in rows] == [("c", "f", "one.json")]
-
-    def test_an_unrecognised_record_is_one_error_line_and_exit_1(self, tmp_path):
-        path = tmp_path / "bad.jsonl"
-        path.write_text('{"role": "assistant"}\n{"nope": 1}\n')
-        result = CliRunner().invoke(cli, ["demo", str(path)])
-        assert result.exit_code == 1
-        assert result.output.strip().splitlines() == [
-            "error: bad.jsonl:2: not a message: found keys ['nope']"
-        ]
-
-    def test_traceback_flag_reraises(self, tmp_path):
-        path = tmp_path / "bad.json"
-        path.write_text('{"nope": 1}')
-        with pytest.raises(store.RecordError, match="bad.json: not a message"):
-            CliRunner().invoke(cli, ["--traceback", "demo", str(path)],
-                               catch_exceptions=False)
-
-    def test_a_missing_file_is_a_usage_error(self):
-        assert CliRunner().invoke(cli, ["demo", "/no/such/file.json"]).exit_code == 2
+    def test_every_command_has_help(self):
+        for args in (["demo"], ["db"], ["db", "upgrade"], ["db", "current"], ["db", "check"]):
+            assert "Usage:" in run(*args, "--help").output
 
     def test_python_dash_m_runs_the_same_cli(self):
         done = subprocess.run([sys.executable, "-m", "store", "--help"],
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "demo" in done.stdout
+
+
+class TestDemo:
+    def test_demo_stores_the_examples_and_prints_the_calls(self, db_url):
+        rows = [json.loads(line)
+                for line in run("demo", "--db", db_url, "--json").output.splitlines()]
+        assert len(rows) == 8
+        by_id = {row["id"]: row for row in rows}
+        assert (by_id["call_ls01"]["name"], by_id["call_ls01"]["raw_name"]) == (
+            "bash", "run_shell_command")
+        assert by_id["call_ls01"]["result"] == "README.md\nstore\ntests"
+        assert by_id["call_ts7x0"]["status"] == "invalid_json"
+        assert by_id["call_k1"]["arguments"] == '{"command":"pytest -q"}'
+        with store.TranscriptStore.open(db_url) as opened:
+            sessions = {s.session_id: s for s in opened.list_sessions()}
+        assert set(sessions) == {"legacy-kward", "mixed-providers"}
+        assert sessions["legacy-kward"].cwd == "/home/dev/app"
+
+    def test_demo_twice_stores_nothing_twice(self, db_url):
+        run("demo", "--db", db_url)
+        output = run("demo", "--db", db_url).output
+        assert "already stored" in output
+        with store.TranscriptStore.open(db_url) as opened:
+            assert opened.count_calls() == 8
+
+    def test_demo_uses_the_environment_url(self, db_url):
+        run("demo", env={"TRANSCRIPT_STORE_URL": db_url})
+        with store.TranscriptStore.open(db_url) as opened:
+            assert opened.count_calls() == 8
+
+    def test_demo_reads_given_files(self, tmp_path, db_url):
+        path = tmp_path / "one.json"
+        path.write_text(json.dumps({"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}))
+        rows = [json.loads(line)
+                for line in run("demo", "--db", db_url, "--json", str(path)).output.splitlines()]
+        assert [(r["id"], r["name"], r["session"]) for r in rows] == [("c", "f", "one")]
+
+    def test_an_unrecognised_record_is_one_error_line_and_exit_1(self, tmp_path, db_url):
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"role": "assistant"}\n{"nope": 1}\n')
+        result = CliRunner().invoke(cli, ["demo", "--db", db_url, str(path)])
+        assert result.exit_code == 1
+        assert result.output.strip().splitlines() == [
+            "error: message 1: not a message: found keys ['nope']"
+        ]
+
+    def test_traceback_flag_reraises(self, tmp_path, db_url):
+        path = tmp_path / "bad.json"
+        path.write_text('{"nope": 1}')
+        with pytest.raises(store.UnrecognizedRecord, match="not a message"):
+            CliRunner().invoke(cli, ["--traceback", "demo", "--db", db_url, str(path)],
+                               catch_exceptions=False)
+
+    def test_a_missing_file_is_a_usage_error(self, db_url):
+        assert CliRunner().invoke(cli, ["demo", "--db", db_url, "/no/such.json"]).exit_code == 2
+
+
+class TestDb:
+    def test_upgrade_current_and_check(self, db_url):
+        assert "at revision 0002" in run("db", "upgrade", "--db", db_url).output
+        assert "(at head)" in run("db", "current", "--db", db_url).output
+        assert "schema matches the code" in run("db", "check", "--db", db_url).output
+
+    def test_an_older_database_is_reported_and_upgraded(self, db_url):
+        run("db", "upgrade", "--db", db_url, "--revision", "0001")
+        current = run("db", "current", "--db", db_url, code=1).output
+        assert "revision 0001" in current and "transcript-store db upgrade" in current
+        check = CliRunner().invoke(cli, ["db", "check", "--db", db_url])
+        assert check.exit_code == 1 and "run `transcript-store db upgrade`" in check.output
+        opened = CliRunner().invoke(cli, ["demo", "--db", db_url])
+        assert opened.exit_code == 1 and "SchemaOutOfDate" not in opened.output
+        assert "transcript-store db upgrade" in opened.output
+        run("db", "upgrade", "--db", db_url)
+        assert "(at head)" in run("db", "current", "--db", db_url).output
+
+    def test_a_password_in_the_url_is_never_printed(self):
+        url = "postgresql+psycopg://user:hunter2@127.0.0.1:1/nowhere"
+        result = CliRunner().invoke(cli, ["db", "current", "--db", url])
+        assert result.exit_code == 1
+        assert "hunter2" not in result.output and "***" in result.output
+
+    def test_a_real_subprocess_upgrades_a_database(self, tmp_path):
+        url = f"sqlite:///{tmp_path / 'sub.sqlite'}"
+        done = subprocess.run(
+            [sys.executable, "-m", "store", "db", "upgrade", "--db", url],
+            capture_output=True, text=True, timeout=120, env={**os.environ},
+        )
+        assert done.returncode == 0, done.stderr
+        assert "at revision 0002" in done.stdout

@@ -12,9 +12,10 @@ import store
 PACKAGE = Path(store.__file__).parent
 # The domain: stdlib + orjson only, never SQLAlchemy, Alembic or the persistence layer.
 DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", "schemas",
+          "codec", "pairing", "transcript", "definitions",
           "stream", "stream_events", "stream_openai"]
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
-PERSISTENCE = {"tables", "engine", "repository", "migrate", "cli"}
+PERSISTENCE = {"tables", "engine", "repository", "writer", "migrate", "database", "cli"}
 
 
 def imported_modules(path: Path) -> set[str]:
