@@ -60,6 +60,30 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None
     return out
 
 
+def _nul_safe_text(value: str) -> str:
+    """PostgreSQL refuses NUL in text: the display-text column (a derived copy; the exact text
+    stays in ``parts_json``, where JSON escapes it) gets U+FFFD instead."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _nul_safe_arguments(arguments: Any, text: str) -> Any:
+    """PostgreSQL refuses ``\\u0000`` in JSONB: the queryable copy gets U+FFFD for NUL in its
+    strings and keys; the exact argument text stays in ``wire_json``."""
+    if arguments is None or ("\\u0000" not in text and "\x00" not in text):
+        return arguments
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return _nul_safe_text(value)
+        if isinstance(value, dict):
+            return {_nul_safe_text(k): clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(arguments)
+
+
 def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     """The transcript's own timestamp when it has a readable one, else the append time."""
     stamp = metadata.get("timestamp")
@@ -120,6 +144,7 @@ def write_append(
         return AppendResult(sid, (), tuple(skipped), created)
 
     linker = _linker_for(conn, sid, batch)
+    postgres = conn.dialect.name == "postgresql"
     now = datetime.now(UTC)
     message_rows: list[dict[str, Any]] = []
     call_rows: list[dict[str, Any]] = []
@@ -129,7 +154,9 @@ def write_append(
         created_at = _message_time(message.metadata, now)
         message_rows.append({
             "session_id": sid, "position": position, "message_key": key, "role": message.role,
-            "source": message.source, "text": enc.text, "parts_json": enc.parts_json,
+            "source": message.source,
+            "text": _nul_safe_text(enc.text) if postgres else enc.text,
+            "parts_json": enc.parts_json,
             "extras_json": enc.extras_json, "metadata_json": enc.metadata_json,
             "created_at": created_at,
         })
@@ -145,7 +172,9 @@ def write_append(
                 "session_id": sid, "position": position, "call_index": call.index,
                 "call_id": call_id, "id_minted": minted, "raw_name": call.call.recorded_name,
                 "wire_json": call.wire_json, "arguments_status": call.status,
-                "arguments_error": call.error, "arguments": call.arguments,
+                "arguments_error": call.error,
+                "arguments": (_nul_safe_arguments(call.arguments, call.call.arguments_text)
+                              if postgres else call.arguments),
                 "extras_json": call.extras_json, "source": call.call.source,
                 "wire_version": WIRE_VERSION,
             })

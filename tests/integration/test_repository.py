@@ -435,3 +435,24 @@ class TestOpenAndClose:
 
     def test_tool_results_are_exported(self):
         assert ToolResult("a", "b").text == "b"
+
+
+class TestHostileText:
+    def test_nul_characters_round_trip_exactly_on_both_backends(self, store):
+        args = '{"a\\u0000": "x\\u0000y", "b": "\\\\u0000"}'
+        store.append("s1", [{"role": "assistant", "content": "a\x00b",
+                             "tool_calls": [chat_call("c", "f", args)]}])
+        (stored,) = store.load("s1").messages
+        assert stored.message.text == "a\x00b"
+        (call,) = stored.message.tool_calls
+        assert call.arguments_text == args
+        assert call.input == {"a\x00": "x\x00y", "b": "\\u0000"}
+
+    def test_sql_metacharacters_in_ids_names_and_terms_are_data(self, store):
+        sid = "s'; DROP TABLE sessions; --"
+        store.append(sid, [{"role": "assistant", "tool_calls": [
+            chat_call("c'1", "name\"; --", '{"q": "%_\\\\\'"}')]}])
+        (loaded,) = store.load(sid).calls()
+        assert (loaded.call.id, loaded.call.name) == ("c'1", 'name"; --')
+        assert len(store.find_calls("%_")) == 1 and store.find_calls("%x") == []
+        assert [s.session_id for s in store.list_sessions()] == [sid]
