@@ -167,6 +167,7 @@ def decode_call(
         name: str = function["name"]
         raw: object = function.get("arguments")
         recorded_id = wire.get("id")
+        extras_seen: dict[str, Any] = {}
     else:
         legacy = read_call(wire)
         if isinstance(legacy, ServerToolCall):
@@ -174,8 +175,12 @@ def decode_call(
         name = legacy.recorded_name
         raw = legacy.input if isinstance(legacy, ToolCall) else legacy.arguments_text
         recorded_id = legacy.id
-    extras: dict[str, Any] = loads_json(extras_json) if extras_json else {}
+        extras_seen = dict(legacy.extras)
+    extras: dict[str, Any] | None = loads_json(extras_json) if extras_json else None
+    if extras_seen:
+        extras = {**extras_seen, **(extras or {})}
     if minted:
+        extras = dict(extras or {})
         extras["provider_id"] = recorded_id
         extras["id_minted"] = True
     frozen = extras or EMPTY_EXTRAS

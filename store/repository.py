@@ -31,7 +31,7 @@ from store.arguments import dumps_json, loads_json
 from store.codec import decode_call, decode_parts, decode_result
 from store.definitions import normalize_tool_definitions
 from store.engine import Durability, create_store_engine, default_url, redact_url
-from store.errors import AliasError, DatabaseError, SessionNotFound, StoreError
+from store.errors import AliasError, DatabaseError, SessionNotFound
 from store.migrate import ensure_at_head
 from store.model import InvalidToolCall, Message, ToolCall, ToolResult
 from store.names import AliasTable
@@ -110,13 +110,13 @@ class TranscriptStore:
                                      engine_options=engine_options)
         try:
             ensure_at_head(engine, upgrade_if_older=upgrade)
-        except StoreError:
-            engine.dispose()
-            raise
         except SQLAlchemyError as exc:
             engine.dispose()
             raise DatabaseError(f"cannot open {redact_url(engine.url)}: {_reason(exc)}"
                                 ) from exc
+        except BaseException:
+            engine.dispose()
+            raise
         return cls(engine)
 
     @property

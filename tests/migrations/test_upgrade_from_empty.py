@@ -1,0 +1,289 @@
+"""A new, empty database upgraded to head has the whole schema; down to base and back works."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from alembic import command
+from sqlalchemy import Engine, func, inspect, select, text
+
+from store import DEFAULT_ALIASES, migrate
+from store.engine import create_store_engine
+from store.tables import metadata, tool_aliases
+
+EXPECTED_COLUMNS = {
+    "sessions": {
+        "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
+        "created_at", "updated_at", "next_position",
+    },
+    "messages": {
+        "session_id", "position", "message_key", "role", "source", "text", "parts_json",
+        "extras_json", "metadata_json", "created_at",
+    },
+    "tool_calls": {
+        "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
+        "arguments_status", "arguments_error", "arguments", "extras_json", "source",
+        "wire_version",
+    },
+    "tool_results": {
+        "session_id", "position", "result_index", "call_id", "call_position", "call_index",
+        "is_error", "name", "content_json", "extras_json", "source",
+    },
+    "tool_definitions": {
+        "session_id", "name", "description", "parameters_json", "definition_json",
+        "recorded_at",
+    },
+    "tool_aliases": {"raw_name", "current_name", "created_at"},
+    "alembic_version": {"version_num"},
+}
+
+EXPECTED_PRIMARY_KEYS = {
+    "sessions": ("pk_sessions", ["session_id"]),
+    "messages": ("pk_messages", ["session_id", "position"]),
+    "tool_calls": ("pk_tool_calls", ["session_id", "position", "call_index"]),
+    "tool_results": ("pk_tool_results", ["session_id", "position", "result_index"]),
+    "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
+    "tool_aliases": ("pk_tool_aliases", ["raw_name"]),
+}
+
+# name -> (columns, unique), per table; tables without a named index map to {}.
+EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
+    "sessions": {},
+    "messages": {"ux_messages_session_key": (["session_id", "message_key"], True)},
+    "tool_calls": {
+        "ix_tool_calls_session_call_id": (["session_id", "call_id"], False),
+        "ix_tool_calls_raw_name": (["raw_name"], False),
+    },
+    "tool_results": {
+        "ix_tool_results_call": (["session_id", "call_position", "call_index"], False),
+    },
+    "tool_definitions": {},
+    "tool_aliases": {},
+}
+
+# name -> (columns, referred table, referred columns), per table; every one cascades deletes.
+EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = {
+    "sessions": {},
+    "messages": {
+        "fk_messages_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
+    },
+    "tool_calls": {
+        "fk_tool_calls_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "tool_results": {
+        "fk_tool_results_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "tool_definitions": {
+        "fk_tool_definitions_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
+    },
+    "tool_aliases": {},
+}
+
+
+def _downgrade(engine: Engine, revision: str) -> None:
+    """Alembic's downgrade with the configuration store.migrate builds (one transaction)."""
+    with engine.begin() as conn:
+        command.downgrade(migrate._config(conn), revision)
+
+
+def _aliases(engine: Engine) -> dict[str, str]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
+    return {str(raw): str(current) for raw, current in rows}
+
+
+def _alembic_versions(engine: Engine) -> list[str]:
+    with engine.connect() as conn:
+        return list(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+
+
+@pytest.fixture
+def migrated(engine: Engine) -> Engine:
+    """The new database, upgraded to head (for tests that change it)."""
+    migrate.upgrade(engine)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def schema(module_url: str) -> Iterator[Engine]:
+    """A new database upgraded to head once per backend, for the tests that only read it."""
+    engine = create_store_engine(module_url)
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+class TestUpgradeFromEmpty:
+    def test_a_new_database_has_no_revision_before_the_upgrade(self, engine: Engine) -> None:
+        assert migrate.current(engine) is None
+        assert inspect(engine).get_table_names() == []
+
+    def test_the_upgrade_reaches_head_and_reports_it(self, engine: Engine) -> None:
+        after = migrate.upgrade(engine)
+
+        assert after == migrate.head()
+        assert migrate.current(engine) == migrate.head()
+        assert _alembic_versions(engine) == [migrate.head()]
+
+    def test_head_is_the_last_revision_of_the_scripts(self) -> None:
+        from alembic.script import ScriptDirectory
+
+        scripts = ScriptDirectory.from_config(migrate._config())
+        revisions = [s.revision for s in scripts.walk_revisions("base", "heads")]
+
+        assert revisions[0] == migrate.head()
+        assert revisions[-1] == "0001"
+        assert "0002" in revisions
+
+    def test_upgrading_a_database_at_head_again_changes_nothing(self, migrated: Engine) -> None:
+        assert migrate.upgrade(migrated) == migrate.head()
+
+        assert _alembic_versions(migrated) == [migrate.head()]
+        assert _aliases(migrated) == dict(DEFAULT_ALIASES)
+
+
+class TestMigratedSchema:
+    def test_every_expected_table_exists_and_no_other(self, schema: Engine) -> None:
+        assert set(inspect(schema).get_table_names()) == set(EXPECTED_COLUMNS)
+
+    @pytest.mark.parametrize("table", sorted(EXPECTED_COLUMNS))
+    def test_every_table_has_exactly_the_expected_columns(
+        self, schema: Engine, table: str
+    ) -> None:
+        columns = {c["name"] for c in inspect(schema).get_columns(table)}
+
+        assert columns == EXPECTED_COLUMNS[table]
+
+    @pytest.mark.parametrize("table", sorted(EXPECTED_PRIMARY_KEYS))
+    def test_every_column_is_as_nullable_as_the_code_declares(
+        self, schema: Engine, table: str
+    ) -> None:
+        declared = {c.name: c.nullable for c in metadata.tables[table].columns}
+        found = {c["name"]: c["nullable"] for c in inspect(schema).get_columns(table)}
+
+        assert found == declared
+
+    @pytest.mark.parametrize("table", sorted(EXPECTED_PRIMARY_KEYS))
+    def test_every_table_has_its_named_primary_key(self, schema: Engine, table: str) -> None:
+        pk = inspect(schema).get_pk_constraint(table)
+
+        assert (pk["name"], pk["constrained_columns"]) == EXPECTED_PRIMARY_KEYS[table]
+
+    def test_every_primary_key_leads_with_session_id_but_the_global_ones(
+        self, schema: Engine
+    ) -> None:
+        inspector = inspect(schema)
+        leading = {
+            table: inspector.get_pk_constraint(table)["constrained_columns"][0]
+            for table in inspector.get_table_names()
+            if table not in ("tool_aliases", "alembic_version")
+        }
+
+        assert len(leading) == 5
+        assert set(leading.values()) == {"session_id"}
+
+    @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
+    def test_every_table_has_exactly_its_named_indexes(
+        self, schema: Engine, table: str
+    ) -> None:
+        indexes = {
+            ix["name"]: (ix["column_names"], bool(ix["unique"]))
+            for ix in inspect(schema).get_indexes(table)
+        }
+
+        assert indexes == EXPECTED_INDEXES[table]
+
+    @pytest.mark.parametrize("table", sorted(EXPECTED_FOREIGN_KEYS))
+    def test_every_foreign_key_is_named_and_cascades_deletes(
+        self, schema: Engine, table: str
+    ) -> None:
+        keys = inspect(schema).get_foreign_keys(table)
+        found = {
+            fk["name"]: (fk["constrained_columns"], fk["referred_table"], fk["referred_columns"])
+            for fk in keys
+        }
+
+        assert found == EXPECTED_FOREIGN_KEYS[table]
+        assert all(fk["options"].get("ondelete") == "CASCADE" for fk in keys)
+
+    def test_wire_version_defaults_to_1_on_the_server(self, schema: Engine) -> None:
+        column = next(
+            c for c in inspect(schema).get_columns("tool_calls") if c["name"] == "wire_version"
+        )
+
+        assert column["nullable"] is False
+        assert str(column["default"]).strip("'") == "1"
+
+    def test_the_alias_table_holds_exactly_the_default_map(self, schema: Engine) -> None:
+        assert _aliases(schema) == dict(DEFAULT_ALIASES)
+
+
+class TestDowngrade:
+    def test_downgrading_to_base_drops_every_table_but_alembic_version(
+        self, migrated: Engine
+    ) -> None:
+        _downgrade(migrated, "base")
+
+        assert migrate.current(migrated) is None
+        assert inspect(migrated).get_table_names() == ["alembic_version"]
+        assert _alembic_versions(migrated) == []
+
+    def test_upgrading_again_after_base_rebuilds_the_schema_and_seeds_once(
+        self, migrated: Engine
+    ) -> None:
+        _downgrade(migrated, "base")
+
+        assert migrate.upgrade(migrated) == migrate.head()
+        assert set(inspect(migrated).get_table_names()) == set(EXPECTED_COLUMNS)
+        assert _aliases(migrated) == dict(DEFAULT_ALIASES)
+        with migrated.connect() as conn:
+            total = conn.execute(select(func.count()).select_from(tool_aliases)).scalar_one()
+        assert total == len(DEFAULT_ALIASES)
+
+    def test_downgrading_to_0001_drops_only_wire_version(self, migrated: Engine) -> None:
+        _downgrade(migrated, "0001")
+
+        assert migrate.current(migrated) == "0001"
+        columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
+        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
+        assert set(inspect(migrated).get_table_names()) == set(EXPECTED_COLUMNS)
+
+    def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
+        self, migrated: Engine
+    ) -> None:
+        _downgrade(migrated, "0001")
+        inspector = inspect(migrated)
+
+        indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
+        keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
+        assert indexes == set(EXPECTED_INDEXES["tool_calls"])
+        assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
+        assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
+            "session_id", "position", "call_index"
+        ]
+
+    def test_a_full_round_trip_ends_where_a_fresh_upgrade_does(self, migrated: Engine) -> None:
+        def schema() -> dict[str, Any]:
+            inspector = inspect(migrated)
+            return {
+                t: (
+                    [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(t)],
+                    sorted(str(ix["name"]) for ix in inspector.get_indexes(t)),
+                    inspector.get_pk_constraint(t)["constrained_columns"],
+                )
+                for t in sorted(inspector.get_table_names())
+            }
+
+        fresh = schema()
+        _downgrade(migrated, "base")
+        migrate.upgrade(migrated, "0001")
+        migrate.upgrade(migrated)
+
+        assert schema() == fresh
+        migrate.check(migrated)
