@@ -29,19 +29,18 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from store.arguments import dumps_json, loads_json
 from store.codec import decode_call, decode_parts, decode_result
+from store.compiled import Statements, statements
 from store.definitions import normalize_tool_definitions
 from store.engine import Durability, create_store_engine, default_url, redact_url
 from store.errors import AliasError, DatabaseError, SessionNotFound
 from store.migrate import ensure_at_head
-from store.model import InvalidToolCall, Message, ToolCall, ToolResult
+from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.names import AliasTable
 from store.tables import (
-    messages,
     sessions,
     tool_aliases,
     tool_calls,
     tool_definitions,
-    tool_results,
 )
 from store.transcript import (
     AppendResult,
@@ -91,6 +90,7 @@ class TranscriptStore:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._closed = False
+        self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -292,37 +292,28 @@ class TranscriptStore:
         """
         sid = session_id
         with self._read() as conn:
-            srow = conn.execute(select(sessions).where(sessions.c.session_id == sid)).first()
-            if srow is None:
-                raise SessionNotFound(sid)
-            mrows = conn.execute(
-                select(messages.c.position, messages.c.message_key, messages.c.role,
-                       messages.c.source, messages.c.parts_json, messages.c.extras_json,
-                       messages.c.metadata_json, messages.c.created_at)
-                .where(messages.c.session_id == sid).order_by(messages.c.position)
-            ).all()
-            crows = conn.execute(
-                select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
-                       tool_calls.c.wire_json, tool_calls.c.arguments_status,
-                       tool_calls.c.arguments_error, tool_calls.c.extras_json,
-                       tool_calls.c.source, tool_calls.c.id_minted)
-                .where(tool_calls.c.session_id == sid)
-                .order_by(tool_calls.c.position, tool_calls.c.call_index)
-            ).all()
-            rrows = conn.execute(
-                select(tool_results.c.position, tool_results.c.result_index,
-                       tool_results.c.call_id, tool_results.c.content_json,
-                       tool_results.c.is_error, tool_results.c.name,
-                       tool_results.c.extras_json, tool_results.c.source,
-                       tool_results.c.call_position, tool_results.c.call_index)
-                .where(tool_results.c.session_id == sid)
-                .order_by(tool_results.c.position, tool_results.c.result_index)
-            ).all()
-            aliases = _alias_table(conn)
+            st = statements(self.dialect)
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(st.load_session.sql, (sid,))
+                srow = cursor.fetchone()
+                if srow is None:
+                    raise SessionNotFound(sid)
+                session_columns = [d[0] for d in cursor.description]
+                cursor.execute(st.load_messages.sql, (sid,))
+                mrows = cursor.fetchall()
+                cursor.execute(st.load_calls.sql, (sid,))
+                crows = cursor.fetchall()
+                cursor.execute(st.load_results.sql, (sid,))
+                rrows = cursor.fetchall()
+                aliases = self._aliases_from(cursor, st)
+            finally:
+                cursor.close()
+        read_time = st.read_time
         apply = aliases.apply
         calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
         for pos, idx, call_id, wire, status, error, extras, source, minted in crows:
-            call = apply(decode_call(call_id, wire, status, error, extras, source, minted))
+            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)))
             if strict and isinstance(call, InvalidToolCall):
                 err = call.error
                 err.args = (f"session {sid!r}, message {pos}, call {idx} ({call.name}): "
@@ -340,13 +331,27 @@ class TranscriptStore:
         out = []
         no_calls: dict[int, ToolCall | InvalidToolCall] = {}
         no_results: dict[int, ToolResult] = {}
-        for pos, key, role, source, parts, extras, meta, created in mrows:
+        for pos, key, role, source, parts, extras, meta, created, message_id in mrows:
             parts_t = decode_parts(parts, calls.get(pos, no_calls), results.get(pos, no_results))
-            message = Message(role, parts_t, source, key,
-                              loads_json(extras) if extras else {},
-                              loads_json(meta) if meta else {})
-            out.append(StoredMessage(pos, message, key, _aware(created)))
-        return Transcript(_session_info(srow._mapping), tuple(out), links)
+            message = Message(role, parts_t, source, message_id,
+                              loads_json(extras) if extras else EMPTY_EXTRAS,
+                              loads_json(meta) if meta else EMPTY_EXTRAS)
+            out.append(StoredMessage(pos, message, key, read_time(created)))
+        session_row = dict(zip(session_columns, srow, strict=True))
+        session_row["created_at"] = read_time(session_row["created_at"])
+        session_row["updated_at"] = read_time(session_row["updated_at"])
+        return Transcript(_session_info(session_row), tuple(out), links)
+
+    def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
+        """The alias table as stored now, rebuilt only when its rows changed."""
+        cursor.execute(st.load_aliases.sql)
+        rows = tuple(cursor.fetchall())
+        cached = self._alias_cache
+        if cached is not None and cached[0] == rows:
+            return cached[1]
+        table = AliasTable([(raw, current) for raw, current in rows])
+        self._alias_cache = (rows, table)
+        return table
 
     # -- tool definitions -----------------------------------------------------------------------
 
@@ -412,10 +417,14 @@ class TranscriptStore:
         """Calls per current tool name over every session (aliases applied, raw names grouped
         in SQL: no argument JSON is read)."""
         with self._read() as conn:
-            rows = conn.execute(
-                select(tool_calls.c.raw_name, func.count()).group_by(tool_calls.c.raw_name)
-            ).all()
-            table = _alias_table(conn)
+            st = statements(self.dialect)
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(st.count_by_raw_name.sql)
+                rows = cursor.fetchall()
+                table = self._aliases_from(cursor, st)
+            finally:
+                cursor.close()
         counts: dict[str, int] = {}
         for raw, n in rows:
             name = table.resolve(raw)

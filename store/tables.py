@@ -86,6 +86,7 @@ messages = Table(
     Column("session_id", String, primary_key=True),
     Column("position", Integer, primary_key=True, autoincrement=False),
     Column("message_key", String, doc="idempotency key: client-given or provider message id"),
+    Column("message_id", String, doc="the provider's or transcript's own id of the message"),
     Column("role", String, nullable=False),
     Column("source", String, doc="the record shape the normalizer recognised"),
     Column("text", Text, nullable=False, doc="visible text, for display and search"),

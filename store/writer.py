@@ -12,15 +12,16 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection
 
 from store.codec import EncodedMessage, encode_message, minted_call_id
+from store.compiled import Statements, statements
 from store.errors import RecordError, StoreError
 from store.messages import normalize_message
 from store.model import Message
 from store.names import AliasTable
 from store.pairing import CallLinker, CallRef
-from store.tables import WIRE_VERSION, messages, sessions, tool_calls, tool_results
+from store.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.transcript import AppendResult, StoredMessage
 
 __all__ = ["MessageInput", "write_append"]
@@ -96,15 +97,8 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     return now
 
 
-def _insert_session_if_missing(conn: Connection, row: Mapping[str, Any]) -> bool:
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    dialect_insert: Any = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    statement = (
-        dialect_insert(sessions).values(**row).on_conflict_do_nothing()
-        .returning(sessions.c.session_id)
-    )
-    return conn.execute(statement).first() is not None
+def _params(names: tuple[str, ...], values: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(values[name] for name in names)
 
 
 def write_append(
@@ -116,20 +110,34 @@ def write_append(
 ) -> AppendResult:
     """Store one append in the caller's transaction (see the module docstring)."""
     prepared = _prepare(items, keys)
-    created = _insert_session_if_missing(conn, new_session)
-    lock = select(sessions.c.next_position).where(sessions.c.session_id == sid)
-    if conn.dialect.name == "postgresql":
-        lock = lock.with_for_update()
-    next_position = int(conn.execute(lock).scalar_one())
+    st = statements(conn.dialect.name)
+    cursor = conn.connection.cursor()
+    try:
+        return _write(cursor, st, sid, prepared, new_session)
+    finally:
+        cursor.close()
+
+
+def _write(
+    cursor: Any,
+    st: Statements,
+    sid: str,
+    prepared: list[tuple[Message, str | None, EncodedMessage]],
+    new_session: Mapping[str, Any],
+) -> AppendResult:
+    time = st.time
+    session_values = {**new_session, "created_at": time(new_session["created_at"]),
+                      "updated_at": time(new_session["updated_at"])}
+    cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
+    next_position, created_at = cursor.fetchone()
+    created = created_at == session_values["created_at"]
 
     wanted = [k for _, k, _ in prepared if k is not None]
     existing: set[str] = set()
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start:start + _IN_CHUNK]
-        existing.update(conn.execute(
-            select(messages.c.message_key).where(
-                and_(messages.c.session_id == sid, messages.c.message_key.in_(chunk)))
-        ).scalars())
+        cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
+        existing.update(row[0] for row in cursor.fetchall())
     skipped: list[str] = []
     batch: list[tuple[int, Message, str | None, EncodedMessage]] = []
     seen: set[str] = set()
@@ -143,23 +151,22 @@ def write_append(
     if not batch:
         return AppendResult(sid, (), tuple(skipped), created)
 
-    linker = _linker_for(conn, sid, batch)
-    postgres = conn.dialect.name == "postgresql"
+    linker = _linker_for(cursor, st, sid, batch)
+    postgres = st.postgres
+    json = st.json
     now = datetime.now(UTC)
-    message_rows: list[dict[str, Any]] = []
-    call_rows: list[dict[str, Any]] = []
-    result_rows: list[dict[str, Any]] = []
+    message_rows: list[tuple[Any, ...]] = []
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
     stored: list[StoredMessage] = []
     for position, message, key, enc in batch:
         created_at = _message_time(message.metadata, now)
-        message_rows.append({
-            "session_id": sid, "position": position, "message_key": key, "role": message.role,
-            "source": message.source,
-            "text": _nul_safe_text(enc.text) if postgres else enc.text,
-            "parts_json": enc.parts_json,
-            "extras_json": enc.extras_json, "metadata_json": enc.metadata_json,
-            "created_at": created_at,
-        })
+        # Column order of store.tables.messages / tool_calls / tool_results (checked on import).
+        message_rows.append((
+            sid, position, key, message.message_id, message.role, message.source,
+            _nul_safe_text(enc.text) if postgres else enc.text, enc.parts_json,
+            enc.extras_json, enc.metadata_json, time(created_at),
+        ))
         opened = []
         used: set[str] = set()
         for call in enc.calls:
@@ -168,87 +175,92 @@ def write_append(
             call_id = minted_call_id(position, call.index) if minted else provider_id
             used.add(call_id)  # type: ignore[arg-type]
             opened.append((call.index, None if minted else provider_id, call.call.recorded_name))
-            call_rows.append({
-                "session_id": sid, "position": position, "call_index": call.index,
-                "call_id": call_id, "id_minted": minted, "raw_name": call.call.recorded_name,
-                "wire_json": call.wire_json, "arguments_status": call.status,
-                "arguments_error": call.error,
-                "arguments": (_nul_safe_arguments(call.arguments, call.call.arguments_text)
-                              if postgres else call.arguments),
-                "extras_json": call.extras_json, "source": call.call.source,
-                "wire_version": WIRE_VERSION,
-            })
+            arguments = call.arguments
+            if postgres:
+                arguments = _nul_safe_arguments(arguments, call.call.arguments_text)
+            call_rows.append((
+                sid, position, call.index, call_id, minted, call.call.recorded_name,
+                call.wire_json, call.status, call.error, json(arguments), call.extras_json,
+                call.call.source, WIRE_VERSION,
+            ))
         linker.add_calls(position, opened)
         for res in enc.results:
             ref = linker.link(res.result.call_id, res.result.name)
-            result_rows.append({
-                "session_id": sid, "position": position, "result_index": res.index,
-                "call_id": res.result.call_id,
-                "call_position": ref[0] if ref else None, "call_index": ref[1] if ref else None,
-                "is_error": res.result.is_error, "name": res.result.name,
-                "content_json": res.content_json, "extras_json": res.extras_json,
-                "source": res.result.source,
-            })
+            result_rows.append((
+                sid, position, res.index, res.result.call_id,
+                ref[0] if ref else None, ref[1] if ref else None,
+                res.result.is_error, res.result.name, res.content_json, res.extras_json,
+                res.result.source,
+            ))
         stored.append(StoredMessage(position, message, key, created_at))
-    conn.execute(insert(messages), message_rows)
+    cursor.executemany(st.insert_messages.sql, message_rows)
     if call_rows:
-        conn.execute(insert(tool_calls), call_rows)
+        cursor.executemany(st.insert_calls.sql, call_rows)
     if result_rows:
-        conn.execute(insert(tool_results), result_rows)
-    conn.execute(
-        update(sessions).where(sessions.c.session_id == sid)
-        .values(next_position=next_position + len(batch), updated_at=now)
-    )
+        cursor.executemany(st.insert_results.sql, result_rows)
+    cursor.execute(st.advance_session.sql,
+                   _params(st.advance_session.names,
+                           {"sid": sid, "next_position": next_position + len(batch),
+                            "now": time(now)}))
     return AppendResult(sid, tuple(stored), tuple(skipped), created)
 
 
-def _linker_for(conn: Connection, sid: str,
+def _linker_for(cursor: Any, st: Statements, sid: str,
                 batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> CallLinker:
-    """A linker primed with the stored calls that this batch's results may refer to."""
+    """A linker primed with the stored calls that this batch's results may refer to.
+
+    Ids are looked up only for results that name a call not made in the batch; the most
+    recent calling message (for pairing by position) is read only when a result has no id,
+    or names an id that no stored call has.
+    """
+    ids_in_batch: set[str] = set()
     needs_ids: set[str] = set()
     needs_position = False
+    calls_seen = False
     for _, _, _, enc in batch:
-        if enc.calls:
-            break  # results after the batch's first calls pair within the batch first
+        if enc.calls:  # the writer links a message's results after its own calls
+            calls_seen = True
+            ids_in_batch.update(c.call.id for c in enc.calls if c.call.id)
         for res in enc.results:
-            if res.result.call_id:
-                needs_ids.add(res.result.call_id)
-            else:
-                needs_position = True
-    ids_in_batch = {c.call.id for _, _, _, enc in batch for c in enc.calls if c.call.id}
-    needs_ids.update(
-        r.result.call_id for _, _, _, enc in batch for r in enc.results
-        if r.result.call_id and r.result.call_id not in ids_in_batch
-    )
+            call_id = res.result.call_id
+            if not call_id:
+                needs_position = needs_position or not calls_seen
+            elif call_id not in ids_in_batch:
+                needs_ids.add(call_id)
     prior_ids: dict[str, CallRef] = {}
     ids = sorted(needs_ids)
     for start in range(0, len(ids), _IN_CHUNK):
-        rows = conn.execute(
-            select(tool_calls.c.call_id, tool_calls.c.position, tool_calls.c.call_index)
-            .where(and_(tool_calls.c.session_id == sid, tool_calls.c.id_minted.is_(False),
-                        tool_calls.c.call_id.in_(ids[start:start + _IN_CHUNK])))
-            .order_by(tool_calls.c.position, tool_calls.c.call_index)
-        ).all()
-        for call_id, pos, idx in rows:
-            prior_ids[call_id] = (pos, idx)  # ordered: the latest wins
+        chunk = ids[start:start + _IN_CHUNK]
+        cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
+        for call_id, pos, idx in cursor.fetchall():
+            prior_ids[call_id] = (pos, idx)  # ordered by position: the latest wins
     prior_open: list[tuple[CallRef, str]] = []
     answered: list[CallRef] = []
-    if needs_position or needs_ids:
-        last = conn.execute(
-            select(func.max(tool_calls.c.position)).where(tool_calls.c.session_id == sid)
-        ).scalar_one()
-        if last is not None:
-            rows = conn.execute(
-                select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.raw_name)
-                .where(and_(tool_calls.c.session_id == sid, tool_calls.c.position == last))
-                .order_by(tool_calls.c.call_index)
-            ).all()
-            prior_open = [((p, i), n) for p, i, n in rows]
-            answered = [
-                (p, i) for p, i in conn.execute(
-                    select(tool_results.c.call_position, tool_results.c.call_index)
-                    .where(and_(tool_results.c.session_id == sid,
-                                tool_results.c.call_position == last))
-                ).all()
-            ]
+    if needs_position or len(prior_ids) < len(needs_ids):
+        cursor.execute(st.last_calls.sql, (sid, sid))
+        prior_open = [((p, i), n) for p, i, n in cursor.fetchall()]
+        if prior_open:
+            cursor.execute(st.answered.sql, (sid, prior_open[0][0][0]))
+            answered = [(p, i) for p, i in cursor.fetchall()]
     return CallLinker(prior_ids, prior_open, answered)
+
+
+def _check_column_order() -> None:
+    """The row tuples above follow the tables' column order; fail loudly if it changes."""
+    expected = {
+        messages: ("session_id", "position", "message_key", "message_id", "role", "source",
+                   "text", "parts_json", "extras_json", "metadata_json", "created_at"),
+        tool_calls: ("session_id", "position", "call_index", "call_id", "id_minted",
+                     "raw_name", "wire_json", "arguments_status", "arguments_error",
+                     "arguments", "extras_json", "source", "wire_version"),
+        tool_results: ("session_id", "position", "result_index", "call_id", "call_position",
+                       "call_index", "is_error", "name", "content_json", "extras_json",
+                       "source"),
+    }
+    for table, columns in expected.items():
+        actual = tuple(c.name for c in table.columns)
+        if actual != columns:  # pragma: no cover - a schema change without this update
+            raise RuntimeError(f"store.writer row layout is stale for {table.name}: {actual}")
+
+
+_check_column_order()

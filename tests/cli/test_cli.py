@@ -101,7 +101,7 @@ class TestDemo:
 
 class TestDb:
     def test_upgrade_current_and_check(self, db_url):
-        assert "at revision 0002" in run("db", "upgrade", "--db", db_url).output
+        assert "at revision 0003" in run("db", "upgrade", "--db", db_url).output
         assert "(at head)" in run("db", "current", "--db", db_url).output
         assert "schema matches the code" in run("db", "check", "--db", db_url).output
 
@@ -130,4 +130,4 @@ class TestDb:
             capture_output=True, text=True, timeout=120, env={**os.environ},
         )
         assert done.returncode == 0, done.stderr
-        assert "at revision 0002" in done.stdout
+        assert "at revision 0003" in done.stdout

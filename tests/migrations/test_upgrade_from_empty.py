@@ -19,7 +19,7 @@ EXPECTED_COLUMNS = {
         "created_at", "updated_at", "next_position",
     },
     "messages": {
-        "session_id", "position", "message_key", "role", "source", "text", "parts_json",
+        "session_id", "position", "message_key", "message_id", "role", "source", "text", "parts_json",
         "extras_json", "metadata_json", "created_at",
     },
     "tool_calls": {
