@@ -213,7 +213,7 @@ def dumps_json(value: Any) -> str:
                 f"tool call arguments expected JSON text or an object, got {exc}",
             ) from None
     # orjson writes NaN and infinities as null: refuse them instead of fabricating a value.
-    if b"null" in text:
+    if type(arguments) is not str and b"null" in text:
         _check_jsonable(arguments)
     return text.decode("utf-8")
 

@@ -100,6 +100,9 @@ def create_store_engine(
     )
 
 
+_BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
+
+
 def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any]) -> Engine:
     database = url.database
     if database and database != ":memory:" and not database.startswith("file:"):
@@ -132,6 +135,7 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any]) ->
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
-        conn.exec_driver_sql(f"BEGIN {mode}")
+        # Straight to the driver: this runs once per transaction, on the hot path.
+        conn.connection.dbapi_connection.execute(_BEGIN[mode])  # type: ignore[union-attr]
 
     return engine

@@ -74,7 +74,7 @@ _CLAUDE_CODE_KEYS = ("uuid", "parent_uuid", "is_sidechain", "session_id", "times
 
 def normalize_message(record: Mapping[str, Any], aliases: AliasTable | None = None) -> Message:
     """Read one message record of any known shape (see the module docstring)."""
-    if not isinstance(record, Mapping):
+    if type(record) is not dict and not isinstance(record, Mapping):
         raise UnrecognizedRecord(f"a message must be an object, got {type(record).__name__}")
     message = _read_message(record)
     table = _DEFAULT_ALIASES if aliases is None else aliases
@@ -96,7 +96,7 @@ def _read_message(record: Mapping[str, Any]) -> Message:
     if "payload" in top and isinstance(kind, str) and "timestamp" in top:
         return _read_codex_line(top)
     inner = top.get("message")
-    if isinstance(inner, Mapping) and "role" not in top:
+    if inner is not None and isinstance(inner, Mapping) and "role" not in top:
         if kind in ("user", "assistant", "system") or "uuid" in top or "session_id" in top:
             return _read_claude_code_line(top, inner)
         if kind == "message":
@@ -154,7 +154,7 @@ def _read_chat(top: Mapping[str, Any], role: Role) -> Message:
         for call in calls:
             parts.append(_client_call(read_call(call)))
     legacy = top.get("function_call")
-    if isinstance(legacy, Mapping):
+    if legacy is not None and isinstance(legacy, Mapping):
         legacy_keys, _ = canonical_keys(legacy)
         if legacy_keys.get("name"):
             parts.append(_client_call(read_call({"function_call": legacy})))

@@ -91,6 +91,8 @@ class TranscriptStore:
         self._engine = engine
         self._closed = False
         self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
+        # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
+        self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -158,10 +160,8 @@ class TranscriptStore:
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         try:
-            with self._engine.connect() as raw:
-                conn = raw.execution_options(sqlite_begin="IMMEDIATE")
-                with conn.begin():
-                    yield conn
+            with self._write_engine.connect() as conn, conn.begin():
+                yield conn
         except SQLAlchemyError as exc:
             raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 
@@ -504,7 +504,8 @@ def _session_row(
         raise RecordError(f"session tags must be strings, got {tag_list!r}")
     return {
         "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
-        "tags_json": dumps_json(tag_list), "metadata_json": dumps_json(dict(metadata or {})),
+        "tags_json": dumps_json(tag_list) if tag_list else "[]",
+        "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
         "created_at": now, "updated_at": now, "next_position": 0,
     }
 

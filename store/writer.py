@@ -41,7 +41,9 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None
     out = []
     for number, item in enumerate(items):
         try:
-            if isinstance(item, Message):
+            if type(item) is dict:
+                message = normalize_message(item, _NO_ALIASES)
+            elif isinstance(item, Message):
                 message = item
             elif isinstance(item, Mapping):
                 message = normalize_message(item, _NO_ALIASES)
@@ -126,8 +128,9 @@ def _write(
     new_session: Mapping[str, Any],
 ) -> AppendResult:
     time = st.time
-    session_values = {**new_session, "created_at": time(new_session["created_at"]),
-                      "updated_at": time(new_session["updated_at"])}
+    now = new_session["created_at"]
+    now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
+    session_values = {**new_session, "created_at": now_value, "updated_at": now_value}
     cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
     next_position, created_at = cursor.fetchone()
     created = created_at == session_values["created_at"]
@@ -154,18 +157,18 @@ def _write(
     linker = _linker_for(cursor, st, sid, batch)
     postgres = st.postgres
     json = st.json
-    now = datetime.now(UTC)
     message_rows: list[tuple[Any, ...]] = []
     call_rows: list[tuple[Any, ...]] = []
     result_rows: list[tuple[Any, ...]] = []
     stored: list[StoredMessage] = []
     for position, message, key, enc in batch:
-        created_at = _message_time(message.metadata, now)
+        created_at = _message_time(message.metadata, now) if message.metadata else now
         # Column order of store.tables.messages / tool_calls / tool_results (checked on import).
         message_rows.append((
             sid, position, key, message.message_id, message.role, message.source,
             _nul_safe_text(enc.text) if postgres else enc.text, enc.parts_json,
-            enc.extras_json, enc.metadata_json, time(created_at),
+            enc.extras_json, enc.metadata_json,
+            now_value if created_at is now else time(created_at),
         ))
         opened = []
         used: set[str] = set()
@@ -201,7 +204,7 @@ def _write(
     cursor.execute(st.advance_session.sql,
                    _params(st.advance_session.names,
                            {"sid": sid, "next_position": next_position + len(batch),
-                            "now": time(now)}))
+                            "now": now_value}))
     return AppendResult(sid, tuple(stored), tuple(skipped), created)
 
 
