@@ -19,8 +19,8 @@ EXPECTED_COLUMNS = {
         "created_at", "updated_at", "next_position",
     },
     "messages": {
-        "session_id", "position", "message_key", "message_id", "role", "source", "text", "parts_json",
-        "extras_json", "metadata_json", "created_at",
+        "session_id", "position", "message_key", "message_id", "role", "source", "text",
+        "parts_json", "extras_json", "metadata_json", "created_at",
     },
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
