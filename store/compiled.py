@@ -83,6 +83,7 @@ class Statements:
         )
         self.json = _json_text
         sid: Any = bindparam("sid")
+        start: Any = bindparam("start")
         insert_fn: Any = postgresql.insert if self.postgres else sqlite.insert
         upsert = insert_fn(sessions)
         #: Create the session if missing and lock its row (a no-op update on conflict takes the
@@ -131,14 +132,15 @@ class Statements:
             select(messages.c.position, messages.c.message_key, messages.c.role,
                    messages.c.source, messages.c.parts_json, messages.c.extras_json,
                    messages.c.metadata_json, messages.c.created_at, messages.c.message_id)
-            .where(messages.c.session_id == sid).order_by(messages.c.position)
+            .where(and_(messages.c.session_id == sid, messages.c.position >= start))
+            .order_by(messages.c.position)
         )
         self.load_calls = self._compile(
             select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
                    tool_calls.c.wire_json, tool_calls.c.arguments_status,
                    tool_calls.c.arguments_error, tool_calls.c.extras_json, tool_calls.c.source,
                    tool_calls.c.id_minted)
-            .where(tool_calls.c.session_id == sid)
+            .where(and_(tool_calls.c.session_id == sid, tool_calls.c.position >= start))
             .order_by(tool_calls.c.position, tool_calls.c.call_index)
         )
         self.load_results = self._compile(
@@ -146,7 +148,7 @@ class Statements:
                    tool_results.c.content_json, tool_results.c.is_error, tool_results.c.name,
                    tool_results.c.extras_json, tool_results.c.source,
                    tool_results.c.call_position, tool_results.c.call_index)
-            .where(tool_results.c.session_id == sid)
+            .where(and_(tool_results.c.session_id == sid, tool_results.c.position >= start))
             .order_by(tool_results.c.position, tool_results.c.result_index)
         )
         self.load_aliases = self._compile(

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.arguments import dumps_json, loads_json
@@ -37,10 +37,12 @@ from store.migrate import ensure_at_head
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.names import AliasTable
 from store.tables import (
+    messages,
     sessions,
     tool_aliases,
     tool_calls,
     tool_definitions,
+    tool_results,
 )
 from store.transcript import (
     AppendResult,
@@ -285,14 +287,29 @@ class TranscriptStore:
 
     # -- load -----------------------------------------------------------------------------------
 
-    def load(self, session_id: str, *, strict: bool = False) -> Transcript:
+    def load(
+        self,
+        session_id: str,
+        *,
+        strict: bool = False,
+        last_turns: int | None = None,
+        since_position: int | None = None,
+        since: datetime | None = None,
+    ) -> Transcript:
         """The session's transcript, in five queries whatever its length.
 
         ``strict=True`` raises the parser's ``ToolArgumentsError`` at the first invalid call.
+        A window (``last_turns``: the last N turns, a turn starting at a user message that is
+        not only tool results; ``since_position``; ``since``: messages from that time on)
+        loads a suffix of the session that starts early enough that no result is separated
+        from its call (a few more queries find where it starts).
         """
         sid = session_id
         with self._read() as conn:
             st = statements(self.dialect)
+            start = 0
+            if last_turns is not None or since_position is not None or since is not None:
+                start = _window_start(conn, sid, last_turns, since_position, since)
             cursor = conn.connection.cursor()
             try:
                 cursor.execute(st.load_session.sql, (sid,))
@@ -300,11 +317,11 @@ class TranscriptStore:
                 if srow is None:
                     raise SessionNotFound(sid)
                 session_columns = [d[0] for d in cursor.description]
-                cursor.execute(st.load_messages.sql, (sid,))
+                cursor.execute(st.load_messages.sql, (sid, start))
                 mrows = cursor.fetchall()
-                cursor.execute(st.load_calls.sql, (sid,))
+                cursor.execute(st.load_calls.sql, (sid, start))
                 crows = cursor.fetchall()
-                cursor.execute(st.load_results.sql, (sid,))
+                cursor.execute(st.load_results.sql, (sid, start))
                 rrows = cursor.fetchall()
                 aliases = self._aliases_from(cursor, st)
             finally:
@@ -352,6 +369,53 @@ class TranscriptStore:
         table = AliasTable([(raw, current) for raw, current in rows])
         self._alias_cache = (rows, table)
         return table
+
+    # -- fork -------------------------------------------------------------------------------------
+
+    def fork(
+        self,
+        session_id: str,
+        at_position: int,
+        new_session_id: str | None = None,
+        *,
+        title: str | None = None,
+    ) -> SessionInfo:
+        """Copy the messages before ``at_position`` (with their calls, results, links and the
+        session's tool definitions) into a new session, for branching and "try again from
+        here". The new session's metadata records where it came from."""
+        new_id = check_session_id(new_session_id) if new_session_id else uuid.uuid4().hex
+        if at_position < 0:
+            raise ValueError("at_position must not be negative")
+        now = _now()
+        with self._write() as conn:
+            source = conn.execute(
+                select(sessions).where(sessions.c.session_id == session_id)
+            ).first()
+            if source is None:
+                raise SessionNotFound(session_id)
+            if conn.execute(select(sessions.c.session_id)
+                            .where(sessions.c.session_id == new_id)).first() is not None:
+                raise DatabaseError(f"a session with id {new_id!r} exists already")
+            src = source._mapping
+            copied = min(at_position, int(src["next_position"]))
+            metadata = {**loads_json(src["metadata_json"]),
+                        "forked_from": {"session_id": session_id, "position": copied}}
+            conn.execute(insert(sessions), [{
+                "session_id": new_id,
+                "title": title if title is not None else src["title"],
+                "provider": src["provider"], "model": src["model"], "cwd": src["cwd"],
+                "tags_json": src["tags_json"], "metadata_json": dumps_json(metadata),
+                "created_at": now, "updated_at": now, "next_position": copied,
+            }])
+            for table in (messages, tool_calls, tool_results, tool_definitions):
+                columns = [c for c in table.columns if c.name != "session_id"]
+                query = select(literal(new_id).label("session_id"), *columns).where(
+                    table.c.session_id == session_id)
+                if "position" in table.c:
+                    query = query.where(table.c.position < copied)
+                conn.execute(insert(table).from_select(
+                    ["session_id", *[c.name for c in columns]], query))
+        return self.get_session(new_id)
 
     # -- tool definitions -----------------------------------------------------------------------
 
@@ -470,6 +534,43 @@ class TranscriptStore:
             query = query.where(tool_calls.c.session_id == session_id)
         with self._read() as conn:
             return int(conn.execute(query).scalar_one())
+
+
+def _window_start(conn: Connection, sid: str, last_turns: int | None,
+                  since_position: int | None, since: datetime | None) -> int:
+    """The first position of a window, moved back until no result in it lacks its call."""
+    candidates = []
+    if last_turns is not None:
+        if last_turns < 1:
+            raise ValueError("last_turns must be at least 1")
+        # A turn starts at a user message whose first part is not a tool result.
+        starts = conn.execute(
+            select(messages.c.position)
+            .where(and_(messages.c.session_id == sid, messages.c.role == "user",
+                        messages.c.parts_json.not_like('[{"type":"tool_result"%')))
+            .order_by(messages.c.position.desc()).limit(last_turns)
+        ).scalars().all()
+        candidates.append(starts[-1] if len(starts) == last_turns else 0)
+    if since_position is not None:
+        if since_position < 0:
+            raise ValueError("since_position must not be negative")
+        candidates.append(since_position)
+    if since is not None:
+        first = conn.execute(
+            select(func.min(messages.c.position))
+            .where(and_(messages.c.session_id == sid, messages.c.created_at >= since))
+        ).scalar_one()
+        candidates.append(first if first is not None else 2**31 - 1)
+    start = max(candidates)
+    while start > 0:
+        earliest = conn.execute(
+            select(func.min(tool_results.c.call_position))
+            .where(and_(tool_results.c.session_id == sid, tool_results.c.position >= start))
+        ).scalar_one()
+        if earliest is None or earliest >= start:
+            break
+        start = earliest
+    return int(start)
 
 
 def _reason(exc: SQLAlchemyError) -> str:
