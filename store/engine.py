@@ -62,6 +62,7 @@ def create_store_engine(
     *,
     durability: Durability = "process",
     engine_options: Mapping[str, Any] | None = None,
+    read_only: bool = False,
 ) -> Engine:
     """An engine configured for the store (see the module docstring)."""
     try:
@@ -75,7 +76,7 @@ def create_store_engine(
     }
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(parsed, durability, options)
+        return _sqlite_engine(parsed, durability, options, read_only)
     if backend == "postgresql":
         if parsed.get_driver_name() not in ("psycopg", ""):
             raise ConfigurationError(
@@ -91,6 +92,12 @@ def create_store_engine(
                 "PostgreSQL support needs the 'postgres' extra: "
                 "pip install 'transcript-store[postgres]'"
             ) from exc
+        if read_only:
+            # Every transaction read-only: writes fail in the server, whatever the role.
+            connect_args = options.setdefault("connect_args", {})
+            connect_args["options"] = (
+                connect_args.get("options", "") + " -c default_transaction_read_only=on"
+            ).strip()
         options.setdefault("pool_pre_ping", True)
         options.setdefault("pool_size", 5)
         options.setdefault("max_overflow", 10)
@@ -103,9 +110,17 @@ def create_store_engine(
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
 
 
-def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any]) -> Engine:
+def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
+                   read_only: bool) -> Engine:
     database = url.database
-    if database and database != ":memory:" and not database.startswith("file:"):
+    if read_only and database and database != ":memory:" and not database.startswith("file:"):
+        # SQLite's read-only open: no file is created, no write can succeed.
+        path = Path(database).expanduser().resolve()
+        if not path.is_file():
+            raise ConfigurationError(f"no SQLite database at {path} to open read-only")
+        url = url.set(database=f"file:{path}?mode=ro", query={"uri": "true"})
+        database = url.database
+    elif database and database != ":memory:" and not database.startswith("file:"):
         path = Path(database).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
@@ -126,7 +141,7 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any]) ->
         try:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            if database and database != ":memory:":
+            if database and database != ":memory:" and not read_only:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:

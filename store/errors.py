@@ -7,7 +7,8 @@ The tree::
     │                               ``.kind`` is unsupported_type | non_object_json | invalid_json
     ├── RecordError                 (also ValueError) a record cannot be read
     │   ├── UnrecognizedRecord      no known shape matches; says what was found
-    │   └── AmbiguousRecord         two spellings of one key carry different values
+    │   ├── AmbiguousRecord         two spellings of one key carry different values
+    │   └── TooLargeError           a value over a configured size limit
     ├── StreamError                 (also ValueError) a stream event cannot be assembled,
     │                               e.g. a fragment for no open call
     ├── AliasError                  (also ValueError) a tool-name alias is malformed
@@ -79,6 +80,19 @@ class AmbiguousRecord(RecordError):
 
     def __reduce__(self) -> tuple[type[AmbiguousRecord], tuple[str, tuple[str, ...]]]:
         return (type(self), (self.key, self.spellings))
+
+
+class TooLargeError(RecordError):
+    """A value over a configured size limit (``limit`` and ``size`` in bytes)."""
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes")
+
+    def __reduce__(self) -> tuple[type[TooLargeError], tuple[str, int, int]]:
+        return (type(self), (self.what, self.size, self.limit))
 
 
 class StreamError(StoreError, ValueError):

@@ -18,11 +18,13 @@ Contract:
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal, select, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -32,8 +34,8 @@ from store.codec import decode_call, decode_parts, decode_result
 from store.compiled import Statements, statements
 from store.definitions import normalize_tool_definitions
 from store.engine import Durability, create_store_engine, default_url, redact_url
-from store.errors import AliasError, DatabaseError, SessionNotFound
-from store.migrate import ensure_at_head
+from store.errors import AliasError, DatabaseError, SchemaOutOfDate, SessionNotFound
+from store.migrate import current, ensure_at_head, head
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.names import AliasTable
 from store.tables import (
@@ -53,9 +55,18 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
-from store.writer import MessageInput, write_append
+from store.writer import (
+    DEFAULT_MAX_ARGUMENT_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    Limits,
+    MessageInput,
+    prepare_append,
+    write_append,
+)
 
 __all__ = ["TranscriptStore"]
+
+T = TypeVar("T")
 
 #: The longest session id accepted (ids are keys on every table).
 MAX_SESSION_ID_LENGTH = 512
@@ -89,12 +100,20 @@ def check_session_id(session_id: object) -> str:
 class TranscriptStore:
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, limits: Limits | None = None,
+                 read_only: bool = False) -> None:
         self._engine = engine
+        self._limits = limits or Limits()
+        self.read_only = read_only
         self._closed = False
         self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
         # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
         self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
+        # The hot paths run on the DBAPI cursor, so the driver's own errors surface there too.
+        dbapi = engine.dialect.dbapi
+        self._errors: tuple[type[BaseException], ...] = (
+            (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
+        )
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -104,16 +123,30 @@ class TranscriptStore:
         url: str | None = None,
         *,
         upgrade: bool = False,
+        read_only: bool = False,
         durability: Durability = "process",
+        max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         engine_options: Mapping[str, Any] | None = None,
     ) -> Self:
         """Open the store at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else an SQLite file in
         the user's data directory). A new database is created at the current schema; an older
-        one raises ``SchemaOutOfDate`` unless ``upgrade=True``."""
+        one raises ``SchemaOutOfDate`` unless ``upgrade=True``.
+
+        ``read_only=True`` (for auditors) opens SQLite read-only and makes every PostgreSQL
+        transaction read-only; writes then fail with ``DatabaseError``, and the database must
+        exist at the current schema. ``durability="power"`` makes SQLite commits safe against
+        power loss (``synchronous=FULL``); the default is safe against a process crash.
+        ``max_argument_bytes`` (default 16 MiB) and ``max_message_bytes`` (default 64 MiB)
+        bound what one call's arguments and one message may weigh (``TooLargeError``).
+        """
         engine = create_store_engine(url or default_url(), durability=durability,
-                                     engine_options=engine_options)
+                                     engine_options=engine_options, read_only=read_only)
         try:
-            ensure_at_head(engine, upgrade_if_older=upgrade)
+            if read_only:
+                _check_readable_at_head(engine)
+            else:
+                ensure_at_head(engine, upgrade_if_older=upgrade)
         except SQLAlchemyError as exc:
             engine.dispose()
             raise DatabaseError(f"cannot open {redact_url(engine.url)}: {_reason(exc)}"
@@ -121,7 +154,8 @@ class TranscriptStore:
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine)
+        return cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
+                   read_only=read_only)
 
     @property
     def engine(self) -> Engine:
@@ -156,7 +190,7 @@ class TranscriptStore:
         try:
             with self._engine.connect() as conn:
                 yield conn
-        except SQLAlchemyError as exc:
+        except self._errors as exc:
             raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 
     @contextmanager
@@ -164,7 +198,7 @@ class TranscriptStore:
         try:
             with self._write_engine.connect() as conn, conn.begin():
                 yield conn
-        except SQLAlchemyError as exc:
+        except self._errors as exc:
             raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 
     # -- sessions -------------------------------------------------------------------------------
@@ -278,12 +312,24 @@ class TranscriptStore:
         a message whose key is already stored is skipped. All or nothing: one transaction.
         """
         sid = check_session_id(session_id)
+        prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now())
-        try:
-            with self._write() as conn:
-                return write_append(conn, sid, list(items), keys, new_session)
-        except SQLAlchemyError as exc:  # pragma: no cover - wrapped in _write already
-            raise DatabaseError(str(exc)) from exc
+        return self._retrying(lambda conn: write_append(conn, sid, prepared, new_session))
+
+    def _retrying(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
+        database reports a lock or serialization conflict; the transaction is rolled back
+        before each retry, so nothing is applied twice."""
+        for attempt in range(_RETRIES + 1):
+            try:
+                with self._write_engine.connect() as conn, conn.begin():
+                    return work(conn)
+            except self._errors as exc:
+                if attempt < _RETRIES and _is_transient(exc):
+                    time.sleep(min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random()))
+                    continue
+                raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- load -----------------------------------------------------------------------------------
 
@@ -536,6 +582,14 @@ class TranscriptStore:
             return int(conn.execute(query).scalar_one())
 
 
+def _check_readable_at_head(engine: Engine) -> None:
+    before, target = current(engine), head()
+    if before is None:
+        raise DatabaseError(f"no transcript-store database at {redact_url(engine.url)}")
+    if before != target:
+        raise SchemaOutOfDate(before, target, redact_url(engine.url))
+
+
 def _window_start(conn: Connection, sid: str, last_turns: int | None,
                   since_position: int | None, since: datetime | None) -> int:
     """The first position of a window, moved back until no result in it lacks its call."""
@@ -573,7 +627,22 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
     return int(start)
 
 
-def _reason(exc: SQLAlchemyError) -> str:
+_RETRIES = 8
+_BACKOFF = 0.02
+_TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """A lock or serialization conflict that a retry of the whole transaction can get past."""
+    orig = getattr(exc, "orig", None) or exc
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate in _TRANSIENT_SQLSTATES:
+        return True
+    message = str(orig).lower()
+    return "database is locked" in message or "database is busy" in message
+
+
+def _reason(exc: BaseException) -> str:
     """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc).strip()

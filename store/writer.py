@@ -9,6 +9,7 @@ three ``executemany`` inserts, the position update), whatever the number of mess
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from sqlalchemy import Connection
 
 from store.codec import EncodedMessage, encode_message, minted_call_id
 from store.compiled import Statements, statements
-from store.errors import RecordError, StoreError
+from store.errors import RecordError, StoreError, TooLargeError
 from store.messages import normalize_message
 from store.model import Message
 from store.names import AliasTable
@@ -24,7 +25,7 @@ from store.pairing import CallLinker, CallRef
 from store.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.transcript import AppendResult, StoredMessage
 
-__all__ = ["MessageInput", "write_append"]
+__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
 
 MessageInput = Message | Mapping[str, Any]
 
@@ -34,8 +35,45 @@ _NO_ALIASES = AliasTable()
 _IN_CHUNK = 500
 
 
-def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None
-             ) -> list[tuple[Message, str | None, EncodedMessage]]:
+#: Default limits (bytes of UTF-8): one call's argument text, and one message as stored.
+#: Both are set per store (``TranscriptStore.open(max_argument_bytes=..., max_message_bytes=...)``).
+DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+
+
+def _utf8_size(text: str, limit: int) -> int:
+    """The UTF-8 size of text, computed only when it could be over ``limit``."""
+    if len(text) * 4 <= limit:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_limits(number: int, encoded: EncodedMessage, limits: Limits) -> None:
+    for call in encoded.calls:
+        text = call.call.arguments_text
+        if len(text) > limits.max_argument_bytes or len(text) * 4 > limits.max_argument_bytes:
+            size = _utf8_size(text, limits.max_argument_bytes)
+            if size > limits.max_argument_bytes:
+                raise TooLargeError(f"message {number}: the arguments of call {call.index}",
+                                    size, limits.max_argument_bytes)
+    total = len(encoded.parts_json) + sum(len(c.wire_json) for c in encoded.calls) + sum(
+        len(r.content_json) for r in encoded.results)
+    if total * 4 > limits.max_message_bytes:
+        size = sum(_utf8_size(t, 0) for t in (
+            encoded.parts_json, *(c.wire_json for c in encoded.calls),
+            *(r.content_json for r in encoded.results)))
+        if size > limits.max_message_bytes:
+            raise TooLargeError(f"message {number}", size, limits.max_message_bytes)
+
+
+def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
+             limits: Limits) -> list[tuple[Message, str | None, EncodedMessage]]:
     if keys is not None and len(keys) != len(items):
         raise RecordError(f"append got {len(items)} messages but {len(keys)} keys")
     out = []
@@ -56,6 +94,7 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None
             # Keep the error's type; say which message of the append it is about.
             exc.args = (f"message {number}: {exc}", *exc.args[1:])
             raise
+        _check_limits(number, encoded, limits)
         key = keys[number] if keys is not None else message.message_id
         if key is not None and (not isinstance(key, str) or not key):
             raise RecordError(f"message {number}: a message key must be a non-empty string")
@@ -103,15 +142,22 @@ def _params(names: tuple[str, ...], values: Mapping[str, Any]) -> tuple[Any, ...
     return tuple(values[name] for name in names)
 
 
+Prepared = list[tuple[Message, str | None, EncodedMessage]]
+
+
+def prepare_append(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
+                   limits: Limits | None = None) -> Prepared:
+    """Normalize, encode and check an append, before any transaction (raises on bad input)."""
+    return _prepare(items, keys, limits or Limits())
+
+
 def write_append(
     conn: Connection,
     sid: str,
-    items: Sequence[MessageInput],
-    keys: Sequence[str | None] | None,
+    prepared: Prepared,
     new_session: Mapping[str, Any],
 ) -> AppendResult:
-    """Store one append in the caller's transaction (see the module docstring)."""
-    prepared = _prepare(items, keys)
+    """Store one prepared append in the caller's transaction (see the module docstring)."""
     st = statements(conn.dialect.name)
     cursor = conn.connection.cursor()
     try:
