@@ -55,6 +55,7 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
+from store.verify import VerifyReport
 from store.writer import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -570,6 +571,16 @@ class TranscriptStore:
         if self.dialect == "postgresql":
             return func.strpos(column, needle) > 0
         return func.instr(column, needle) > 0
+
+    def verify(self, session_id: str | None = None) -> VerifyReport:
+        """Check that what is stored reads back as written (see ``store.verify``); reports
+        problems and changes nothing."""
+        from store.verify import verify
+
+        try:
+            return verify(self, session_id)
+        except self._errors as exc:
+            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 
     # -- counts ---------------------------------------------------------------------------------
 
