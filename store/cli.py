@@ -9,7 +9,7 @@ purpose (``StoreError``) print as one line, ``error: <message>``, and exit 1, un
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,8 +46,27 @@ def db_option(function: F) -> F:
     )(function)
 
 
-def _console() -> Console:
-    return Console(soft_wrap=False)
+def console() -> Console:
+    """A console for human output (tables, transcripts); wide when piped, so that tables
+    do not fold ids and names into pieces."""
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+
+
+def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
+    """``--json`` output: one compact JSON object per line."""
+    for row in rows:
+        click.echo(orjson.dumps(row, default=str).decode())
+
+
+def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
+    """Open the store for a command. Read-only commands open read-only when the database
+    exists, so that auditors need no write access."""
+    if read_only:
+        try:
+            return store.TranscriptStore.open(db_url, read_only=True)
+        except store.ConfigurationError:
+            pass  # no database yet: open normally, which creates it at head
+    return store.TranscriptStore.open(db_url)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -155,8 +174,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
         for row in rows:
             click.echo(orjson.dumps(row).decode())
         return
-    console = _console()
-    console.print(summary)
+    out = console()
+    out.print(summary)
     table = Table(title=f"{len(rows)} tool calls")
     for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
         table.add_column(column, overflow="fold")
@@ -164,7 +183,7 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
         table.add_row(row["session"], str(row["position"]), row["id"], row["name"],
                       row["raw_name"] or "", row["status"], row["arguments"],
                       (row["result"] or "-")[:60])
-    console.print(table)
+    out.print(table)
 
 
 def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
@@ -186,6 +205,9 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=argv, prog_name="transcript-store")
 
+
+# The other command groups attach themselves to ``cli`` when imported.
+from store import cli_sessions  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

@@ -131,3 +131,48 @@ class TestDb:
         )
         assert done.returncode == 0, done.stderr
         assert "at revision 0003" in done.stdout
+
+
+class TestSessionsAndVerify:
+    def test_sessions_list_show_fork_and_verify(self, db_url):
+        run("demo", "--db", db_url)
+        listed = [json.loads(line) for line in
+                  run("sessions", "list", "--db", db_url, "--json").output.splitlines()]
+        assert {row["session_id"] for row in listed} == {"legacy-kward", "mixed-providers"}
+        assert "mixed-providers" in run("sessions", "list", "--db", db_url).output
+        shown = run("sessions", "show", "mixed-providers", "--db", db_url).output
+        assert "call bash (recorded as run_shell_command)" in shown
+        assert "INVALID ARGUMENTS (invalid_json)" in shown
+        assert "no result (dangling call)" in shown
+        assert '"command": "ls -la"' in shown
+        as_json = [json.loads(line) for line in run(
+            "sessions", "show", "mixed-providers", "--db", db_url, "--json").output.splitlines()]
+        assert as_json[1]["calls"][0]["function"]["name"] == "run_shell_command"
+        assert "into copy" in run("sessions", "fork", "mixed-providers", "3", "--new-id",
+                                  "copy", "--db", db_url).output
+        assert "checked 3 sessions" in run("verify", "--db", db_url).output
+
+    def test_show_of_an_unknown_session_is_one_error_line(self, db_url):
+        run("db", "upgrade", "--db", db_url)
+        result = CliRunner().invoke(cli, ["sessions", "show", "nope", "--db", db_url])
+        assert result.exit_code == 1
+        assert result.output.strip() == "error: no session with id 'nope'"
+
+    def test_a_markup_injection_in_a_transcript_is_shown_as_text(self, db_url, tmp_path):
+        path = tmp_path / "evil.jsonl"
+        path.write_text(json.dumps({"role": "user", "content": "[bold red]boom[/] <script>"}))
+        run("demo", "--db", db_url, str(path))
+        shown = run("sessions", "show", "evil", "--db", db_url).output
+        assert "[bold red]boom[/] <script>" in shown
+
+    def test_verify_exits_1_on_errors(self, db_url):
+        run("demo", "--db", db_url)
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(db_url)
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE sessions SET next_position = 99"))
+        engine.dispose()
+        result = CliRunner().invoke(cli, ["verify", "--db", db_url, "--json"])
+        assert result.exit_code == 1
+        assert {json.loads(line)["check"] for line in result.output.splitlines()} == {"positions"}

@@ -15,7 +15,8 @@ DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", 
           "codec", "pairing", "transcript", "definitions",
           "stream", "stream_events", "stream_openai"]
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
-PERSISTENCE = {"tables", "engine", "compiled", "repository", "writer", "migrate", "database", "cli"}
+PERSISTENCE = {"tables", "engine", "compiled", "repository", "writer", "migrate", "database",
+               "verify", "cli", "cli_sessions"}
 
 
 def imported_modules(path: Path) -> set[str]:
