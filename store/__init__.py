@@ -28,8 +28,20 @@ from store.errors import (
     SessionNotFound,
     StoreError,
     StreamError,
+    TooLargeError,
     ToolArgumentsError,
     UnrecognizedRecord,
+)
+from store.importer import ImportProgress, ImportSummary, import_paths
+from store.importers import FORMATS as IMPORT_FORMATS
+from store.importers import (
+    ImportFileError,
+    ImportProblem,
+    ParsedFile,
+    ParsedSession,
+    decode_codex_output,
+    detect_format,
+    read_sessions,
 )
 from store.keys import camelize_args
 from store.messages import NotAMessage, normalize_message, normalize_payload
@@ -63,6 +75,7 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
+from store.verify import VerifyProblem, VerifyReport
 
 __version__ = "0.1.0"
 
@@ -77,6 +90,11 @@ __all__ = [
     "DEFAULT_ALIASES",
     "DatabaseError",
     "FrozenParametersError",
+    "IMPORT_FORMATS",
+    "ImportFileError",
+    "ImportProblem",
+    "ImportProgress",
+    "ImportSummary",
     "InvalidToolCall",
     "LoadedCall",
     "Message",
@@ -89,6 +107,8 @@ __all__ = [
     "Parameters",
     "ParametersBuilder",
     "ParametersError",
+    "ParsedFile",
+    "ParsedSession",
     "Part",
     "RecordError",
     "SchemaOutOfDate",
@@ -102,6 +122,7 @@ __all__ = [
     "StreamError",
     "TextPart",
     "ThinkingPart",
+    "TooLargeError",
     "ToolArgumentsError",
     "ToolCall",
     "ToolDefinition",
@@ -110,15 +131,20 @@ __all__ = [
     "TranscriptStore",
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
+    "VerifyProblem",
+    "VerifyReport",
     "__version__",
     "argument_status",
     "assemble",
     "camelize_args",
     "check_database",
     "database_status",
+    "decode_codex_output",
+    "detect_format",
     "detect_provider",
     "display_name",
     "dumps_arguments",
+    "import_paths",
     "loads_json",
     "normalize_message",
     "normalize_payload",
@@ -126,6 +152,7 @@ __all__ = [
     "normalize_tool_definitions",
     "parse_arguments",
     "parse_text_tool_calls",
+    "read_sessions",
     "upgrade_database",
     "validate_arguments",
 ]

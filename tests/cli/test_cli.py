@@ -12,6 +12,9 @@ from click.testing import CliRunner
 
 import store
 from store.cli import cli
+from store.migrate import head
+
+HEAD = head()
 
 
 @pytest.fixture
@@ -101,7 +104,7 @@ class TestDemo:
 
 class TestDb:
     def test_upgrade_current_and_check(self, db_url):
-        assert "at revision 0003" in run("db", "upgrade", "--db", db_url).output
+        assert f"at revision {HEAD}" in run("db", "upgrade", "--db", db_url).output
         assert "(at head)" in run("db", "current", "--db", db_url).output
         assert "schema matches the code" in run("db", "check", "--db", db_url).output
 
@@ -130,7 +133,7 @@ class TestDb:
             capture_output=True, text=True, timeout=120, env={**os.environ},
         )
         assert done.returncode == 0, done.stderr
-        assert "at revision 0003" in done.stdout
+        assert f"at revision {HEAD}" in done.stdout
 
 
 class TestSessionsAndVerify:
@@ -176,3 +179,31 @@ class TestSessionsAndVerify:
         result = CliRunner().invoke(cli, ["verify", "--db", db_url, "--json"])
         assert result.exit_code == 1
         assert {json.loads(line)["check"] for line in result.output.splitlines()} == {"positions"}
+
+
+class TestImport:
+    def test_import_reports_a_summary_and_is_idempotent(self, db_url, tmp_path):
+        lines = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {
+                "name": "read_file", "arguments": '{"path": "a"}'}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "A"},
+        ]
+        path = tmp_path / "chat.jsonl"
+        path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+        first = CliRunner().invoke(cli, ["import", "--db", db_url, "--json", "-q", str(path)])
+        assert first.exit_code == 1  # the bad line is a problem, the rest is imported
+        summary = json.loads(first.stdout.splitlines()[0])
+        assert (summary["messages_added"], summary["calls"]) == (3, 1)
+        assert any("chat.jsonl:4" in p for p in summary["problems"])
+        second = CliRunner().invoke(cli, ["import", "--db", db_url, "--json", "-q", str(path)])
+        assert json.loads(second.stdout.splitlines()[0])["messages_added"] == 0
+
+    def test_import_as_a_real_subprocess(self, db_url, tmp_path):
+        path = tmp_path / "one.json"
+        path.write_text(json.dumps([{"role": "user", "content": "hello"}]))
+        done = subprocess.run(
+            [sys.executable, "-m", "store", "import", "--db", db_url, "-q", str(path)],
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "messages added" in done.stdout

@@ -13,10 +13,14 @@ PACKAGE = Path(store.__file__).parent
 # The domain: stdlib + orjson only, never SQLAlchemy, Alembic or the persistence layer.
 DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", "schemas",
           "codec", "pairing", "transcript", "definitions",
+          "importers", "import_base", "import_jsonl", "import_gemini",
+          "repair", "render", "render_common", "render_openai", "render_anthropic",
+          "render_gemini", "redact",
           "stream", "stream_events", "stream_openai"]
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE = {"tables", "engine", "compiled", "repository", "writer", "migrate", "database",
-               "verify", "cli", "cli_sessions"}
+               "verify", "importer", "audit", "audit_sql", "export",
+               "cli", "cli_sessions", "cli_import"}
 
 
 def imported_modules(path: Path) -> set[str]:
