@@ -57,6 +57,8 @@ from store.model import (
     ToolResult,
 )
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+from store.render import render
+from store.repair import TARGETS, RepairChange, Repaired, Target, repair
 from store.repository import TranscriptStore
 from store.schemas import (
     PARAMETER_TYPES,
@@ -111,6 +113,8 @@ __all__ = [
     "ParsedSession",
     "Part",
     "RecordError",
+    "RepairChange",
+    "Repaired",
     "SchemaOutOfDate",
     "SchemaStatus",
     "ServerToolCall",
@@ -120,6 +124,8 @@ __all__ = [
     "StoredMessage",
     "StreamAssembler",
     "StreamError",
+    "TARGETS",
+    "Target",
     "TextPart",
     "ThinkingPart",
     "TooLargeError",
@@ -153,6 +159,8 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "render",
+    "repair",
     "upgrade_database",
     "validate_arguments",
 ]

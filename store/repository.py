@@ -145,7 +145,7 @@ class TranscriptStore:
                                      engine_options=engine_options, read_only=read_only)
         try:
             if read_only:
-                _check_readable_at_head(engine)
+                _check_readable_at_head(engine, redact_url(url or default_url()))
             else:
                 ensure_at_head(engine, upgrade_if_older=upgrade)
         except SQLAlchemyError as exc:
@@ -593,12 +593,12 @@ class TranscriptStore:
             return int(conn.execute(query).scalar_one())
 
 
-def _check_readable_at_head(engine: Engine) -> None:
+def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
     before, target = current(engine), head()
     if before is None:
-        raise DatabaseError(f"no transcript-store database at {redact_url(engine.url)}")
+        raise DatabaseError(f"no transcript-store database at {shown_url}")
     if before != target:
-        raise SchemaOutOfDate(before, target, redact_url(engine.url))
+        raise SchemaOutOfDate(before, target, shown_url)
 
 
 def _window_start(conn: Connection, sid: str, last_turns: int | None,

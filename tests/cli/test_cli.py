@@ -207,3 +207,32 @@ class TestImport:
             capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "messages added" in done.stdout
+
+
+class TestExport:
+    @pytest.mark.parametrize("target", ["openai-chat", "openai-responses", "anthropic",
+                                        "gemini", "bedrock"])
+    def test_export_with_repair_passes_the_providers_rules(self, db_url, target):
+        from provider_rules import VALIDATORS
+
+        run("demo", "--db", db_url)
+        result = CliRunner().invoke(cli, ["export", "mixed-providers", "--to", target,
+                                          "--repair", "--db", db_url])
+        assert result.exit_code == 0, result.output
+        payload = json.loads(result.stdout)
+        assert VALIDATORS[target](payload) == []
+        assert "repair: synthesized_result" in result.stderr
+        assert "repair: substituted_arguments" in result.stderr
+
+    def test_export_without_repair_keeps_argument_text_byte_for_byte(self, db_url):
+        run("demo", "--db", db_url)
+        payload = json.loads(run("export", "mixed-providers", "--to", "openai-chat",
+                                 "--db", db_url).stdout)
+        calls = [c for m in payload["messages"] for c in m.get("tool_calls") or []]
+        assert calls[0]["function"]["arguments"] == '{"command": "ls -la"}'
+
+    def test_export_last_turns(self, db_url):
+        run("demo", "--db", db_url)
+        payload = json.loads(run("export", "legacy-kward", "--to", "openai-chat",
+                                 "--last-turns", "1", "--db", db_url).stdout)
+        assert payload["messages"][0]["content"] == "Run the tests and fix what fails."

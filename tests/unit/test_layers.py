@@ -20,7 +20,7 @@ DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", 
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE = {"tables", "engine", "compiled", "repository", "writer", "migrate", "database",
                "verify", "importer", "audit", "audit_sql", "export",
-               "cli", "cli_sessions", "cli_import"}
+               "cli", "cli_sessions", "cli_import", "cli_export"}
 
 
 def imported_modules(path: Path) -> set[str]:
