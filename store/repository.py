@@ -18,41 +18,38 @@ Contract:
 
 from __future__ import annotations
 
-import random
-import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any, Self, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Self
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, literal, select, update
+from sqlalchemy import Connection, Engine, and_, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.arguments import dumps_json, loads_json
 from store.codec import decode_call, decode_parts, decode_result
-from store.compiled import Statements, statements
-from store.definitions import normalize_tool_definitions
+from store.compiled import statements
 from store.engine import Durability, create_store_engine, default_url, redact_url
-from store.errors import AliasError, DatabaseError, SchemaOutOfDate, SessionNotFound
+from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound
 from store.migrate import current, ensure_at_head, head
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
-from store.names import AliasTable
+from store.store_base import (
+    _now,
+    _reason,
+    _session_info,
+    _session_row,
+    check_session_id,
+)
+from store.store_sessions import SessionsMixin
 from store.tables import (
     messages,
-    sessions,
-    tool_aliases,
     tool_calls,
-    tool_definitions,
     tool_results,
 )
 from store.transcript import (
     AppendResult,
     CallHit,
     CallRef,
-    SessionInfo,
     StoredMessage,
-    ToolDefinition,
     Transcript,
 )
 from store.verify import VerifyReport
@@ -67,56 +64,12 @@ from store.writer import (
 
 __all__ = ["TranscriptStore"]
 
-T = TypeVar("T")
-
-#: The longest session id accepted (ids are keys on every table).
-MAX_SESSION_ID_LENGTH = 512
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
-def _aware(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes: they were stored as UTC, so say so."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def check_session_id(session_id: object) -> str:
-    """A usable session id, or a ``ValueError``-typed ``StoreError`` naming the problem."""
-    from store.errors import RecordError
-
-    if not isinstance(session_id, str) or not session_id:
-        raise RecordError(f"a session id must be a non-empty string, got {session_id!r}")
-    if len(session_id) > MAX_SESSION_ID_LENGTH:
-        raise RecordError(
-            f"a session id must be at most {MAX_SESSION_ID_LENGTH} characters, "
-            f"got {len(session_id)}"
-        )
-    if "\x00" in session_id:
-        raise RecordError("a session id must not contain NUL characters")
-    return session_id
-
-
-class TranscriptStore:
+class TranscriptStore(SessionsMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
-
-    def __init__(self, engine: Engine, *, limits: Limits | None = None,
-                 read_only: bool = False) -> None:
-        self._engine = engine
-        self._limits = limits or Limits()
-        self.read_only = read_only
-        self._closed = False
-        self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
-        # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
-        self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
-        # The hot paths run on the DBAPI cursor, so the driver's own errors surface there too.
-        dbapi = engine.dialect.dbapi
-        self._errors: tuple[type[BaseException], ...] = (
-            (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
-        )
-
-    # -- lifecycle ------------------------------------------------------------------------------
 
     @classmethod
     def open(
@@ -158,140 +111,6 @@ class TranscriptStore:
         return cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
                    read_only=read_only)
 
-    @property
-    def engine(self) -> Engine:
-        return self._engine
-
-    @property
-    def url(self) -> str:
-        """The database URL with any password hidden."""
-        return redact_url(self._engine.url)
-
-    @property
-    def dialect(self) -> str:
-        return self._engine.dialect.name
-
-    def close(self) -> None:
-        """Release every connection."""
-        if not self._closed:
-            self._engine.dispose()
-            self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"TranscriptStore({self.url!r})"
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        try:
-            with self._engine.connect() as conn:
-                yield conn
-        except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
-
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        try:
-            with self._write_engine.connect() as conn, conn.begin():
-                yield conn
-        except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
-
-    # -- sessions -------------------------------------------------------------------------------
-
-    def create_session(
-        self,
-        session_id: str | None = None,
-        *,
-        title: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        cwd: str | None = None,
-        tags: Iterable[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-    ) -> SessionInfo:
-        """Create a session (a generated id when none is given); an existing id raises."""
-        sid = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
-        now = _now()
-        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now)
-        with self._write() as conn:
-            exists = conn.execute(
-                select(sessions.c.session_id).where(sessions.c.session_id == sid)
-            ).first()
-            if exists:
-                raise DatabaseError(f"a session with id {sid!r} exists already")
-            conn.execute(insert(sessions), [row])
-        return self.get_session(sid)
-
-    def get_session(self, session_id: str) -> SessionInfo:
-        """A session's metadata; ``SessionNotFound`` when there is none."""
-        with self._read() as conn:
-            row = conn.execute(
-                select(sessions).where(sessions.c.session_id == session_id)
-            ).first()
-        if row is None:
-            raise SessionNotFound(session_id)
-        return _session_info(row._mapping)
-
-    def list_sessions(
-        self,
-        *,
-        provider: str | None = None,
-        model: str | None = None,
-        tag: str | None = None,
-        title_contains: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[SessionInfo]:
-        """Sessions, most recently updated first, filtered and paged."""
-        if limit < 0 or offset < 0:
-            raise ValueError("limit and offset must not be negative")
-        query = select(sessions)
-        if provider is not None:
-            query = query.where(sessions.c.provider == provider)
-        if model is not None:
-            query = query.where(sessions.c.model == model)
-        if title_contains is not None:
-            pattern = "%" + _escape_like(title_contains) + "%"
-            query = query.where(sessions.c.title.ilike(pattern, escape="\\"))
-        if tag is not None:
-            query = query.where(
-                sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
-            )
-        if since is not None:
-            query = query.where(sessions.c.updated_at >= since)
-        if until is not None:
-            query = query.where(sessions.c.updated_at < until)
-        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
-        with self._read() as conn:
-            rows = conn.execute(query.limit(limit).offset(offset)).all()
-        return [_session_info(r._mapping) for r in rows]
-
-    def rename_session(self, session_id: str, title: str | None) -> SessionInfo:
-        """Set a session's title."""
-        with self._write() as conn:
-            done = conn.execute(
-                update(sessions).where(sessions.c.session_id == session_id)
-                .values(title=title, updated_at=_now())
-            )
-            if done.rowcount == 0:
-                raise SessionNotFound(session_id)
-        return self.get_session(session_id)
-
-    def delete_session(self, session_id: str) -> None:
-        """Delete a session and everything in it."""
-        with self._write() as conn:
-            done = conn.execute(delete(sessions).where(sessions.c.session_id == session_id))
-            if done.rowcount == 0:
-                raise SessionNotFound(session_id)
-
     # -- append ---------------------------------------------------------------------------------
 
     def append(
@@ -316,21 +135,6 @@ class TranscriptStore:
         prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now())
         return self._retrying(lambda conn: write_append(conn, sid, prepared, new_session))
-
-    def _retrying(self, work: Callable[[Connection], T]) -> T:
-        """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
-        database reports a lock or serialization conflict; the transaction is rolled back
-        before each retry, so nothing is applied twice."""
-        for attempt in range(_RETRIES + 1):
-            try:
-                with self._write_engine.connect() as conn, conn.begin():
-                    return work(conn)
-            except self._errors as exc:
-                if attempt < _RETRIES and _is_transient(exc):
-                    time.sleep(min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random()))
-                    continue
-                raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- load -----------------------------------------------------------------------------------
 
@@ -406,122 +210,6 @@ class TranscriptStore:
         session_row["updated_at"] = read_time(session_row["updated_at"])
         return Transcript(_session_info(session_row), tuple(out), links)
 
-    def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
-        """The alias table as stored now, rebuilt only when its rows changed."""
-        cursor.execute(st.load_aliases.sql)
-        rows = tuple(cursor.fetchall())
-        cached = self._alias_cache
-        if cached is not None and cached[0] == rows:
-            return cached[1]
-        table = AliasTable([(raw, current) for raw, current in rows])
-        self._alias_cache = (rows, table)
-        return table
-
-    # -- fork -------------------------------------------------------------------------------------
-
-    def fork(
-        self,
-        session_id: str,
-        at_position: int,
-        new_session_id: str | None = None,
-        *,
-        title: str | None = None,
-    ) -> SessionInfo:
-        """Copy the messages before ``at_position`` (with their calls, results, links and the
-        session's tool definitions) into a new session, for branching and "try again from
-        here". The new session's metadata records where it came from."""
-        new_id = check_session_id(new_session_id) if new_session_id else uuid.uuid4().hex
-        if at_position < 0:
-            raise ValueError("at_position must not be negative")
-        now = _now()
-        with self._write() as conn:
-            source = conn.execute(
-                select(sessions).where(sessions.c.session_id == session_id)
-            ).first()
-            if source is None:
-                raise SessionNotFound(session_id)
-            if conn.execute(select(sessions.c.session_id)
-                            .where(sessions.c.session_id == new_id)).first() is not None:
-                raise DatabaseError(f"a session with id {new_id!r} exists already")
-            src = source._mapping
-            copied = min(at_position, int(src["next_position"]))
-            metadata = {**loads_json(src["metadata_json"]),
-                        "forked_from": {"session_id": session_id, "position": copied}}
-            conn.execute(insert(sessions), [{
-                "session_id": new_id,
-                "title": title if title is not None else src["title"],
-                "provider": src["provider"], "model": src["model"], "cwd": src["cwd"],
-                "tags_json": src["tags_json"], "metadata_json": dumps_json(metadata),
-                "created_at": now, "updated_at": now, "next_position": copied,
-            }])
-            for table in (messages, tool_calls, tool_results, tool_definitions):
-                columns = [c for c in table.columns if c.name != "session_id"]
-                query = select(literal(new_id).label("session_id"), *columns).where(
-                    table.c.session_id == session_id)
-                if "position" in table.c:
-                    query = query.where(table.c.position < copied)
-                conn.execute(insert(table).from_select(
-                    ["session_id", *[c.name for c in columns]], query))
-        return self.get_session(new_id)
-
-    # -- tool definitions -----------------------------------------------------------------------
-
-    def record_tools(self, session_id: str, definitions: Any) -> list[ToolDefinition]:
-        """Record the tool definitions offered in a session (any provider's shape); a tool
-        recorded again under the same name is replaced."""
-        parsed = normalize_tool_definitions(definitions)
-        now = _now()
-        rows = [{"session_id": session_id, "name": d.name, "description": d.description,
-                 "parameters_json": dumps_json(dict(d.parameters)),
-                 "definition_json": dumps_json(dict(d.definition)), "recorded_at": now}
-                for d in parsed]
-        with self._write() as conn:
-            if conn.execute(select(sessions.c.session_id)
-                            .where(sessions.c.session_id == session_id)).first() is None:
-                raise SessionNotFound(session_id)
-            if rows:
-                conn.execute(delete(tool_definitions).where(and_(
-                    tool_definitions.c.session_id == session_id,
-                    tool_definitions.c.name.in_([r["name"] for r in rows]))))
-                conn.execute(insert(tool_definitions), rows)
-        return parsed
-
-    def tool_definitions(self, session_id: str) -> list[ToolDefinition]:
-        """The tool definitions recorded with a session, by name."""
-        with self._read() as conn:
-            rows = conn.execute(
-                select(tool_definitions.c.name, tool_definitions.c.description,
-                       tool_definitions.c.parameters_json, tool_definitions.c.definition_json)
-                .where(tool_definitions.c.session_id == session_id)
-                .order_by(tool_definitions.c.name)
-            ).all()
-        return [ToolDefinition(n, d, loads_json(p), loads_json(j)) for n, d, p, j in rows]
-
-    # -- aliases --------------------------------------------------------------------------------
-
-    def aliases(self) -> AliasTable:
-        """The alias table as stored now."""
-        with self._read() as conn:
-            return _alias_table(conn)
-
-    def add_alias(self, raw_name: str, current_name: str) -> AliasTable:
-        """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias)."""
-        AliasTable({raw_name: current_name})  # validates both names
-        with self._write() as conn:
-            conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
-            conn.execute(insert(tool_aliases), [{"raw_name": raw_name,
-                                                 "current_name": current_name,
-                                                 "created_at": _now()}])
-            return _alias_table(conn)
-
-    def remove_alias(self, raw_name: str) -> AliasTable:
-        """Remove the alias of ``raw_name``; ``AliasError`` when it has none."""
-        with self._write() as conn:
-            done = conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
-            if done.rowcount == 0:
-                raise AliasError(f"no alias for tool name {raw_name!r}")
-            return _alias_table(conn)
-
     # -- queries over all sessions --------------------------------------------------------------
 
     def count_calls_by_tool(self) -> dict[str, int]:
@@ -562,7 +250,7 @@ class TranscriptStore:
             query = query.limit(limit)
         with self._read() as conn:
             rows = conn.execute(query).all()
-            table = _alias_table(conn)
+            table = self._alias_table_now(conn)
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
@@ -638,62 +326,5 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
     return int(start)
 
 
-_RETRIES = 8
-_BACKOFF = 0.02
-_TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
 
 
-def _is_transient(exc: BaseException) -> bool:
-    """A lock or serialization conflict that a retry of the whole transaction can get past."""
-    orig = getattr(exc, "orig", None) or exc
-    sqlstate = getattr(orig, "sqlstate", None)
-    if sqlstate in _TRANSIENT_SQLSTATES:
-        return True
-    message = str(orig).lower()
-    return "database is locked" in message or "database is busy" in message
-
-
-def _reason(exc: BaseException) -> str:
-    """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
-    orig = getattr(exc, "orig", None)
-    return str(orig if orig is not None else exc).strip()
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _alias_table(conn: Connection) -> AliasTable:
-    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
-    return AliasTable([(r, c) for r, c in rows])
-
-
-def _session_row(
-    sid: str,
-    title: str | None,
-    provider: str | None,
-    model: str | None,
-    cwd: str | None,
-    tags: Iterable[str],
-    metadata: Mapping[str, Any] | None,
-    now: datetime,
-) -> dict[str, Any]:
-    tag_list = list(tags)
-    if not all(isinstance(t, str) for t in tag_list):
-        from store.errors import RecordError
-
-        raise RecordError(f"session tags must be strings, got {tag_list!r}")
-    return {
-        "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
-        "tags_json": dumps_json(tag_list) if tag_list else "[]",
-        "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
-        "created_at": now, "updated_at": now, "next_position": 0,
-    }
-
-
-def _session_info(row: Any) -> SessionInfo:
-    return SessionInfo(
-        row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
-        tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
-        _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
-    )

@@ -18,7 +18,8 @@ DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", 
           "render_gemini", "redact",
           "stream", "stream_events", "stream_openai"]
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
-PERSISTENCE = {"tables", "engine", "compiled", "repository", "writer", "migrate", "database",
+PERSISTENCE = {"tables", "engine", "compiled", "repository", "store_base", "store_sessions",
+               "writer", "migrate", "database",
                "verify", "importer", "audit", "audit_sql", "export",
                "cli", "cli_sessions", "cli_import", "cli_export"}
 
