@@ -15,7 +15,9 @@ that both see the same machine state:
 * **store**: ``store.TranscriptStore`` through its public API (``append``, ``load``,
   ``count_calls_by_tool``, ``find_calls``);
 * **raw**: :class:`RawStore`, hand-written SQL through ``sqlite3`` / psycopg 3 on an equivalent
-  normalized schema (the tables, columns and indexes of ``store/tables.py``, with the queryable
+  normalized schema (the tables, columns and indexes of ``store/tables.py``, including the
+  search indexes of revision 0004: FTS5 trigram tables and their triggers on SQLite, JSONB GIN
+  and pg_trgm indexes on PostgreSQL, loaded from the revision itself; with the queryable
   JSON/JSONB ``arguments`` copy, the exact ``wire_json`` text and the result->call link), doing
   equivalent work: canonical wire text with orjson, argument status and parsed copy, results
   linked to calls by id (positional fallback when an id matches nothing), session upsert and
@@ -615,6 +617,31 @@ CREATE TABLE tool_aliases (
 """
 
 
+def _audit_revision() -> Any:
+    """The store's revision 0004 (audit indexes), loaded from its file: the raw schema gets the
+    very same search indexes and triggers, so that both sides pay for the same indexes."""
+    import importlib.util
+
+    folder = Path(__file__).resolve().parents[1] / "migrations" / "versions"
+    (path,) = folder.glob("*_0004_*.py")
+    spec = importlib.util.spec_from_file_location("revision_0004", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The B-tree indexes of revision 0004 (store/tables.py declares them too).
+AUDIT_INDEXES = """
+CREATE INDEX ix_messages_created_at ON messages (created_at);
+CREATE INDEX ix_messages_time ON messages (session_id, position, created_at);
+CREATE INDEX ix_tool_calls_usage ON tool_calls
+    (raw_name, session_id, position, call_index, arguments_status);
+CREATE INDEX ix_tool_results_errors ON tool_results
+    (session_id, call_position, call_index, is_error) WHERE is_error = {true};
+"""
+
+
 class RawSQLite(RawStore):
     """``sqlite3`` in autocommit mode with explicit ``BEGIN IMMEDIATE``, the store's pragmas."""
 
@@ -627,7 +654,11 @@ class RawSQLite(RawStore):
                        "synchronous=NORMAL"):
             self.conn.execute(f"PRAGMA {pragma}")
         if create:
-            self.conn.executescript("BEGIN;" + SQLITE_SCHEMA + "COMMIT;")
+            revision = _audit_revision()
+            search = ";\n".join(revision._sqlite_fulltext()) + ";\n" if (
+                revision._sqlite_has_trigram_fts5()) else ""
+            self.conn.executescript("BEGIN;" + SQLITE_SCHEMA + AUDIT_INDEXES.format(true=1)
+                                    + search + "COMMIT;")
             with self._write():
                 self._many("INSERT INTO tool_aliases VALUES (?, ?, ?)",
                            [(r, c, self._time(datetime.now(UTC)))
@@ -729,6 +760,9 @@ class RawPostgres(RawStore):
         if create:
             with self.conn.transaction():
                 self.cur.execute(POSTGRES_SCHEMA.encode())
+                self.cur.execute(AUDIT_INDEXES.format(true="true").encode())
+                for statement in _audit_revision()._POSTGRES:
+                    self.cur.execute(statement.encode())
                 now = datetime.now(UTC)
                 self.cur.executemany("INSERT INTO tool_aliases VALUES (%s, %s, %s)",
                                      [(r, c, now) for r, c in SEED_ALIASES.items()])

@@ -1,6 +1,8 @@
 """Alembic environment: runs on a connection handed over by store.migrate, or on a URL.
 
 ``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move).
+``include_name`` leaves the objects that revision 0004 creates by raw SQL (SQLite FTS5 tables,
+PostgreSQL GIN indexes; ``store/audit_sql.py``) out of autogenerate's comparison.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
+from store.audit_sql import include_name
 from store.engine import create_store_engine, default_url
 from store.tables import metadata
 
@@ -23,6 +26,7 @@ def _run(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=True,
         compare_type=True,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -33,7 +37,8 @@ def run_migrations_offline() -> None:
         "TRANSCRIPT_STORE_URL", default_url()
     )
     context.configure(
-        url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True
+        url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True,
+        include_name=include_name,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -12,6 +12,22 @@ from store.arguments import (
     loads_json,
     parse_arguments,
 )
+from store.audit import (
+    CALL_STATUSES,
+    ArgumentCondition,
+    CallMatch,
+    CallQuery,
+    SchemaViolation,
+    ToolUsage,
+    explain_search,
+    explain_usage,
+    iter_calls,
+    load_schema_file,
+    refill_search_index,
+    schema_audit,
+    search_calls,
+    tool_usage,
+)
 from store.calls import normalize_tool_call, parse_text_tool_calls
 from store.database import SchemaStatus, check_database, database_status, upgrade_database
 from store.definitions import normalize_tool_definitions
@@ -32,6 +48,7 @@ from store.errors import (
     ToolArgumentsError,
     UnrecognizedRecord,
 )
+from store.export import ExportStats, export_calls_csv, export_jsonl
 from store.importer import ImportProgress, ImportSummary, import_paths
 from store.importers import FORMATS as IMPORT_FORMATS
 from store.importers import (
@@ -57,6 +74,7 @@ from store.model import (
     ToolResult,
 )
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+from store.redact import Redactor
 from store.render import render
 from store.repair import TARGETS, RepairChange, Repaired, Target, repair
 from store.repository import TranscriptStore
@@ -87,10 +105,15 @@ __all__ = [
     "AliasTable",
     "AmbiguousRecord",
     "AppendResult",
+    "ArgumentCondition",
     "ArgumentValidationError",
+    "CALL_STATUSES",
+    "CallMatch",
+    "CallQuery",
     "ConfigurationError",
     "DEFAULT_ALIASES",
     "DatabaseError",
+    "ExportStats",
     "FrozenParametersError",
     "IMPORT_FORMATS",
     "ImportFileError",
@@ -113,10 +136,12 @@ __all__ = [
     "ParsedSession",
     "Part",
     "RecordError",
+    "Redactor",
     "RepairChange",
     "Repaired",
     "SchemaOutOfDate",
     "SchemaStatus",
+    "SchemaViolation",
     "ServerToolCall",
     "SessionInfo",
     "SessionNotFound",
@@ -133,6 +158,7 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "ToolResult",
+    "ToolUsage",
     "Transcript",
     "TranscriptStore",
     "UNKNOWN_TOOL",
@@ -150,7 +176,13 @@ __all__ = [
     "detect_provider",
     "display_name",
     "dumps_arguments",
+    "explain_search",
+    "explain_usage",
+    "export_calls_csv",
+    "export_jsonl",
     "import_paths",
+    "iter_calls",
+    "load_schema_file",
     "loads_json",
     "normalize_message",
     "normalize_payload",
@@ -159,8 +191,12 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "refill_search_index",
     "render",
     "repair",
+    "schema_audit",
+    "search_calls",
+    "tool_usage",
     "upgrade_database",
     "validate_arguments",
 ]

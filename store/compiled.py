@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-import orjson
 from sqlalchemy import ClauseElement, and_, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.engine import Dialect
 
+from store.arguments import dumps_json
 from store.tables import (
     messages,
     sessions,
@@ -51,8 +51,8 @@ def _dialect(name: str) -> Dialect:
 
 def _sqlite_time(value: datetime) -> str:
     """SQLAlchemy's SQLite DATETIME storage format, for a UTC datetime."""
-    value = value.astimezone(UTC) if value.tzinfo is not None else value
-    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    value = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
+    return value.isoformat(sep=" ", timespec="microseconds")  # years padded to 4 digits
 
 
 def _sqlite_read_time(value: Any) -> datetime:
@@ -66,7 +66,7 @@ def _pg_read_time(value: datetime) -> datetime:
 
 
 def _json_text(value: Any) -> str | None:
-    return None if value is None else orjson.dumps(value).decode()
+    return None if value is None else dumps_json(value)  # exact for integers beyond 64 bits
 
 
 class Statements:

@@ -342,6 +342,10 @@ def _read_gemini(top: Mapping[str, Any], role: Role) -> Message:
         if "function_call" in p:
             parts.append(read_call(raw))
         elif "function_response" in p:
+            if not isinstance(p["function_response"], Mapping):
+                raise UnrecognizedRecord(
+                    f"a Gemini functionResponse must be an object, got {p['function_response']!r}"
+                )
             body, _ = canonical_keys(p["function_response"])
             parts.append(ToolResult(
                 body.get("id"), body.get("response"), False, body.get("name"),
@@ -377,6 +381,10 @@ def _read_bedrock(top: Mapping[str, Any], role: Role) -> Message:
         if "tool_use" in b:
             parts.append(read_call(raw))
         elif "tool_result" in b:
+            if not isinstance(b["tool_result"], Mapping):
+                raise UnrecognizedRecord(
+                    f"a Bedrock toolResult must be an object, got {b['tool_result']!r}"
+                )
             body, _ = canonical_keys(b["tool_result"])
             parts.append(ToolResult(
                 body.get("tool_use_id"), body.get("content"), body.get("status") == "error",

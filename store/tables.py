@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
@@ -96,6 +97,11 @@ messages = Table(
     Column("created_at", UTCDateTime, nullable=False),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
     Index("ux_messages_session_key", "session_id", "message_key", unique=True),
+    # Audit (revision 0004): time-range filters of store.audit start from this index ...
+    Index("ix_messages_created_at", "created_at"),
+    # ... and every audit query reads a call's time through this covering one (an index-only
+    # lookup by the call's session and position: the message rows themselves are never read).
+    Index("ix_messages_time", "session_id", "position", "created_at"),
 )
 
 tool_calls = Table(
@@ -127,6 +133,12 @@ tool_calls = Table(
     ),
     Index("ix_tool_calls_session_call_id", "session_id", "call_id"),
     Index("ix_tool_calls_raw_name", "raw_name"),
+    # Audit (revision 0004): covers the usage summary (scanned in order, grouped by raw_name,
+    # without reading the argument JSON of any call) and the alias-aware tool filter of the
+    # call search (raw_name IN ...). The indexes that only one backend has (FTS5, GIN) are in
+    # store/audit_sql.py.
+    Index("ix_tool_calls_usage", "raw_name", "session_id", "position", "call_index",
+          "arguments_status"),
 )
 
 tool_results = Table(
@@ -149,6 +161,18 @@ tool_results = Table(
         ondelete="CASCADE",
     ),
     Index("ix_tool_results_call", "session_id", "call_position", "call_index"),
+)
+
+# Audit (revision 0004): error results only (few rows), for the usage summary's error count and
+# the "error" status filter of the call search (index-only; is_error makes SQLite see that).
+Index(
+    "ix_tool_results_errors",
+    tool_results.c.session_id,
+    tool_results.c.call_position,
+    tool_results.c.call_index,
+    tool_results.c.is_error,
+    sqlite_where=tool_results.c.is_error == true(),
+    postgresql_where=tool_results.c.is_error == true(),
 )
 
 tool_definitions = Table(

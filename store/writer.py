@@ -132,9 +132,9 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     if isinstance(stamp, str):
         try:
             parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        except ValueError:
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):  # unreadable, or out of range once in UTC
             return now
-        return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return now
 
 

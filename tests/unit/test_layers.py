@@ -21,7 +21,7 @@ FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE = {"tables", "engine", "compiled", "repository", "store_base", "store_sessions",
                "writer", "migrate", "database",
                "verify", "importer", "audit", "audit_sql", "export",
-               "cli", "cli_sessions", "cli_import", "cli_export"}
+               "cli", "cli_sessions", "cli_import", "cli_export", "cli_audit"}
 
 
 def imported_modules(path: Path) -> set[str]:
