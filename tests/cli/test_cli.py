@@ -236,3 +236,60 @@ class TestExport:
         payload = json.loads(run("export", "legacy-kward", "--to", "openai-chat",
                                  "--last-turns", "1", "--db", db_url).stdout)
         assert payload["messages"][0]["content"] == "Run the tests and fix what fails."
+
+
+class TestAuditCommands:
+    def test_tools_usage_calls_search_and_show(self, db_url):
+        run("demo", "--db", db_url)
+        usage = {json.loads(line)["name"]: json.loads(line) for line in
+                 run("tools", "usage", "--db", db_url, "--json").output.splitlines()}
+        assert usage["bash"]["calls"] == 2 and usage["bash"]["sessions"] == 2
+        assert usage["send_email"]["invalid_calls"] == 1
+        found = [json.loads(line) for line in run(
+            "calls", "search", "--db", db_url, "--tool", "bash", "--contains",
+            "command=ls -la", "--json").output.splitlines()]
+        assert [(f["session_id"], f["call_id"]) for f in found] == [
+            ("mixed-providers", "call_ls01")]
+        text = run("calls", "search", "--db", db_url, "--text", "readme").output
+        assert "toolu_01readme" in text
+        shown = run("calls", "show", "mixed-providers:1.0", "--db", db_url).output
+        assert "recorded as run_shell_command" in shown and "-> README.md" in shown
+        by_id = run("calls", "show", "call_k1", "--session", "legacy-kward", "--db", db_url,
+                    "--json").output
+        assert json.loads(by_id)["arguments"] == {"command": "pytest -q"}
+
+    def test_every_listing_offers_json(self):
+        for args in (["tools", "usage"], ["calls", "search"], ["sessions", "list"],
+                     ["audit", "schema"], ["verify"]):
+            assert "--json" in run(*args, "--help").output, args
+
+    def test_audit_schema_reports_violations_and_exits_1(self, db_url, tmp_path):
+        run("demo", "--db", db_url)
+        schema = tmp_path / "tools.json"
+        schema.write_text(json.dumps([{"name": "bash", "description": "run",
+                                       "input_schema": {"type": "object",
+                                                        "properties": {"cmd": {"type": "string"}},
+                                                        "required": ["cmd"]}}]))
+        result = CliRunner().invoke(cli, ["audit", "schema", "--db", db_url, "--schema",
+                                          str(schema), "--tool", "bash"])
+        assert result.exit_code == 1
+        assert "Missing required parameter `cmd`" in result.output
+
+    def test_export_jsonl_and_csv_with_redaction(self, db_url, tmp_path):
+        path = tmp_path / "secret.jsonl"
+        path.write_text(json.dumps({"role": "assistant", "tool_calls": [{
+            "id": "c", "type": "function", "function": {
+                "name": "fetch", "arguments": json.dumps(
+                    {"url": "https://u:hunter2@example.com", "auth": "Bearer abcdefghijklmnop"})}}]}))
+        run("demo", "--db", db_url, str(path))
+        jsonl = run("export", "--to", "jsonl", "secret", "--redact", "--db", db_url).stdout
+        assert "hunter2" not in jsonl and "[REDACTED:" in jsonl
+        csv_text = run("export", "--to", "csv", "--redact", "--db", db_url).stdout
+        assert csv_text.startswith("session_id,") and "hunter2" not in csv_text
+        plain = run("export", "--to", "jsonl", "secret", "--db", db_url).stdout
+        assert "hunter2" in plain
+
+    def test_export_to_a_provider_needs_exactly_one_session(self, db_url):
+        run("demo", "--db", db_url)
+        result = CliRunner().invoke(cli, ["export", "--to", "anthropic", "--db", db_url])
+        assert result.exit_code == 2 and "exactly one session" in result.output
