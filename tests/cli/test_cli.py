@@ -277,10 +277,11 @@ class TestAuditCommands:
 
     def test_export_jsonl_and_csv_with_redaction(self, db_url, tmp_path):
         path = tmp_path / "secret.jsonl"
+        arguments = json.dumps({"url": "https://u:hunter2@example.com",
+                                "auth": "Bearer abcdefghijklmnop"})
         path.write_text(json.dumps({"role": "assistant", "tool_calls": [{
-            "id": "c", "type": "function", "function": {
-                "name": "fetch", "arguments": json.dumps(
-                    {"url": "https://u:hunter2@example.com", "auth": "Bearer abcdefghijklmnop"})}}]}))
+            "id": "c", "type": "function",
+            "function": {"name": "fetch", "arguments": arguments}}]}))
         run("demo", "--db", db_url, str(path))
         jsonl = run("export", "--to", "jsonl", "secret", "--redact", "--db", db_url).stdout
         assert "hunter2" not in jsonl and "[REDACTED:" in jsonl

@@ -1,0 +1,389 @@
+"""An OpenAI Agents SDK ``Session`` on a :class:`~store.TranscriptStore` (SQLite or PostgreSQL).
+
+Install with ``pip install 'transcript-store[agents]'``::
+
+    import asyncio
+    from agents import Agent, Runner, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message
+    from store.integrations.openai_agents import TranscriptStoreSession
+
+    set_tracing_disabled(True)  # offline: a scripted model, no trace export
+    agent = Agent(name="helper", model=ScriptedModel([[assistant_message("Hi!")]]))
+    session = TranscriptStoreSession("chat-1", "sqlite:///agents-readme.sqlite")
+    result = asyncio.run(Runner.run(agent, "Hello", session=session))
+    assert result.final_output == "Hi!"
+    session.close()  # a later run, in this process or another, resumes "chat-1"
+
+Contract:
+
+* ``add_items`` stores each Responses input item (messages, ``function_call``,
+  ``function_call_output``, ``reasoning``, and any other item) as one message through the
+  normalizer, in one transaction: tool calls and results are rows (``tools usage``,
+  ``calls search``, ``repair``, ``render`` see them). The item itself is kept in the message's
+  metadata (``"openai_agents"``) without the values the rows hold (see
+  :mod:`store.integrations`), so ``get_items`` returns each item equal as JSON to what was given.
+* ``get_items(limit=N)`` returns at most N of the newest items, in order, and never a
+  ``function_call_output`` (or any ``*_call_output``, or an MCP approval response) without its
+  call, nor an item without the ``reasoning`` item just before it that produced it: the window
+  starts at the first such safe point at or after ``len - N`` (so it may hold fewer than N). The
+  SDK's own stores cut anywhere, and a cut call/output pair is refused by the Responses API.
+  Where the plain tail is safe (the usual case) both are the same items; the SDK also reads
+  tails internally to reconcile an interrupted write when a ``RunState`` is resumed, and it
+  expects the plain tail there: ``pair_safe_limit=False`` gives the SDK's "last N items".
+* ``pop_item`` removes the newest item by appending a *tombstone* (an empty ``system`` message
+  whose metadata names the popped position), so the store stays append-only and a pop is one
+  atomic, idempotent append (its key names the position: two processes popping at once cannot
+  both remove the same item; the loser retries). Popped items are hidden from ``get_items``;
+  the rows stay (an audit trail: ``tools usage`` still counts a popped call).
+* ``clear_session`` deletes the session (``TranscriptStore.delete_session``).
+* Messages of the session that were not written by this class (imported, or appended through
+  the store) are read as Responses items through ``store.render(..., "openai-responses")``.
+
+The event loop is never blocked: each operation runs the store's synchronous API in a worker
+thread (``asyncio.to_thread``). The store is SQLAlchemy Core on DBAPI cursors with its own
+transactions, retries and normalizer; a second, asyncio engine (asyncpg / aiosqlite) would
+duplicate that write path and its guarantees for a gain of one thread hop (tens of
+microseconds) per call. Writes are awaited to the end even when the caller is cancelled (the
+cancellation is re-raised after), so a cancelled ``add_items`` never leaves "maybe written".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import store
+from store.integrations import Source, pack, require, unpack
+
+if TYPE_CHECKING:
+    from agents import SessionSettings, TResponseInputItem
+
+__all__ = ["KEY", "TranscriptStoreSession"]
+
+#: The metadata key under which the original item (or a tombstone) is kept.
+KEY = "openai_agents"
+_SOURCE = "openai_agents"
+_NO_ALIASES = store.AliasTable()
+_POP_ATTEMPTS = 16
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Live:
+    """A live (not popped) item: its message position and its index within the message."""
+
+    position: int
+    index: int
+    item: dict[str, Any]
+
+
+class TranscriptStoreSession:
+    """An Agents SDK ``Session`` (the protocol: ``get_items``, ``add_items``, ``pop_item``,
+    ``clear_session``) keeping one session of a :class:`~store.TranscriptStore`.
+
+    ``db`` is an open store (shared; the caller closes it) or a URL (opened on first use in a
+    worker thread; :meth:`close` closes it); ``None`` means ``TRANSCRIPT_STORE_URL`` or the
+    default SQLite file. ``title``, ``tags`` and ``model`` label the session when it is created.
+    """
+
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        session_id: str,
+        db: store.TranscriptStore | str | None = None,
+        *,
+        session_settings: SessionSettings | Mapping[str, Any] | None = None,
+        pair_safe_limit: bool = True,
+        title: str | None = None,
+        tags: Sequence[str] = ("openai-agents",),
+        model: str | None = None,
+    ) -> None:
+        require("agents", "agents", "TranscriptStoreSession")
+        from agents import SessionSettings
+
+        self.session_id = session_id
+        if session_settings is None:
+            self.session_settings = SessionSettings()
+        elif isinstance(session_settings, Mapping):
+            self.session_settings = SessionSettings(**session_settings)
+        else:
+            self.session_settings = session_settings
+        self.pair_safe_limit = pair_safe_limit
+        self._labels: dict[str, Any] = {"title": title, "tags": tuple(tags), "model": model}
+        self._db = db if isinstance(db, store.TranscriptStore) else None
+        self._url = None if isinstance(db, store.TranscriptStore) else db
+        self._owned = self._db is None
+        self._opening = threading.Lock()
+        self._length: int | None = None  # the session's message count as last seen
+
+    # -- the Session protocol -------------------------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The session's items, oldest first; the newest ``limit`` (see the module doc)."""
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        items = await asyncio.to_thread(self._get_items, limit)
+        return items  # type: ignore[return-value]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append items, all or nothing (one transaction)."""
+        if not items:
+            return
+        records: list[Mapping[str, Any]] = list(items)
+        await _settle(asyncio.to_thread(self._add_items, records))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item (``None`` when there is none)."""
+        item = await _settle(asyncio.to_thread(self._pop_item))
+        return item  # type: ignore[return-value]
+
+    async def clear_session(self) -> None:
+        """Delete the session and everything in it."""
+        await _settle(asyncio.to_thread(self._clear))
+
+    def close(self) -> None:
+        """Close the store if this session opened it (a shared store stays open)."""
+        with self._opening:
+            if self._owned and self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- synchronous halves (run in a worker thread) --------------------------------------------
+
+    def _store(self) -> store.TranscriptStore:
+        db = self._db
+        if db is None:
+            with self._opening:
+                if self._db is None:
+                    self._db = store.TranscriptStore.open(self._url)
+                db = self._db
+        return db
+
+    def _get_items(self, limit: int | None) -> list[dict[str, Any]]:
+        db = self._store()
+        if limit is None or limit < 0:  # negative: everything, as the SDK's SQLiteSession
+            try:
+                transcript = db.load(self.session_id)
+            except store.SessionNotFound:
+                return []
+            return [live.item for live in _live_items(transcript.messages)]
+        if limit == 0:
+            return []
+        lives, _ = self._tail(db, limit + 1)
+        items = [live.item for live in lives]
+        start = max(0, len(items) - limit)
+        if self.pair_safe_limit:
+            # Not complete means at least limit + 1 items were read: the one before the
+            # window is known, as the reasoning rule needs.
+            start = safe_start(items, start)
+        return items[start:]
+
+    def _tail(self, db: store.TranscriptStore, want: int) -> tuple[list[_Live], bool]:
+        """At least ``want`` of the newest live items (all of them when there are fewer), and
+        whether they start at the session's beginning.
+
+        The window starts from the session's length as last seen here (read from the database
+        the first time): a stale length only makes the window larger than needed, or too small,
+        which the loop sees and widens.
+        """
+        count = self._length
+        if count is None:
+            try:
+                count = db.get_session(self.session_id).message_count
+            except store.SessionNotFound:
+                return [], True
+        window = want + 2
+        while True:
+            start = max(0, count - window)
+            try:
+                transcript = db.load(self.session_id, since_position=start)
+            except store.SessionNotFound:
+                self._length = None
+                return [], True
+            count = self._length = transcript.session.message_count
+            messages = transcript.messages
+            complete = messages[0].position == 0 if messages else start == 0
+            lives = _live_items(messages)
+            if complete or len(lives) >= want:
+                return lives, complete
+            if messages:  # else the length seen here was stale: try again with the new one
+                window *= 4
+
+    def _add_items(self, items: Sequence[Mapping[str, Any]]) -> None:
+        messages = [to_message(item) for item in items]
+        self._store().append(self.session_id, messages, keys=[None] * len(messages),
+                             **self._labels)
+
+    def _pop_item(self) -> dict[str, Any] | None:
+        db = self._store()
+        for _ in range(_POP_ATTEMPTS):
+            lives, _ = self._tail(db, 1)
+            if not lives:
+                return None
+            last = lives[-1]
+            tombstone = store.Message("system", (), _SOURCE,
+                                      metadata={KEY: {"pop": [last.position, last.index]}})
+            key = f"{_SOURCE}:pop:{last.position}:{last.index}"
+            if db.append(self.session_id, [tombstone], keys=[key]).stored:
+                return last.item
+            # Another writer popped this very item first: look again.
+        raise store.DatabaseError(
+            f"session {self.session_id!r}: could not pop an item in {_POP_ATTEMPTS} attempts "
+            "(other writers kept popping)"
+        )
+
+    def _clear(self) -> None:
+        self._length = None
+        try:
+            self._store().delete_session(self.session_id)
+        except store.SessionNotFound:
+            pass
+
+
+# -- items to messages and back -------------------------------------------------------------------
+
+
+def to_message(item: Mapping[str, Any]) -> store.Message:
+    """One Responses input item as a store message, the item kept in its metadata."""
+    if not isinstance(item, Mapping):
+        raise store.RecordError(f"a session item must be a dict, got {type(item).__name__}")
+    try:
+        message = store.normalize_message(item, _NO_ALIASES)
+    except store.UnrecognizedRecord:  # an item kind the normalizer does not read: kept opaque
+        kind = item.get("type")
+        message = store.Message(
+            "user" if item.get("role") == "user" else "assistant",
+            (store.OpaquePart(kind if isinstance(kind, str) else "item", dict(item)),),
+            _SOURCE,
+        )
+    packed = pack(item, _candidates(item, message.parts), message.parts)
+    return store.Message(message.role, message.parts, message.source, message.message_id,
+                         message.extras, {**message.metadata, KEY: packed})
+
+
+def _candidates(item: Mapping[str, Any], parts: Sequence[store.Part]) -> list[Source]:
+    """Where an item's bulky values went, as the normalizer reads Responses items."""
+    if len(parts) == 1:
+        part = parts[0]
+        if isinstance(part, store.OpaquePart):
+            return [((), 0, "data")]
+        if isinstance(part, store.ToolCall | store.InvalidToolCall):
+            return [(("arguments",), 0, "arguments_text")]
+        if isinstance(part, store.ToolResult):
+            return [(("output",), 0, "content")]
+    content = item.get("content")
+    if isinstance(content, str):
+        return [(("content",), 0, "text")]
+    out: list[Source] = []
+    if isinstance(content, list):
+        for index, block in enumerate(content[:len(parts)]):
+            if isinstance(block, str):
+                out.append((("content", index), index, "text"))
+            elif isinstance(parts[index], store.OpaquePart):
+                out.append((("content", index), index, "data"))
+            else:
+                out.append((("content", index, "text"), index, "text"))
+    return out
+
+
+def _live_items(messages: Sequence[store.StoredMessage]) -> list[_Live]:
+    """The items of ``messages`` (loaded for this call only) in order, without popped ones
+    and tombstones."""
+    popped: set[tuple[int, int]] = set()
+    for stored in messages:
+        mark = stored.message.metadata.get(KEY)
+        if isinstance(mark, Mapping) and "pop" in mark:
+            position, index = mark["pop"]
+            popped.add((position, index))
+    out: list[_Live] = []
+    for stored in messages:
+        for index, item in enumerate(_items_of(stored.message)):
+            if (stored.position, index) not in popped:
+                out.append(_Live(stored.position, index, item))
+    return out
+
+
+def _items_of(message: store.Message) -> list[dict[str, Any]]:
+    mark = message.metadata.get(KEY)
+    if isinstance(mark, Mapping):
+        if "pop" in mark:
+            return []
+        if "record" in mark:
+            return [unpack(mark, message.parts, in_place=True)]
+    if not message.parts:
+        return []
+    items: list[dict[str, Any]] = store.render([message], "openai-responses")["input"]
+    return items
+
+
+# -- the pair-safe window -------------------------------------------------------------------------
+
+
+def _call_ref(item: Mapping[str, Any]) -> str | None:
+    """The id that later outputs of this call item refer to (``None`` for other items)."""
+    kind = item.get("type")
+    if kind == "mcp_approval_request":
+        ref = item.get("id")
+    elif isinstance(kind, str) and kind.endswith("_call"):
+        ref = item.get("call_id")
+    else:
+        return None
+    return ref if isinstance(ref, str) else None
+
+
+def _output_ref(item: Mapping[str, Any]) -> str | None:
+    """The call id this output item answers (``None`` for other items)."""
+    kind = item.get("type")
+    if kind == "mcp_approval_response":
+        ref = item.get("approval_request_id")
+    elif isinstance(kind, str) and kind.endswith("_output"):
+        ref = item.get("call_id")
+    else:
+        return None
+    return ref if isinstance(ref, str) else None
+
+
+def safe_start(items: Sequence[Mapping[str, Any]], start: int) -> int:
+    """The first index at or after ``start`` where ``items`` may be cut: no output after it
+    answers a call before it, and the item before it is not a ``reasoning`` item.
+
+    An output whose call is not in ``items`` (made earlier, or never) is never returned: the
+    cut moves past it.
+    """
+    seen: dict[str, int] = {}
+    needs = [len(items)] * (len(items) + 1)  # needs[p]: earliest call answered at or after p
+    answered: list[int] = []
+    for index, item in enumerate(items):
+        ref = _output_ref(item)
+        answered.append(seen.get(ref, -1) if ref is not None else len(items))
+        call = _call_ref(item)
+        if call is not None:
+            seen[call] = index
+    for index in range(len(items) - 1, -1, -1):
+        needs[index] = min(needs[index + 1], answered[index])
+    for cut in range(start, len(items) + 1):
+        if needs[cut] < cut:
+            continue
+        if cut > 0 and items[cut - 1].get("type") == "reasoning":
+            continue
+        return cut
+    return len(items)
+
+
+async def _settle(work: Awaitable[_T]) -> _T:
+    """Await ``work`` to the end even when cancelled; re-raise the cancellation after."""
+    task = asyncio.ensure_future(work)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    result = task.result()
+    if cancelled is not None:
+        raise cancelled
+    return result

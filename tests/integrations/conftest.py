@@ -1,0 +1,95 @@
+"""The ``store_url`` fixture over both real backends, as in ``tests/integration/conftest.py``.
+
+SQLite: each test gets a copy of a template file migrated once to head. PostgreSQL: one
+database per test run (``ts_integrations_<pid>``, not the name ``tests/integration`` uses, so
+both folders can run in one session) migrated once and emptied before each test. Set
+``TRANSCRIPT_TEST_POSTGRES_URL`` to use another server; when none answers, the PostgreSQL half
+is skipped on a laptop and **fails** under CI (``CI`` set).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, insert, text
+
+from store import DEFAULT_ALIASES, TranscriptStore
+from store.tables import tool_aliases
+
+ADMIN_URL = os.environ.get(
+    "TRANSCRIPT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+BACKENDS = [
+    pytest.param("sqlite", marks=pytest.mark.sqlite),
+    pytest.param("postgres", marks=pytest.mark.postgres),
+]
+
+
+def _postgres_unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"PostgreSQL is required under CI: {reason}")
+    pytest.skip(f"PostgreSQL not available: {reason}")
+
+
+@pytest.fixture(scope="session")
+def integrations_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.sqlite"
+    TranscriptStore.open(f"sqlite:///{path}").close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def integrations_postgres_url() -> Iterator[str]:
+    name = f"ts_integrations_{os.getpid()}"
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # the server is down or refuses us
+        admin.dispose()
+        _postgres_unavailable(str(exc).splitlines()[0])
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    TranscriptStore.open(url).close()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _empty_postgres(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
+            now = datetime.now(UTC)
+            conn.execute(insert(tool_aliases), [
+                {"raw_name": raw, "current_name": cur, "created_at": now}
+                for raw, cur in DEFAULT_ALIASES.items()
+            ])
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database URL at head, empty but for the default aliases."""
+    if request.param == "sqlite":
+        path = tmp_path / "store.sqlite"
+        shutil.copyfile(request.getfixturevalue("integrations_sqlite_template"), path)
+        path.chmod(0o600)
+        return f"sqlite:///{path}"
+    url: str = request.getfixturevalue("integrations_postgres_url")
+    _empty_postgres(url)
+    return url
+
+
+@pytest.fixture
+def db(store_url: str) -> Iterator[TranscriptStore]:
+    with TranscriptStore.open(store_url) as opened:
+        yield opened
