@@ -54,11 +54,10 @@ from store import Message, TextPart, ToolResult, TranscriptStore  # noqa: E402
 from store.audit import (  # noqa: E402
     ArgumentCondition,
     CallQuery,
-    explain_search,
-    explain_usage,
     search_calls,
     tool_usage,
 )
+from store.audit_explain import explain_search, explain_usage  # noqa: E402
 from store.model import make_tool_call  # noqa: E402
 
 DEFAULT_PG_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

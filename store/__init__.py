@@ -19,15 +19,12 @@ from store.audit import (
     CallQuery,
     SchemaViolation,
     ToolUsage,
-    explain_search,
-    explain_usage,
     iter_calls,
-    load_schema_file,
-    refill_search_index,
-    schema_audit,
     search_calls,
     tool_usage,
 )
+from store.audit_explain import explain_search, explain_usage, refill_search_index
+from store.audit_schema import load_schema_file, schema_audit
 from store.calls import normalize_tool_call, parse_text_tool_calls
 from store.database import SchemaStatus, check_database, database_status, upgrade_database
 from store.definitions import normalize_tool_definitions

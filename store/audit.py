@@ -26,12 +26,9 @@ exclusive, naive datetimes are taken as UTC.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import groupby
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
@@ -51,8 +48,7 @@ from sqlalchemy import (
     union,
 )
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.base import Executable
-from sqlalchemy.sql.elements import ClauseElement, ColumnElement, TextClause
+from sqlalchemy.sql.elements import ColumnElement, TextClause
 from sqlalchemy.sql.selectable import Alias, Exists
 
 from store.arguments import ARGUMENT_STATUSES, loads_json
@@ -64,16 +60,13 @@ from store.audit_sql import (
     escaped,
     fts_phrase,
     like_pattern,
-    sqlite_refill_statements,
 )
 from store.codec import decode_call
-from store.definitions import normalize_tool_definitions
-from store.errors import DatabaseError, ParametersError
-from store.model import InvalidToolCall, content_text
+from store.errors import DatabaseError
+from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
-from store.schemas import Parameters, validate_arguments
-from store.tables import messages, tool_calls, tool_definitions, tool_results
+from store.tables import messages, tool_calls, tool_results
 
 if TYPE_CHECKING:
     from store.repository import TranscriptStore
@@ -85,12 +78,7 @@ __all__ = [
     "CallQuery",
     "SchemaViolation",
     "ToolUsage",
-    "explain_search",
-    "explain_usage",
     "iter_calls",
-    "load_schema_file",
-    "refill_search_index",
-    "schema_audit",
     "search_calls",
     "tool_usage",
 ]
@@ -695,280 +683,6 @@ def _match(
     return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw), raw, status, arguments,
                      error, _aware(created), preview,
                      None if result is None else result[0], redactions)
-
-
-# -- schema audit -----------------------------------------------------------------------------
-
-SchemaSource = Mapping[str, Parameters | Mapping[str, Any]] | Sequence[Any] | str | Path
-
-
-def load_schema_file(path: str | Path) -> dict[str, Parameters | ParametersError]:
-    """Tool schemas from a JSON file: a list of tool definitions in any provider's shape (or
-    ``{"tools": [...]}``, or one definition), or an object mapping tool names to the JSON
-    Schema of their parameters. A schema ``Parameters`` cannot read maps to its error."""
-    try:
-        data = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise ParametersError(f"cannot read the schema file {str(path)!r}: {exc}") from exc
-    return _schemas(data)
-
-
-def _schemas(data: Any) -> dict[str, Parameters | ParametersError]:
-    if isinstance(data, str | Path):
-        return load_schema_file(data)
-    if isinstance(data, Mapping) and isinstance(data.get("tools"), list):
-        data = data["tools"]
-    if isinstance(data, Mapping) and data and all(
-        isinstance(v, Parameters) or (isinstance(v, Mapping) and "name" not in v
-                                      and ("type" in v or "properties" in v))
-        for v in data.values()
-    ):
-        return {str(name): _parameters(schema) for name, schema in data.items()}
-    try:
-        definitions = normalize_tool_definitions(data)
-    except Exception as exc:  # UnrecognizedRecord and friends: say what the file should be
-        raise ParametersError(f"not a list of tool definitions or a name-to-schema object: "
-                              f"{exc}") from exc
-    return {d.name: _parameters(d.parameters) for d in definitions}
-
-
-def _parameters(schema: Any) -> Parameters | ParametersError:
-    if isinstance(schema, Parameters):
-        return schema
-    try:
-        return Parameters.from_json_schema(schema)
-    except ParametersError as exc:
-        return exc
-
-
-def schema_audit(
-    store: TranscriptStore,
-    *,
-    session_id: str | None = None,
-    schema: SchemaSource | None = None,
-    tool: str | None = None,
-    redactor: Redactor | None = None,
-    limit: int | None = None,
-    offset: int = 0,
-) -> list[SchemaViolation]:
-    """The stored calls their tool's schema rejects, by session, position and index.
-
-    Without ``schema``, each call is checked against the definitions recorded with its session
-    (sessions without definitions are skipped; a call to a tool the session did not define is
-    an ``undefined_tool`` violation). With ``schema`` (a name-to-schema mapping, tool
-    definitions, or a path for :func:`load_schema_file`), the calls of the tools it names are
-    checked against it, in every session (or in ``session_id``). A definition matches a call by
-    the call's recorded name, else by its current name. ``tool`` keeps one current tool name.
-    """
-    if limit is not None:
-        _check_page(limit, offset)
-    given = _schemas(schema) if schema is not None else None
-    out: list[SchemaViolation] = []
-    skipped = 0
-    with _connect(store) as conn, closing(
-        _violations(conn, session_id, given, tool, redactor)
-    ) as violations:
-        for violation in violations:
-            if skipped < offset:
-                skipped += 1
-                continue
-            if limit is not None and len(out) >= limit:
-                break
-            out.append(violation)
-    return out
-
-
-def _violations(
-    conn: Connection,
-    session_id: str | None,
-    given: dict[str, Parameters | ParametersError] | None,
-    tool: str | None,
-    redactor: Redactor | None,
-) -> Generator[SchemaViolation, None, None]:
-    c = tool_calls
-    aliases = _aliases(conn)
-    statement = select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
-                       c.c.arguments_status, c.c.arguments_error, c.c.wire_json,
-                       c.c.extras_json, c.c.source, c.c.id_minted)
-    if session_id is not None:
-        statement = statement.where(c.c.session_id == session_id)
-    if tool is not None:
-        names = [raw for raw in aliases.raw_names(tool) if aliases.display_name(raw) == tool]
-        statement = statement.where(c.c.raw_name.in_(names))
-    if given is not None:
-        # The recorded names a given schema applies to (by raw name, or by current name).
-        wanted = {raw for name in given for raw in aliases.raw_names(name)} | set(given)
-        statement = statement.where(c.c.raw_name.in_(sorted(wanted)))
-    else:
-        statement = statement.where(c.c.session_id.in_(
-            select(tool_definitions.c.session_id).distinct().scalar_subquery()
-        ))
-    statement = statement.order_by(c.c.session_id, c.c.position, c.c.call_index)
-    rows = conn.execution_options(stream_results=True, yield_per=1000).execute(statement)
-    try:
-        yield from _check_calls(conn, rows, given, aliases, redactor)
-    finally:
-        rows.close()
-
-
-def _check_calls(
-    conn: Connection,
-    rows: Iterable[Any],
-    given: dict[str, Parameters | ParametersError] | None,
-    aliases: AliasTable,
-    redactor: Redactor | None,
-) -> Iterator[SchemaViolation]:
-    parsed: dict[str, Parameters | ParametersError] = {}  # by schema text, across sessions
-    for sid, calls in groupby(rows, key=lambda row: row[0]):
-        if given is not None:
-            schemas, source = given, "given"
-        else:
-            schemas, source = _session_schemas(conn, sid, parsed), "session"
-        for row in calls:
-            _, pos, idx, call_id, raw, status, error, wire, extras, src, minted = row
-            name = aliases.display_name(raw)
-            params = schemas.get(raw, schemas.get(name))
-            if params is None and given is not None:
-                continue  # matched a name the given schema does not define for this call
-            call = decode_call(call_id, wire, status, error, extras, src, bool(minted))
-            kind: Any
-            if params is None:
-                kind, problems = "undefined_tool", [
-                    f"no tool named {name!r} was recorded with session {sid!r}"]
-            elif isinstance(params, ParametersError):
-                kind, problems = "unreadable_schema", [str(params)]
-            elif isinstance(call, InvalidToolCall):
-                kind, problems = "invalid_arguments", [call.error_message]
-            else:
-                kind, problems = "schema", validate_arguments(params, call.input)
-                if not problems:
-                    continue
-            arguments = call.arguments_text
-            redactions = 0
-            if redactor is not None:
-                arguments, redactions = redactor.redact_text(arguments)
-                cleaned = []
-                for problem in problems:
-                    problem, count = redactor.redact_text(problem)
-                    cleaned.append(problem)
-                    redactions += count
-                problems = cleaned
-            yield SchemaViolation(sid, pos, idx, call_id, name, raw, kind, tuple(problems),
-                                  arguments, source, redactions)  # type: ignore[arg-type]
-
-
-def _session_schemas(
-    conn: Connection, session_id: str, parsed: dict[str, Parameters | ParametersError]
-) -> dict[str, Parameters | ParametersError]:
-    rows = conn.execute(
-        select(tool_definitions.c.name, tool_definitions.c.parameters_json)
-        .where(tool_definitions.c.session_id == session_id)
-    ).all()
-    out: dict[str, Parameters | ParametersError] = {}
-    for name, schema_text in rows:
-        if schema_text not in parsed:
-            parsed[schema_text] = _parameters(loads_json(schema_text))
-        out[name] = parsed[schema_text]
-    return out
-
-
-# -- query plans ------------------------------------------------------------------------------
-
-
-def explain_usage(
-    store: TranscriptStore,
-    *,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    session_id: str | None = None,
-    enable_seqscan: bool = True,
-) -> str:
-    """The database's plans of :func:`tool_usage`'s statements (``EXPLAIN QUERY PLAN`` on
-    SQLite, ``EXPLAIN`` on PostgreSQL), each under a ``-- what`` line. Over the whole store:
-    counts, errors, calls without a result, and the first-seen walk and join of one tool.
-    ``enable_seqscan=False`` (PostgreSQL) shows the plans the indexes give where a tiny table
-    would make a sequential scan cheaper."""
-    if since is not None or until is not None or session_id is not None:
-        statements = [("usage (one grouped join)", _usage_statement(since, until, session_id))]
-    else:
-        counts, errors, unanswered = _usage_statements(store.dialect)
-        statements = [("counts", counts), ("errors", errors), ("without result", unanswered),
-                      ("first seen: walk", _walk_statement(["a_tool"], False, _ANY_TIME)),
-                      ("first seen: join", _seen_statement(["a_tool"], False))]
-    with _connect(store) as conn:
-        return "\n".join(f"-- {label}\n{_explain(conn, statement, enable_seqscan)}"
-                         for label, statement in statements)
-
-
-_ANY_TIME = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-def explain_search(
-    store: TranscriptStore, query: CallQuery | None = None, *, limit: int = 50,
-    enable_seqscan: bool = True,
-) -> str:
-    """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`)."""
-    with _connect(store) as conn:
-        statement = _search_statement(conn, _aliases(conn), query or CallQuery())
-        if statement is None:
-            return "no call can match (the tool has no raw name)"
-        return _explain(conn, statement.limit(limit), enable_seqscan)
-
-
-class _Explain(Executable, ClauseElement):
-    """``EXPLAIN`` of a statement, compiled (with its bound values) like the statement."""
-
-    inherit_cache = False
-
-    def __init__(self, statement: Any) -> None:
-        self.statement = statement
-
-
-@compiles(_Explain)
-def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
-    prefix = "EXPLAIN QUERY PLAN " if compiler.dialect.name == "sqlite" else "EXPLAIN "
-    return prefix + str(compiler.process(element.statement, **kw))
-
-
-def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
-    try:
-        if conn.dialect.name == "postgresql":
-            _no_jit(conn)  # as the queries run
-            if not enable_seqscan:
-                conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-            return "\n".join(str(row[0]) for row in conn.execute(_Explain(statement)))
-        rows = conn.execute(_Explain(statement)).all()
-    finally:
-        conn.rollback()  # ends the transaction, and with it SET LOCAL
-    depth: dict[int, int] = {0: -1}
-    lines = []
-    for node, parent, _, detail in rows:
-        depth[node] = depth.get(parent, -1) + 1
-        lines.append("  " * depth[node] + str(detail))
-    return "\n".join(lines)
-
-
-# -- maintenance ------------------------------------------------------------------------------
-
-
-def refill_search_index(store: TranscriptStore) -> bool:
-    """SQLite: empty and refill the full-text indexes from the tables (to repair them, or after
-    a migration rebuilt a table). PostgreSQL keeps its indexes itself: nothing to do. Returns
-    whether anything was refilled."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    engine = store.engine
-    if engine.dialect.name != "sqlite":
-        return False
-    try:
-        with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
-            if not _has_fulltext(conn):
-                return False
-            for statement in sqlite_refill_statements():
-                conn.exec_driver_sql(statement)
-    except SQLAlchemyError as exc:
-        raise DatabaseError(f"{store.url}: {_reason(exc)}") from exc
-    return True
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -12,13 +12,11 @@ from store import Message, TextPart, ToolResult
 from store.audit import (
     ArgumentCondition,
     CallQuery,
-    explain_search,
-    explain_usage,
-    refill_search_index,
-    schema_audit,
     search_calls,
     tool_usage,
 )
+from store.audit_explain import explain_search, explain_usage, refill_search_index
+from store.audit_schema import schema_audit
 from store.audit_sql import call_text_sql
 from store.model import make_tool_call
 from store.redact import Redactor
@@ -177,10 +175,10 @@ class TestToolUsage:
         assert tool_usage(audited) == tool_usage(audited, since=at(-1))
 
     def test_first_and_last_seen_beyond_the_bounded_walk(self, audited, monkeypatch):
-        import store.audit
+        import sys
 
         expected = usage_by_name(audited)
-        monkeypatch.setattr(store.audit, "_WALK", 1)  # walk one message, then join
+        monkeypatch.setattr(sys.modules["store.audit"], "_WALK", 1)  # walk one message, then join
 
         assert usage_by_name(audited) == expected
 

@@ -20,7 +20,8 @@ DOMAIN = ["errors", "arguments", "keys", "model", "names", "calls", "messages", 
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE = {"tables", "engine", "compiled", "repository", "store_base", "store_sessions",
                "writer", "migrate", "database",
-               "verify", "importer", "audit", "audit_sql", "export",
+               "verify", "importer", "audit", "audit_sql", "audit_schema", "audit_explain",
+               "export",
                "cli", "cli_sessions", "cli_import", "cli_export", "cli_audit"}
 
 
