@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -219,48 +219,69 @@ def dumps_json(value: Any) -> str:
 
 
 def _check_jsonable(value: object) -> None:
-    """Raise ``unsupported_type`` naming the first value that is not exact JSON."""
+    """Raise ``unsupported_type`` naming the first value that is not exact JSON.
+
+    Iterative (any depth), linear in the size of the value: a path is only spelled out when
+    there is something to report.
+    """
+    # Each entry: (value, node, leaving); nodes[i] = (parent node, key) for the error path.
+    nodes: list[tuple[int, object]] = [(-1, "$")]
     on_path: set[int] = set()  # containers on the current path: seeing one again is a cycle
-    stack: list[tuple[object, str, bool]] = [(value, "$", False)]
+    stack: list[tuple[object, int, bool]] = [(value, 0, False)]
+
+    def where(node: int) -> str:
+        parts: list[str] = []
+        while node > 0:
+            node, key = nodes[node]
+            parts.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        if len(parts) > 12:
+            parts = parts[:6] + [f"...({len(parts) - 12} levels)..."] + parts[-6:]
+        return "$" + "".join(reversed(parts))
+
     while stack:
-        item, path, leaving = stack.pop()
+        item, node, leaving = stack.pop()
         if leaving:
             on_path.discard(id(item))
             continue
         kind = type(item)
         if kind is str:
-            _check_text(item, path)  # type: ignore[arg-type]
+            _check_text(item, node, where)  # type: ignore[arg-type]
             continue
         if item is None or kind is bool or kind is int:
             continue
         if kind is float:
             if not math.isfinite(item):  # type: ignore[arg-type]
-                _unsupported(f"a non-finite number ({item!r}) at {path}")
+                _unsupported(f"a non-finite number ({item!r}) at {where(node)}")
             continue
         if isinstance(item, Mapping | list | tuple):
             if id(item) in on_path:
-                _unsupported(f"a cyclic structure at {path}")
+                _unsupported(f"a cyclic structure at {where(node)}")
             on_path.add(id(item))
-            stack.append((item, path, True))
+            stack.append((item, node, True))
             if isinstance(item, Mapping):
                 for key, child in item.items():
                     if type(key) is not str:
-                        _unsupported(f"an object with a {_type_name(key)} key ({key!r}) at {path}")
-                    _check_text(key, path)
-                    stack.append((child, f"{path}.{key}", False))
+                        _unsupported(
+                            f"an object with a {_type_name(key)} key ({key!r}) at {where(node)}"
+                        )
+                    _check_text(key, node, where)
+                    nodes.append((node, key))
+                    stack.append((child, len(nodes) - 1, False))
             else:
-                stack.extend((child, f"{path}[{i}]", False) for i, child in enumerate(item))
+                for index, child in enumerate(item):
+                    nodes.append((node, index))
+                    stack.append((child, len(nodes) - 1, False))
             continue
         if isinstance(item, str | int | float):
             continue
-        _unsupported(f"a {_type_name(item)} at {path}")
+        _unsupported(f"a {_type_name(item)} at {where(node)}")
 
 
-def _check_text(text: str, path: str) -> None:
+def _check_text(text: str, node: int, where: Callable[[int], str]) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        _unsupported(f"a string with a lone surrogate at {path}")
+        _unsupported(f"a string with a lone surrogate at {where(node)}")
 
 
 def _unsupported(what: str) -> None:

@@ -101,7 +101,8 @@ def encode_message(parts: Sequence[Part], extras: Mapping[str, Any],
     try:
         return _encode(parts, extras, metadata)
     except ToolArgumentsError as exc:
-        raise RecordError(f"message cannot be stored exactly: {exc}") from exc
+        detail = str(exc).split(", got ", 1)[-1]
+        raise RecordError(f"message cannot be stored exactly: it holds {detail}") from exc
 
 
 def _encode(parts: Sequence[Part], extras: Mapping[str, Any],

@@ -189,17 +189,16 @@ class InvalidToolCall:
 
 
 def _raw_text(raw: object) -> str:
-    """The argument text to keep for raw arguments that are not a mapping."""
+    """The argument text to keep for raw arguments that are not valid: text as is, anything
+    else as its JSON. A value with no exact JSON form (a cycle, NaN, a non-string key, a
+    foreign object) has no text to keep: ``ToolArgumentsError`` says what it holds."""
     if raw is None:
         return "{}"
     if isinstance(raw, str):
         return raw
     if isinstance(raw, bytes | bytearray):
         return bytes(raw).decode("utf-8", "surrogateescape")
-    try:
-        return dumps_json(raw)
-    except ToolArgumentsError:
-        return repr(raw)
+    return dumps_json(raw)
 
 
 def make_tool_call(
