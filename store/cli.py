@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 # The other command groups attach themselves to ``cli`` when imported.
-from store import cli_audit, cli_export, cli_import, cli_sessions  # noqa: E402,F401
+from store import cli_audit, cli_export, cli_import, cli_serve, cli_sessions  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     main(sys.argv[1:])

@@ -22,7 +22,7 @@ PERSISTENCE = {"tables", "engine", "compiled", "repository", "store_base", "stor
                "writer", "migrate", "database",
                "verify", "importer", "audit", "audit_sql", "audit_schema", "audit_explain",
                "export",
-               "cli", "cli_sessions", "cli_import", "cli_export", "cli_audit"}
+               "cli", "cli_sessions", "cli_import", "cli_export", "cli_audit", "cli_serve"}
 
 
 def imported_modules(path: Path) -> set[str]:

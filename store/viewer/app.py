@@ -1,0 +1,363 @@
+"""The viewer's HTTP side: requests, responses, routing, access control, the server.
+
+Contract:
+
+* Read only. Only ``GET`` and ``HEAD`` are served (``HEAD``: the same headers, no body); every
+  other method gets ``405`` with ``Allow: GET, HEAD``. No route writes anything, and the store
+  is opened read-only by the caller (``TranscriptStore.open(url, read_only=True)``).
+* Every response carries :data:`SECURITY_HEADERS`: a Content-Security-Policy that allows only
+  this origin's own script, style, images and fetches (no inline script, no third party),
+  ``nosniff``, no framing, no referrer, ``no-store`` caching.
+* Access: with a token, every request needs it, as ``?token=`` (which sets an HttpOnly,
+  SameSite=Lax cookie and redirects to the same URL without it) or as that cookie; compared
+  with :func:`hmac.compare_digest`. Without a token (loopback only: :func:`make_server`
+  refuses a non-loopback host without one) the ``Host`` header must name a loopback host, so
+  that a web page cannot read the viewer through DNS rebinding.
+* Errors: unknown routes and sessions are ``404``, bad parameters ``400``, store errors ``500``
+  with the (password-free) message; unexpected exceptions ``500`` without details.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import re
+import socket
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+import store
+
+__all__ = [
+    "COOKIE",
+    "SECURITY_HEADERS",
+    "BadRequest",
+    "NotFound",
+    "Request",
+    "Response",
+    "Viewer",
+    "ViewerServer",
+    "is_loopback",
+    "make_server",
+]
+
+#: The cookie that carries the access token after a ``?token=`` visit.
+COOKIE = "transcript_store_token"
+
+CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
+    ("Content-Security-Policy", CSP),
+    ("X-Content-Type-Options", "nosniff"),
+    ("X-Frame-Options", "DENY"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cross-Origin-Opener-Policy", "same-origin"),
+    ("Cross-Origin-Resource-Policy", "same-origin"),
+    ("Cache-Control", "no-store"),
+)
+
+_TOKEN = re.compile(r"[A-Za-z0-9._~-]{16,256}")
+
+_STATIC_TYPES = {
+    "viewer.css": "text/css; charset=utf-8",
+    "viewer.js": "text/javascript; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
+
+
+class BadRequest(Exception):
+    """A parameter the route cannot use: answered with ``400`` and the message."""
+
+
+class NotFound(Exception):
+    """Nothing at this address: answered with ``404`` and the message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request: ``segments`` are the path's percent-decoded segments (``/a/b%2Fc`` is
+    ``("a", "b/c")``); ``query`` maps each parameter to its values in order."""
+
+    method: str
+    path: str
+    segments: tuple[str, ...]
+    query: Mapping[str, list[str]]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, method: str, target: str, headers: Mapping[str, str]) -> Request:
+        """Parse a request target (``/path?query``) as the handler received it."""
+        split = urlsplit(target)
+        raw = [s for s in split.path.split("/") if s]
+        segments = tuple(unquote(s, errors="replace") for s in raw)
+        query = parse_qs(split.query, keep_blank_values=True, errors="replace")
+        lowered = {k.lower(): v for k, v in headers.items()}
+        return cls(method, split.path or "/", segments, query, lowered)
+
+    def arg(self, name: str) -> str | None:
+        """The first non-blank value of a parameter, stripped, else ``None``."""
+        for value in self.query.get(name, ()):
+            if value.strip():
+                return value.strip()
+        return None
+
+    def args(self, name: str) -> list[str]:
+        """Every non-blank value of a parameter, stripped."""
+        return [v.strip() for v in self.query.get(name, ()) if v.strip()]
+
+    def int_arg(self, name: str, default: int, *, minimum: int = 0) -> int:
+        """An integer parameter (``BadRequest`` when it is not one, or below ``minimum``)."""
+        raw = self.arg(name)
+        if raw is None:
+            return default
+        if not raw.isdigit() or int(raw) < minimum or len(raw) > 9:
+            raise BadRequest(f"{name} must be a whole number from {minimum}, got {raw!r}")
+        return int(raw)
+
+
+@dataclass(slots=True)
+class Response:
+    """A response: status, body bytes, content type, extra headers."""
+
+    status: int
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def text(cls, status: int, text: str) -> Response:
+        """Plain UTF-8 text (lone surrogates replaced)."""
+        return cls(status, text.encode("utf-8", "replace"), "text/plain; charset=utf-8")
+
+    @classmethod
+    def redirect(cls, location: str, status: int = 303) -> Response:
+        """A redirect to a same-origin path (``location`` must start with one ``/``)."""
+        if not location.startswith("/") or location.startswith("//"):
+            raise ValueError(f"not a same-origin path: {location!r}")
+        return cls(status, b"", "text/plain; charset=utf-8", [("Location", location)])
+
+
+Route = Callable[["Viewer", Request], Response]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 in brackets or not) is a loopback one."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(header: str) -> str:
+    """The host name of a ``Host`` header (``[::1]:8000`` is ``::1``; ``a:80`` is ``a``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+class Viewer:
+    """The application: ``handle(request) -> response`` over one shared read-only store.
+
+    ``token``: the access token every request must carry (``None``: loopback-only access,
+    checked with the ``Host`` header). ``page_size``: rows per page of the lists;
+    ``messages_per_page``: messages per page of a session.
+    """
+
+    def __init__(self, opened: store.TranscriptStore, *, token: str | None = None,
+                 page_size: int = 50, messages_per_page: int = 200) -> None:
+        from store.viewer.session import TranscriptCache
+
+        self.store = opened
+        self.token = token
+        self.page_size = page_size
+        self.messages_per_page = messages_per_page
+        self.transcripts = TranscriptCache(opened)
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def handle(self, request: Request) -> Response:
+        """Answer one request (never raises); security headers are added by the server."""
+        if request.method not in ("GET", "HEAD"):
+            response = Response.text(405, "method not allowed: this viewer is read-only\n")
+            response.headers.append(("Allow", "GET, HEAD"))
+            return response
+        denied = self._access(request)
+        if denied is not None:
+            return denied
+        try:
+            return self._route(request)
+        except NotFound as exc:
+            return self._error(404, str(exc))
+        except store.SessionNotFound as exc:
+            return self._error(404, str(exc))
+        except BadRequest as exc:
+            return self._error(400, str(exc))
+        except store.StoreError as exc:
+            return self._error(500, f"store error: {exc}")
+        except Exception:  # the page fails, the server does not
+            traceback.print_exc(file=sys.stderr)
+            return self._error(500, "internal error (see the server's log)")
+
+    def _error(self, status: int, message: str) -> Response:
+        from store.viewer.layout import page
+        from store.viewer.markup import html
+
+        phrase = HTTPStatus(status).phrase
+        body = html("<h1>{status} {phrase}</h1><p class=\"error\">{message}</p>",
+                    status=status, phrase=phrase, message=message)
+        return page(f"{status} {phrase}", body, status=status)
+
+    def _access(self, request: Request) -> Response | None:
+        if self.token is None:
+            host = _host_name(request.headers.get("host", ""))
+            if host and not is_loopback(host):
+                return Response.text(403, "forbidden: this viewer answers on loopback only\n")
+            return None
+        given = request.query.get("token", [])
+        if given:
+            if not hmac.compare_digest(given[0].encode(), self.token.encode()):
+                return Response.text(403, "forbidden: wrong token\n")
+            rest = [(k, v) for k, vs in request.query.items() if k != "token" for v in vs]
+            location = request.path + ("?" + urlencode(rest) if rest else "")
+            response = Response.redirect(location if location.startswith("/") and
+                                         not location.startswith("//") else "/")
+            response.headers.append(("Set-Cookie", f"{COOKIE}={self.token}; HttpOnly; "
+                                     "SameSite=Lax; Path=/"))
+            return response
+        cookie = SimpleCookie()
+        try:
+            cookie.load(request.headers.get("cookie", ""))
+        except CookieError:
+            pass
+        morsel = cookie.get(COOKIE)
+        if morsel is not None and hmac.compare_digest(morsel.value.encode(),
+                                                      self.token.encode()):
+            return None
+        return Response.text(403, "forbidden: open the URL with ?token=... that the server "
+                                  "printed when it started\n")
+
+    def _route(self, request: Request) -> Response:
+        from store.viewer import pages, session
+
+        seg = request.segments
+        if not seg:
+            return Response.redirect("/sessions", 302)
+        head, rest = seg[0], seg[1:]
+        if head == "static" and len(rest) == 1:
+            return _static(rest[0])
+        if head == "favicon.ico" and not rest:
+            return _static("favicon.svg")
+        simple: dict[str, Route] = {"sessions": pages.sessions_page, "tools": pages.tools_page,
+                                    "search": pages.search_page}
+        if head in simple and not rest:
+            return simple[head](self, request)
+        if head == "session" and rest:
+            return session.route(self, request, rest[0], rest[1:])
+        raise NotFound(f"no page at {request.path}")
+
+
+def _static(name: str) -> Response:
+    content_type = _STATIC_TYPES.get(name)
+    if content_type is None:
+        raise NotFound(f"no static file {name!r}")
+    data = resources.files("store.viewer").joinpath("static", name).read_bytes()
+    return Response(200, data, content_type, [("Cache-Control", "max-age=3600")])
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Adapts ``http.server`` to :meth:`Viewer.handle`; every method but GET/HEAD is 405."""
+
+    server: ViewerServer
+    server_version = "transcript-store-viewer"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self._answer(send_body=True)
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._answer(send_body=False)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # POST, PUT, DELETE, PATCH, OPTIONS, anything else
+            return lambda: self._answer(send_body=True)
+        raise AttributeError(name)
+
+    def _answer(self, *, send_body: bool) -> None:
+        length = self.headers.get("Content-Length")
+        if length and length.isdigit() and int(length) <= 1 << 20:
+            self.rfile.read(int(length))  # drain a small body to keep the connection usable
+        elif length:
+            self.close_connection = True
+        request = Request.parse(self.command, self.path, dict(self.headers.items()))
+        response = self.server.viewer.handle(request)
+        self.send_response(response.status)
+        own = {name for name, _ in response.headers}
+        for name, value in SECURITY_HEADERS:
+            if name not in own:
+                self.send_header(name, value)
+        for name, value in response.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        if send_body and self.command != "HEAD":
+            self.wfile.write(response.body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        if self.server.log_requests:
+            line = format % args
+            if "token=" in line:
+                line = line.split("token=")[0] + "token=[hidden]"
+            sys.stderr.write(f"{self.address_string()} - {line}\n")
+
+
+class ViewerServer(ThreadingHTTPServer):
+    """A threading HTTP server that answers with one :class:`Viewer`."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], viewer: Viewer, *,
+                 log_requests: bool = False) -> None:
+        self.viewer = viewer
+        self.log_requests = log_requests
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _Handler)
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/`` of the bound socket (IPv6 hosts in brackets)."""
+        host, port = self.server_address[0], self.server_address[1]
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{name}]" if ":" in name else name
+        return f"http://{shown}:{port}/"
+
+
+def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: int = 0, *,
+                token: str | None = None, log_requests: bool = False) -> ViewerServer:
+    """A server for ``opened`` bound to ``host:port`` (``port=0``: any free port), not yet
+    serving (call ``serve_forever``). Raises ``ValueError`` for a non-loopback host without a
+    token, or a token that is not 16 to 256 URL- and cookie-safe characters."""
+    if token is not None and _TOKEN.fullmatch(token) is None:
+        raise ValueError("the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
+    if token is None and not is_loopback(host):
+        raise ValueError(f"refusing to serve on {host!r} without an access token: "
+                         "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
+    return ViewerServer((host, port), Viewer(opened, token=token), log_requests=log_requests)

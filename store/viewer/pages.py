@@ -1,0 +1,260 @@
+"""The list pages: sessions, tools (with the usage chart) and call search.
+
+* ``/sessions``: most recently updated first, ``Viewer.page_size`` a page (``?page=``),
+  filtered by ``q`` (title contains), ``provider``, ``model``, ``tag``, ``tool`` (a current
+  tool name the session called), ``since`` / ``until`` (updated in that range; dates are
+  whole days, both inclusive).
+* ``/tools``: the usage chart and, per tool, calls, sessions, invalid calls, error results,
+  calls without a result, first and last seen; ``since`` / ``until`` narrow both.
+* ``/search``: :func:`store.search_calls` with the CLI's filters (``tool``, ``raw_name``,
+  ``session``, ``since``, ``until``, ``status`` (repeatable), ``where`` and ``contains``
+  (one ``PATH=VALUE`` a line), ``text``), oldest first, each match linking to its call in
+  its session.
+
+The store has no total counts for these lists, so the pagers offer previous / next (a page
+is read with one extra row to know whether a next one exists).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+import store
+from store.viewer.app import BadRequest, Request, Response
+from store.viewer.chart import usage_series, usage_svg
+from store.viewer.layout import datalist, field, page, pager, parse_time, when
+from store.viewer.markup import Markup, html, join, url
+
+if TYPE_CHECKING:
+    from store.viewer.app import Viewer
+
+__all__ = ["search_page", "sessions_page", "tools_page"]
+
+_CHUNK = 500  # sessions read per query when filtering by tool
+
+
+def _tool_names(opened: store.TranscriptStore) -> list[str]:
+    return list(opened.count_calls_by_tool())[:500]
+
+
+def _sessions_using(opened: store.TranscriptStore, tool: str, filters: dict[str, Any],
+                    offset: int, limit: int) -> list[store.SessionInfo]:
+    """Sessions with a call to ``tool`` (current name) matching ``filters``, paged. The
+    public API has no such filter: the sessions are found with the call search, then the
+    filtered list is walked in order keeping those."""
+    wanted = {m.session_id for m in store.iter_calls(opened, store.CallQuery(tool=tool),
+                                                     preview_chars=0)}
+    kept: list[store.SessionInfo] = []
+    seen = start = 0
+    while wanted and len(kept) < offset + limit and seen < len(wanted):
+        chunk = opened.list_sessions(**filters, limit=_CHUNK, offset=start)
+        for info in chunk:
+            if info.session_id in wanted:
+                kept.append(info)
+                seen += 1
+        if len(chunk) < _CHUNK:
+            break
+        start += _CHUNK
+    return kept[offset:offset + limit]
+
+
+def sessions_page(viewer: Viewer, request: Request) -> Response:
+    """The session list."""
+    per = viewer.page_size
+    number = request.int_arg("page", 1, minimum=1)
+    filters: dict[str, Any] = {
+        "provider": request.arg("provider"), "model": request.arg("model"),
+        "tag": request.arg("tag"), "title_contains": request.arg("q"),
+        "since": parse_time(request.arg("since"), "since"),
+        "until": parse_time(request.arg("until"), "until", end=True),
+    }
+    tool = request.arg("tool")
+    offset = (number - 1) * per
+    if tool is None:
+        rows = viewer.store.list_sessions(**filters, limit=per + 1, offset=offset)
+    else:
+        rows = _sessions_using(viewer.store, tool, filters, offset, per + 1)
+    has_next, rows = len(rows) > per, rows[:per]
+    form = html(
+        '<form class="filters" method="get" action="/sessions">{q}{provider}{model}{tag}'
+        "{tool}{since}{until}<button type=\"submit\">filter</button> "
+        '<a href="/sessions">clear</a>{tools}</form>',
+        q=field("title", "q", request.arg("q"), placeholder="contains"),
+        provider=field("provider", "provider", request.arg("provider")),
+        model=field("model", "model", request.arg("model")),
+        tag=field("tag", "tag", request.arg("tag")),
+        tool=field("tool used", "tool", tool, datalist="tool-names"),
+        since=field("updated from", "since", request.arg("since"), kind="date"),
+        until=field("to", "until", request.arg("until"), kind="date"),
+        tools=datalist("tool-names", _tool_names(viewer.store)))
+    body_rows = join(html(
+        '<tr><td><a href="{href}">{title}</a><br><code class="sid">{sid}</code></td>'
+        "<td>{provider}</td><td>{model}</td><td>{tags}</td><td class=\"num\">{n}</td>"
+        "<td>{updated}</td></tr>",
+        href=url("session", info.session_id), title=info.title or info.session_id,
+        sid=info.session_id, provider=info.provider or "", model=info.model or "",
+        tags=", ".join(info.tags), n=info.message_count, updated=when(info.updated_at))
+        for info in rows)
+    table = html('<table class="sessions"><thead><tr><th>session</th><th>provider</th>'
+                 "<th>model</th><th>tags</th><th>messages</th><th>updated</th></tr></thead>"
+                 "<tbody>{rows}</tbody></table>", rows=body_rows) if rows else html(
+        '<p class="empty">No sessions match.</p>')
+    bar = pager(request, number, has_next)
+    body = html("<h1>Sessions</h1>{form}{bar}{table}{bar}", form=form, bar=bar, table=table)
+    return page("Sessions", body, current="/sessions")
+
+
+def tools_page(viewer: Viewer, request: Request) -> Response:
+    """Usage per tool: the chart and the table."""
+    per = viewer.page_size
+    number = request.int_arg("page", 1, minimum=1)
+    since = parse_time(request.arg("since"), "since")
+    until = parse_time(request.arg("until"), "until", end=True)
+    if since is not None and until is not None and since >= until:
+        raise BadRequest("since must be before until")
+    usage = store.tool_usage(viewer.store, since=since, until=until, limit=per + 1,
+                             offset=(number - 1) * per)
+    has_next, usage = len(usage) > per, usage[:per]
+    chart = usage_svg(usage_series(viewer.store, since, until)) if number == 1 else Markup("")
+    period = {"since": request.arg("since"), "until": request.arg("until")}
+
+    def search(name: str, **extra: str) -> str:
+        return url("search", query={"tool": name, **period, **extra})
+
+    rows = join(html(
+        '<tr><td><a href="{find}" class="tool">{name}</a>{raw}</td>'
+        '<td class="num">{calls}</td><td class="num"><a href="{sessions_href}">{sessions}</a>'
+        '</td><td class="num {ic}"><a href="{inv_href}">{invalid}</a></td>'
+        '<td class="num {ec}"><a href="{err_href}">{errors}</a></td>'
+        '<td class="num {dc}"><a href="{none_href}">{none}</a></td><td>{first}</td>'
+        "<td>{last}</td></tr>",
+        find=search(u.name), name=u.name,
+        raw=html('<br><small>recorded as {r}</small>', r=", ".join(u.raw_names))
+        if u.raw_names != (u.name,) else Markup(""),
+        calls=u.calls, sessions=u.sessions, invalid=u.invalid_calls, errors=u.error_results,
+        none=u.calls_without_result, first=when(u.first_seen), last=when(u.last_seen),
+        sessions_href=url("sessions", query={"tool": u.name}),
+        inv_href=search(u.name, status="invalid"), err_href=search(u.name, status="error"),
+        none_href=search(u.name, status="no_result"),
+        ic="bad" if u.invalid_calls else "", ec="bad" if u.error_results else "",
+        dc="warn" if u.calls_without_result else "")
+        for u in usage)
+    table = html(
+        '<table class="tools"><thead><tr><th>tool</th><th>calls</th><th>sessions</th>'
+        "<th>invalid calls</th><th>error results</th><th>no result</th><th>first seen</th>"
+        "<th>last seen</th></tr></thead><tbody>{rows}</tbody></table>", rows=rows
+    ) if usage else html('<p class="empty">No tool calls.</p>')
+    form = html('<form class="filters" method="get" action="/tools">{since}{until}'
+                '<button type="submit">show</button> <a href="/tools">all time</a></form>',
+                since=field("from", "since", request.arg("since"), kind="date"),
+                until=field("to", "until", request.arg("until"), kind="date"))
+    bar = pager(request, number, has_next)
+    body = html("<h1>Tools</h1>{form}{chart}{bar}{table}", form=form, chart=chart, bar=bar,
+                table=table)
+    return page("Tools", body, current="/tools")
+
+
+def _condition(line: str, op: str) -> store.ArgumentCondition:
+    path, sep, raw = line.partition("=")
+    if not sep:
+        raise BadRequest(f"expected PATH=VALUE, got {line!r}")
+    value: Any = raw
+    if op == "eq":
+        try:
+            value = orjson.loads(raw)  # 30, true, null, "x", [..]; else the text itself
+        except orjson.JSONDecodeError:
+            value = raw
+    try:
+        return store.ArgumentCondition(path.strip(), op, value)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _lines(request: Request, name: str) -> list[str]:
+    return [line.strip() for value in request.args(name) for line in value.splitlines()
+            if line.strip()]
+
+
+def _query(request: Request) -> store.CallQuery:
+    try:
+        return store.CallQuery(
+            tool=request.arg("tool"), raw_name=request.arg("raw_name"),
+            session_id=request.arg("session"),
+            since=parse_time(request.arg("since"), "since"),
+            until=parse_time(request.arg("until"), "until", end=True),
+            status=tuple(request.args("status")) or None,
+            where=tuple(_condition(w, "eq") for w in _lines(request, "where"))
+            + tuple(_condition(c, "contains") for c in _lines(request, "contains")),
+            text=request.arg("text"))
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def _search_form(request: Request, tools: list[str]) -> Markup:
+    chosen = set(request.args("status"))
+    statuses = join(html('<label class="check"><input type="checkbox" name="status" '
+                         'value="{s}"{c}> {s}</label>', s=s,
+                         c=Markup(" checked") if s in chosen else Markup(""))
+                    for s in store.CALL_STATUSES)
+    return html(
+        '<form class="filters search" method="get" action="/search">{tool}{raw}{session}'
+        "{since}{until}{text}<fieldset><legend>status (any of)</legend>{statuses}</fieldset>"
+        '<label class="area">arguments equal (one PATH=JSON a line)<textarea name="where" '
+        'rows="2" placeholder="options.mode=&quot;fast&quot;">{where}</textarea></label>'
+        '<label class="area">arguments contain (one PATH=TEXT a line)<textarea '
+        'name="contains" rows="2" placeholder="command=rm -rf">{contains}</textarea></label>'
+        '<div><button type="submit">search</button> <a href="/search">clear</a></div>'
+        "{tools}</form>",
+        tool=field("tool", "tool", request.arg("tool"), datalist="tool-names"),
+        raw=field("recorded name", "raw_name", request.arg("raw_name")),
+        session=field("session", "session", request.arg("session")),
+        since=field("from", "since", request.arg("since"), kind="date"),
+        until=field("to", "until", request.arg("until"), kind="date"),
+        text=field("full text", "text", request.arg("text"), placeholder="3+ characters"),
+        statuses=statuses, where="\n".join(_lines(request, "where")),
+        contains="\n".join(_lines(request, "contains")),
+        tools=datalist("tool-names", tools))
+
+
+def search_page(viewer: Viewer, request: Request) -> Response:
+    """Call search."""
+    per = viewer.page_size
+    number = request.int_arg("page", 1, minimum=1)
+    form = _search_form(request, _tool_names(viewer.store))
+    try:
+        query = _query(request)
+    except BadRequest as exc:
+        body = html('<h1>Search calls</h1>{form}<p class="error">{e}</p>', form=form, e=exc)
+        return page("Search", body, status=400, current="/search")
+    matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per)
+    has_next, matches = len(matches) > per, matches[:per]
+    rows = join(html(
+        '<tr class="{cls}"><td><a href="{href}">{title}</a><br><small>#{pos}.{idx}</small>'
+        '</td><td>{time}</td><td><span class="tool">{name}</span>{raw}</td>'
+        '<td><span class="badge {scls}">{status}</span></td><td><code class="args">{args}'
+        '</code></td><td>{flag}<span class="preview">{result}</span></td></tr>',
+        cls="match", href=url("session", m.session_id, query={"at": m.position},
+                              fragment=f"c-{m.position}-{m.index}"),
+        title=m.session_id, pos=m.position, idx=m.index, time=when(m.created_at),
+        name=m.name, raw=html("<br><small>recorded as {r}</small>", r=m.raw_name)
+        if m.raw_name != m.name else Markup(""),
+        scls="" if m.status in ("ok", "empty") else "bad", status=m.status,
+        args=_cut(m.arguments_text, 240),
+        flag=Markup('<span class="badge bad">error</span> ') if m.result_is_error
+        else Markup(""),
+        result="(no result)" if m.result_preview is None else _cut(m.result_preview, 240))
+        for m in matches)
+    table = html('<table class="matches"><thead><tr><th>session · call</th><th>time</th>'
+                 "<th>tool</th><th>status</th><th>arguments</th><th>result</th></tr></thead>"
+                 "<tbody>{rows}</tbody></table>", rows=rows) if matches else html(
+        '<p class="empty">No calls match.</p>')
+    bar = pager(request, number, has_next)
+    body = html("<h1>Search calls</h1>{form}{bar}{table}{bar}", form=form, bar=bar,
+                table=table)
+    return page("Search", body, current="/search")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

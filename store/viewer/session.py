@@ -1,0 +1,242 @@
+"""The session routes: the transcript page, the repair report, exports, full texts.
+
+Routes (``<id>`` is the percent-quoted session id):
+
+* ``/session/<id>?page=N`` (or ``?at=POSITION``: the page holding that message): the
+  transcript, :attr:`Viewer.messages_per_page` messages a page; each call with its arguments
+  pretty-printed and its (first) result beside it; invalid calls, error results, dangling
+  calls and results without a call marked; texts over ``FOLD_BYTES`` folded.
+* ``/session/<id>/repair?target=T&page=N``: what :func:`store.repair` changes for target T.
+* ``/session/<id>/export/<target>[?repair=1]``: :func:`store.render` of the session (after
+  :func:`store.repair` with ``repair=1``) as a JSON attachment.
+* ``/session/<id>/result/<pos>/<idx>``: the full text of result ``idx`` of message ``pos``;
+  ``/session/<id>/text/<pos>/<part>``: the full text of part ``part`` of message ``pos``
+  (a call's arguments pretty-printed). Both ``text/plain; charset=utf-8``.
+
+Transcripts are loaded whole (``TranscriptStore.load`` has no "positions [a, b)" window) and
+kept in a small :class:`TranscriptCache`, checked against the session's ``updated_at`` and
+message count on every use, so that paging through a long session loads it once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from bisect import bisect_left
+from collections import Counter, OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+import store
+from store.viewer.app import BadRequest, NotFound, Request, Response
+from store.viewer.layout import page, pager, select, when
+from store.viewer.markup import Markup, html, join, url
+from store.viewer.transcript_html import CallIndex, message_html, part_text
+
+if TYPE_CHECKING:
+    from store.viewer.app import Viewer
+
+__all__ = ["TranscriptCache", "route"]
+
+_CHANGES_PER_PAGE = 100
+
+
+class TranscriptCache:
+    """The last few loaded transcripts, by session id, reused while the session's
+    ``(updated_at, message_count)`` is unchanged and for at most ``ttl`` seconds (alias
+    changes do not touch sessions). Thread-safe."""
+
+    def __init__(self, opened: store.TranscriptStore, *, size: int = 4,
+                 ttl: float = 60.0) -> None:
+        self._store = opened
+        self._size = size
+        self._ttl = ttl
+        self._lock = threading.Lock()
+        self._items: OrderedDict[str, tuple[tuple[Any, ...], float, store.Transcript,
+                                            CallIndex]] = OrderedDict()
+
+    def get(self, session_id: str) -> tuple[store.Transcript, CallIndex]:
+        """The session's transcript and its call index (``SessionNotFound`` when none)."""
+        info = self._store.get_session(session_id)
+        key = (info.updated_at, info.message_count)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._items.get(session_id)
+            if hit is not None and hit[0] == key and now - hit[1] < self._ttl:
+                self._items.move_to_end(session_id)
+                return hit[2], hit[3]
+        transcript = self._store.load(session_id)
+        index = CallIndex(transcript)
+        with self._lock:
+            self._items[session_id] = (key, now, transcript, index)
+            self._items.move_to_end(session_id)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return transcript, index
+
+
+def route(viewer: Viewer, request: Request, session_id: str, rest: tuple[str, ...]
+          ) -> Response:
+    """Dispatch ``/session/<id>/...``."""
+    if not rest:
+        return session_page(viewer, request, session_id)
+    kind = rest[0]
+    if kind == "repair" and len(rest) == 1:
+        return repair_page(viewer, request, session_id)
+    if kind == "export" and len(rest) == 2:
+        return export(viewer, request, session_id, rest[1])
+    if kind in ("result", "text") and len(rest) == 3:
+        return full_text(viewer, session_id, kind, rest[1], rest[2])
+    raise NotFound(f"no page at {request.path}")
+
+
+def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
+    tags = join((html('<span class="tag">{t}</span>', t=t) for t in info.tags), " ")
+    facts = html(
+        "<dl class=\"facts\"><dt>id</dt><dd><code>{sid}</code></dd><dt>provider</dt>"
+        "<dd>{provider}</dd><dt>model</dt><dd>{model}</dd><dt>cwd</dt><dd><code>{cwd}</code>"
+        "</dd><dt>tags</dt><dd>{tags}</dd><dt>created</dt><dd>{created}</dd><dt>updated</dt>"
+        "<dd>{updated}</dd><dt>messages</dt><dd>{messages}</dd></dl>",
+        sid=info.session_id, provider=info.provider or "–", model=info.model or "–",
+        cwd=info.cwd or "–", tags=tags or "–", created=when(info.created_at),
+        updated=when(info.updated_at), messages=info.message_count)
+    counts = html(
+        '<p class="counts"><span>{calls} calls</span> <span class="{ic}">{invalid} invalid'
+        '</span> <span class="{ec}">{errors} error results</span> <span class="{dc}">'
+        "{dangling} dangling</span> <span class=\"{oc}\">{orphans} results without a call"
+        "</span></p>",
+        calls=index.calls, invalid=index.invalid, errors=index.errors,
+        dangling=index.dangling, orphans=index.orphans,
+        ic="bad" if index.invalid else "", ec="bad" if index.errors else "",
+        dc="warn" if index.dangling else "", oc="warn" if index.orphans else "")
+    meta = Markup("")
+    if info.metadata:
+        pretty = json.dumps(dict(info.metadata), indent=2, ensure_ascii=False, default=str)
+        meta = html("<details class=\"meta\"><summary>session metadata</summary>"
+                    "<pre>{m}</pre></details>", m=pretty)
+    return html("<h1>{title}</h1>{facts}{counts}{meta}",
+                title=info.title or info.session_id, facts=facts, counts=counts, meta=meta)
+
+
+def _tools_bar(session_id: str, chosen: str | None = None) -> Markup:
+    exports = join(html('<li><span class="target">{t}</span> <a href="{raw}" download>as '
+                         'stored</a> · <a href="{fixed}" download>repaired</a></li>', t=t,
+                         raw=url("session", session_id, "export", t),
+                         fixed=url("session", session_id, "export", t,
+                                   query={"repair": "1"}))
+                    for t in store.TARGETS)
+    form = html('<form class="repair" method="get" action="{action}">{sel} '
+                '<button type="submit">repair report</button></form>',
+                action=url("session", session_id, "repair"),
+                sel=select("provider", "target", store.TARGETS, chosen, blank=None))
+    return html('<aside class="session-tools"><div><h2>Export</h2><ul class="exports">'
+                "{exports}</ul></div><div><h2>Repair for replay</h2>{form}</div></aside>",
+                exports=exports, form=form)
+
+
+def session_page(viewer: Viewer, request: Request, session_id: str) -> Response:
+    """The transcript, one page of messages."""
+    transcript, index = viewer.transcripts.get(session_id)
+    per = viewer.messages_per_page
+    messages = transcript.messages
+    pages = max(1, -(-len(messages) // per))
+    at = request.int_arg("at", -1)
+    if at >= 0:
+        number = min(bisect_left(index.positions, at), max(len(messages) - 1, 0)) // per + 1
+    else:
+        number = request.int_arg("page", 1, minimum=1)
+    if number > pages:
+        raise NotFound(f"session {session_id!r} has {pages} page(s) of messages, not {number}")
+    window = messages[(number - 1) * per:number * per]
+    bar = pager(request, number, number < pages, pages=pages)
+    body = html(
+        '{head}{tools}<h2 class="transcript-title">Transcript <small>messages {a}–{b} of '
+        '{n}</small></h2>{bar}<div class="transcript">{messages}</div>{bar}',
+        head=_session_head(transcript.session, index), tools=_tools_bar(session_id),
+        a=window[0].position if window else 0, b=window[-1].position if window else 0,
+        n=len(messages), bar=bar,
+        messages=join(message_html(session_id, stored, index, per) for stored in window)
+        or html('<p class="empty">No messages.</p>'))
+    return page(transcript.session.title or session_id, body)
+
+
+def repair_page(viewer: Viewer, request: Request, session_id: str) -> Response:
+    """What repair would change for one target, paged."""
+    target = request.arg("target")
+    if target not in store.TARGETS:
+        raise BadRequest(f"target must be one of {', '.join(store.TARGETS)}, got {target!r}")
+    transcript, _ = viewer.transcripts.get(session_id)
+    repaired = store.repair(transcript, target)
+    changes = repaired.changes
+    number = request.int_arg("page", 1, minimum=1)
+    shown = changes[(number - 1) * _CHANGES_PER_PAGE:number * _CHANGES_PER_PAGE]
+    kinds = Counter(change.kind for change in changes)
+    summary = join((html("<li><code>{k}</code>: {n}</li>", k=k, n=n)
+                    for k, n in sorted(kinds.items())))
+    rows = join(html(
+        '<tr><td><code>{kind}</code></td><td>{pos}</td><td><code>{cid}</code></td>'
+        '<td class="detail">{detail}</td></tr>', kind=c.kind, cid=c.call_id or "–",
+        detail=c.detail,
+        pos=html('<a href="{h}">#{p}</a>', p=c.position,
+                 h=url("session", session_id, query={"at": c.position},
+                       fragment=f"m-{c.position}")) if c.position is not None else "–")
+        for c in shown)
+    pages = max(1, -(-len(changes) // _CHANGES_PER_PAGE))
+    body = html(
+        '<p class="crumbs"><a href="{back}">← {title}</a></p><h1>Repair report: {target}</h1>'
+        "{tools}<p>{n} change(s) to make the session replayable on <b>{target}</b>{state}."
+        "</p><ul class=\"kinds\">{summary}</ul>{bar}<table class=\"changes\"><thead><tr>"
+        "<th>change</th><th>position</th><th>call id</th><th>detail</th></tr></thead>"
+        "<tbody>{rows}</tbody></table>",
+        back=url("session", session_id), title=transcript.session.title or session_id,
+        target=target, tools=_tools_bar(session_id, target), n=len(changes),
+        state="" if repaired.changed else " (nothing to repair)", summary=summary,
+        bar=pager(request, number, number < pages, pages=pages), rows=rows)
+    return page(f"repair {target}", body)
+
+
+def export(viewer: Viewer, request: Request, session_id: str, target: str) -> Response:
+    """The rendered request history as a JSON download."""
+    if target not in store.TARGETS:
+        raise NotFound(f"no export target {target!r}: use one of {', '.join(store.TARGETS)}")
+    transcript, _ = viewer.transcripts.get(session_id)
+    repaired = request.arg("repair") in ("1", "true", "yes")
+    messages = (store.repair(transcript, target).messages
+                if repaired else tuple(m.message for m in transcript))
+    try:
+        rendered = store.render(messages, target)
+    except Exception as exc:  # an unrepaired history may be beyond the target's rules
+        return Response.text(422, f"cannot render this session for {target} as stored: "
+                                  f"{exc}\nexport it repaired (?repair=1) instead\n")
+    try:
+        body = orjson.dumps(rendered, option=orjson.OPT_INDENT_2)
+    except TypeError:  # integers beyond 64 bits: the stdlib writes them
+        body = json.dumps(rendered, indent=2, ensure_ascii=False).encode("utf-8", "replace")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id)[:80] or "session"
+    name = f"{safe}.{target}{'.repaired' if repaired else ''}.json"
+    return Response(200, body, "application/json",
+                    [("Content-Disposition", f'attachment; filename="{name}"')])
+
+
+def full_text(viewer: Viewer, session_id: str, kind: str, raw_position: str,
+              raw_index: str) -> Response:
+    """The whole text of a result or a part, as plain text."""
+    if not raw_position.isdigit() or not raw_index.isdigit():
+        raise BadRequest("position and index must be whole numbers")
+    position, number = int(raw_position), int(raw_index)
+    _, index = viewer.transcripts.get(session_id)
+    stored = index.message_at(position)
+    if stored is None:
+        raise NotFound(f"no message at position {position} in session {session_id!r}")
+    if kind == "result":
+        results = stored.message.tool_results
+        if number >= len(results):
+            raise NotFound(f"message {position} has {len(results)} result(s)")
+        return Response.text(200, results[number].text)
+    parts = stored.message.parts
+    if number >= len(parts):
+        raise NotFound(f"message {position} has {len(parts)} part(s)")
+    return Response.text(200, part_text(parts[number]))
