@@ -4,8 +4,9 @@ proof that scripts injected through transcripts do not run.
 
 Never ``playwright install``: the browser is the system's (``TRANSCRIPT_TEST_CHROMIUM``,
 default ``/usr/bin/chromium``). When it cannot start the tests skip, and **fail** under CI.
-Screenshots go to the test's temporary directory and to ``docs/images/`` (``session.png``,
-``tools.png``) for the README.
+Screenshots go to the test's temporary directory; with ``TRANSCRIPT_UPDATE_SCREENSHOTS=1``
+also to ``docs/images/`` (``session.png``, ``tools.png``) for the README, so that an ordinary
+test run leaves the work tree clean.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _shot(page: Any, tmp_path: Path, name: str, *, docs: bool = False, **options
     path = tmp_path / name
     page.screenshot(path=str(path), **options)
     assert path.stat().st_size > 10_000
-    if docs:
+    if docs and os.environ.get("TRANSCRIPT_UPDATE_SCREENSHOTS"):
         DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, DOCS_IMAGES / name)
 
