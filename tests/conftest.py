@@ -1,13 +1,111 @@
-"""Suite-wide settings: Hypothesis profiles (``HYPOTHESIS_PROFILE=fuzz`` for long runs)."""
+"""Suite-wide fixtures and settings.
+
+* Hypothesis profiles (``HYPOTHESIS_PROFILE=fuzz`` for long runs).
+* One ``store`` fixture (and ``store_url``, ``db``) over both real backends: an SQLite file
+  and a PostgreSQL database. SQLite: each test gets a copy of a template file migrated once
+  to head. PostgreSQL: one database per test run (``ts_test_<pid>``) migrated once, emptied
+  before each test (aliases re-seeded). Set ``TRANSCRIPT_TEST_POSTGRES_URL`` to use another
+  server; when none answers the PostgreSQL half is skipped on a laptop and **fails** under CI
+  (``CI`` set).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+from sqlalchemy import create_engine, insert, text
+
+from store import TranscriptStore
+from store.names import DEFAULT_ALIASES
+from store.tables import tool_aliases
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "fuzz", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+ADMIN_URL = os.environ.get(
+    "TRANSCRIPT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+BACKENDS = [
+    pytest.param("sqlite", marks=pytest.mark.sqlite),
+    pytest.param("postgres", marks=pytest.mark.postgres),
+]
+
+
+def _postgres_unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"PostgreSQL is required under CI: {reason}")
+    pytest.skip(f"PostgreSQL not available: {reason}")
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.sqlite"
+    TranscriptStore.open(f"sqlite:///{path}").close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name = f"ts_test_{os.getpid()}"
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # the server is down or refuses us
+        admin.dispose()
+        _postgres_unavailable(str(exc).splitlines()[0])
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    TranscriptStore.open(url).close()
+    yield url
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _empty_postgres(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
+            now = datetime.now(UTC)
+            conn.execute(insert(tool_aliases), [
+                {"raw_name": raw, "current_name": cur, "created_at": now}
+                for raw, cur in DEFAULT_ALIASES.items()
+            ])
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database URL at head, empty but for the default aliases."""
+    if request.param == "sqlite":
+        path = tmp_path / "store.sqlite"
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        path.chmod(0o600)
+        return f"sqlite:///{path}"
+    url: str = request.getfixturevalue("postgres_url")
+    _empty_postgres(url)
+    return url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[TranscriptStore]:
+    with TranscriptStore.open(store_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def db(store: TranscriptStore) -> TranscriptStore:
+    """The ``store`` fixture under the name the integration tests use."""
+    return store
