@@ -17,6 +17,7 @@ The tree::
     ├── DatabaseError               the database failed or refused an operation (wraps the
     │   │                           driver's error, chained)
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
+    │   ├── ConflictError           another writer changed the session first (compare-and-delete)
     │   └── SessionNotFound         (also KeyError) no session with that id
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
@@ -131,6 +132,10 @@ class SchemaOutOfDate(DatabaseError):
 
     def __reduce__(self) -> tuple[type[SchemaOutOfDate], tuple[str | None, str, str]]:
         return (type(self), (self.current, self.head, str(self).split(" ")[1]))
+
+
+class ConflictError(DatabaseError):
+    """Another writer changed the session between reading and writing it."""
 
 
 class SessionNotFound(DatabaseError, KeyError):

@@ -12,7 +12,7 @@ from sqlalchemy import and_, delete, insert, literal, select, update
 
 from store.arguments import dumps_json, loads_json
 from store.definitions import normalize_tool_definitions
-from store.errors import AliasError, DatabaseError, SessionNotFound
+from store.errors import AliasError, ConflictError, DatabaseError, SessionNotFound
 from store.names import AliasTable
 from store.store_base import (
     StoreBase,
@@ -181,6 +181,38 @@ class SessionsMixin(StoreBase):
                 conn.execute(insert(table).from_select(
                     ["session_id", *[c.name for c in columns]], query))
         return self.get_session(new_id)
+
+    def truncate(self, session_id: str, position: int, *,
+                 expected_length: int | None = None) -> int:
+        """Delete the messages at ``position`` and after (with their calls and results), so
+        that the session ends before ``position``; returns how many were deleted.
+
+        ``expected_length`` makes it a compare-and-delete: when the session no longer has that
+        many messages (another writer appended or truncated meanwhile) nothing changes and
+        ``ConflictError`` is raised, so two writers cannot remove one message twice.
+        """
+        if position < 0:
+            raise ValueError("position must not be negative")
+        with self._write() as conn:
+            # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
+            # the comparison and the delete one step.
+            length = conn.execute(
+                select(sessions.c.next_position).where(sessions.c.session_id == session_id)
+                .with_for_update()
+            ).scalar_one_or_none()
+            if length is None:
+                raise SessionNotFound(session_id)
+            if expected_length is not None and length != expected_length:
+                raise ConflictError(
+                    f"session {session_id!r} has {length} messages, not {expected_length}"
+                )
+            if position >= length:
+                return 0
+            conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
+                                                     messages.c.position >= position)))
+            conn.execute(update(sessions).where(sessions.c.session_id == session_id)
+                         .values(next_position=position, updated_at=_now()))
+            return int(length) - position
 
     # -- tool definitions -----------------------------------------------------------------------
 

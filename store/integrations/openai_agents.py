@@ -30,11 +30,13 @@ Contract:
   Where the plain tail is safe (the usual case) both are the same items; the SDK also reads
   tails internally to reconcile an interrupted write when a ``RunState`` is resumed, and it
   expects the plain tail there: ``pair_safe_limit=False`` gives the SDK's "last N items".
-* ``pop_item`` removes the newest item by appending a *tombstone* (an empty ``system`` message
-  whose metadata names the popped position), so the store stays append-only and a pop is one
-  atomic, idempotent append (its key names the position: two processes popping at once cannot
-  both remove the same item; the loser retries). Popped items are hidden from ``get_items``;
-  the rows stay (an audit trail: ``tools usage`` still counts a popped call).
+* ``pop_item`` removes the newest item: it deletes the newest message with
+  ``TranscriptStore.truncate(..., expected_length=n)`` (a compare-and-delete, so two writers
+  cannot remove one item twice), calls and results included. Only an item that shares its
+  message with other items (a session written by other means) is instead hidden by a
+  *tombstone* (an empty ``system`` message whose metadata names the popped position, keyed
+  by it, so that two processes popping at once cannot both remove the same item; the loser
+  retries); such an item is hidden from ``get_items`` and its rows stay.
 * ``clear_session`` deletes the session (``TranscriptStore.delete_session``).
 * Messages of the session that were not written by this class (imported, or appended through
   the store) are read as Responses items through ``store.render(..., "openai-responses")``.
@@ -225,6 +227,18 @@ class TranscriptStoreSession:
             if not lives:
                 return None
             last = lives[-1]
+            count = self._length
+            alone = sum(1 for live in lives if live.position == last.position) == 1
+            if alone and count is not None and last.position == count - 1:
+                # The newest message holds just this item: delete it (its calls and results
+                # with it), unless another writer changed the session meanwhile.
+                try:
+                    db.truncate(self.session_id, last.position, expected_length=count)
+                except store.ConflictError:
+                    continue
+                self._length = last.position
+                return last.item
+            # An item sharing its message with others (a session written otherwise): mark it.
             tombstone = store.Message("system", (), _SOURCE,
                                       metadata={KEY: {"pop": [last.position, last.index]}})
             key = f"{_SOURCE}:pop:{last.position}:{last.index}"

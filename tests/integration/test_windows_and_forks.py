@@ -95,3 +95,27 @@ class TestFork:
         store.append("t", turn(0))
         with pytest.raises(Exception, match="exists already"):
             store.fork("s", 1, "t")
+
+
+class TestTruncate:
+    def test_truncate_deletes_the_tail_with_its_calls_and_results(self, store):
+        store.append("s", turn(0) + turn(1))
+        assert store.truncate("s", 3) == 3
+        assert positions(store.load("s")) == [0, 1, 2]
+        assert store.count_calls("s") == 1 and store.get_session("s").message_count == 3
+        store.append("s", turn(2))  # positions go on from the new end
+        assert positions(store.load("s")) == [0, 1, 2, 3, 4, 5]
+        assert store.verify("s").ok
+
+    def test_truncate_is_a_compare_and_delete(self, store):
+        from store import ConflictError
+
+        store.append("s", turn(0))
+        with pytest.raises(ConflictError, match="has 3 messages, not 2"):
+            store.truncate("s", 2, expected_length=2)
+        assert store.truncate("s", 2, expected_length=3) == 1
+        assert store.truncate("s", 5) == 0
+
+    def test_truncating_an_unknown_session_is_session_not_found(self, store):
+        with pytest.raises(SessionNotFound):
+            store.truncate("nope", 0)
