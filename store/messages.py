@@ -33,7 +33,6 @@ from store.model import (
     OpaquePart,
     Part,
     Role,
-    ServerToolCall,
     TextPart,
     ThinkingPart,
     ToolCall,
@@ -152,12 +151,12 @@ def _read_chat(top: Mapping[str, Any], role: Role) -> Message:
         if not isinstance(calls, list):
             raise UnrecognizedRecord(f"tool_calls must be a list, got {type(calls).__name__}")
         for call in calls:
-            parts.append(_client_call(read_call(call)))
+            parts.append(read_call(call))
     legacy = top.get("function_call")
     if legacy is not None and isinstance(legacy, Mapping):
         legacy_keys, _ = canonical_keys(legacy)
         if legacy_keys.get("name"):
-            parts.append(_client_call(read_call({"function_call": legacy})))
+            parts.append(read_call({"function_call": legacy}))
             source = "legacy_function_call"
         else:  # Snowflake sends an empty legacy object beside real calls: keep it, don't call it
             extras["function_call"] = legacy
@@ -188,10 +187,6 @@ def _read_chat_result(top: Mapping[str, Any], content: Any) -> Message:
 def _message_id(top: Mapping[str, Any]) -> str | None:
     value = top.get("id")
     return value if isinstance(value, str) and value else None
-
-
-def _client_call(call: ToolCall | InvalidToolCall | ServerToolCall) -> Part:
-    return call
 
 
 def _read_blocks(blocks: list[Any], parts: list[Part]) -> str:
@@ -342,11 +337,7 @@ def _read_gemini(top: Mapping[str, Any], role: Role) -> Message:
         if "function_call" in p:
             parts.append(read_call(raw))
         elif "function_response" in p:
-            if not isinstance(p["function_response"], Mapping):
-                raise UnrecognizedRecord(
-                    f"a Gemini functionResponse must be an object, got {p['function_response']!r}"
-                )
-            body, _ = canonical_keys(p["function_response"])
+            body = _result_body(p["function_response"], "a Gemini functionResponse")
             parts.append(ToolResult(
                 body.get("id"), body.get("response"), False, body.get("name"),
                 {k: v for k, v in p.items() if k != "function_response"}, "gemini",
@@ -362,6 +353,14 @@ def _read_gemini(top: Mapping[str, Any], role: Role) -> Message:
             parts.append(OpaquePart(next(iter(p), "empty"), dict(raw)))
     return Message(role, tuple(parts), "gemini", None,
                    {k: v for k, v in top.items() if k not in ("role", "parts")})
+
+
+def _result_body(value: Any, what: str) -> Mapping[str, Any]:
+    """A provider's result object, keys in snake_case; anything else is unrecognized."""
+    if not isinstance(value, Mapping):
+        raise UnrecognizedRecord(f"{what} must be an object, got {value!r}")
+    body, _ = canonical_keys(value)
+    return body
 
 
 def _is_bedrock_blocks(content: list[Any]) -> bool:
@@ -381,11 +380,7 @@ def _read_bedrock(top: Mapping[str, Any], role: Role) -> Message:
         if "tool_use" in b:
             parts.append(read_call(raw))
         elif "tool_result" in b:
-            if not isinstance(b["tool_result"], Mapping):
-                raise UnrecognizedRecord(
-                    f"a Bedrock toolResult must be an object, got {b['tool_result']!r}"
-                )
-            body, _ = canonical_keys(b["tool_result"])
+            body = _result_body(b["tool_result"], "a Bedrock toolResult")
             parts.append(ToolResult(
                 body.get("tool_use_id"), body.get("content"), body.get("status") == "error",
                 None, {k: v for k, v in body.items() if k not in ("tool_use_id", "content")},

@@ -31,19 +31,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-ADMIN_URL = os.environ.get(
-    "TRANSCRIPT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
-BACKENDS = [
-    pytest.param("sqlite", marks=pytest.mark.sqlite),
-    pytest.param("postgres", marks=pytest.mark.postgres),
-]
-
-
-def _postgres_unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"PostgreSQL is required under CI: {reason}")
-    pytest.skip(f"PostgreSQL not available: {reason}")
+from backends import ADMIN_URL, BACKENDS, postgres_unavailable  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +51,7 @@ def postgres_url() -> Iterator[str]:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
     except Exception as exc:  # the server is down or refuses us
         admin.dispose()
-        _postgres_unavailable(str(exc).splitlines()[0])
+        postgres_unavailable(str(exc).splitlines()[0])
     url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
     TranscriptStore.open(url).close()
     yield url

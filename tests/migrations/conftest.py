@@ -16,24 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from backends import ADMIN_URL, BACKENDS, postgres_unavailable  # noqa: E402
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
 from store.engine import create_store_engine
-
-ADMIN_URL = os.environ.get(
-    "TRANSCRIPT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
-BACKENDS = [
-    pytest.param("sqlite", marks=pytest.mark.sqlite),
-    pytest.param("postgres", marks=pytest.mark.postgres),
-]
-
-
-def postgres_unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"PostgreSQL is required under CI: {reason}")
-    pytest.skip(f"PostgreSQL not available: {reason}")
 
 
 @pytest.fixture(scope="session")
