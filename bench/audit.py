@@ -51,13 +51,13 @@ from sqlalchemy import create_engine, text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store import Message, TextPart, ToolResult, TranscriptStore  # noqa: E402
-from store.audit import (  # noqa: E402
+from store.audit.plans import explain_search, explain_usage  # noqa: E402
+from store.audit.queries import (  # noqa: E402
     ArgumentCondition,
     CallQuery,
     search_calls,
     tool_usage,
 )
-from store.audit_explain import explain_search, explain_usage  # noqa: E402
 from store.model import make_tool_call  # noqa: E402
 
 DEFAULT_PG_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

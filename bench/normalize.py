@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from store import ToolCall, normalize_tool_call
-from store.calls import read_call
+from store.normalize.calls import read_call
 
 CALL_MARKERS = {"function", "functionCall", "function_call", "toolUse"}
 

@@ -15,7 +15,7 @@ that both see the same machine state:
 * **store**: ``store.TranscriptStore`` through its public API (``append``, ``load``,
   ``count_calls_by_tool``, ``find_calls``);
 * **raw**: :class:`RawStore`, hand-written SQL through ``sqlite3`` / psycopg 3 on an equivalent
-  normalized schema (the tables, columns and indexes of ``store/tables.py``, including the
+  normalized schema (the tables, columns and indexes of ``store/db/tables.py``, including the
   search indexes of revision 0004: FTS5 trigram tables and their triggers on SQLite, JSONB GIN
   and pg_trgm indexes on PostgreSQL, loaded from the revision itself; with the queryable
   JSON/JSONB ``arguments`` copy, the exact ``wire_json`` text and the result->call link), doing
@@ -631,7 +631,7 @@ def _audit_revision() -> Any:
     return module
 
 
-# The B-tree indexes of revision 0004 (store/tables.py declares them too).
+# The B-tree indexes of revision 0004 (store/db/tables.py declares them too).
 AUDIT_INDEXES = """
 CREATE INDEX ix_messages_created_at ON messages (created_at);
 CREATE INDEX ix_messages_time ON messages (session_id, position, created_at);

@@ -1,8 +1,8 @@
-"""Alembic environment: runs on a connection handed over by store.migrate, or on a URL.
+"""Alembic environment: runs on a connection handed over by store.db.migrate, or on a URL.
 
 ``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move).
 ``include_name`` leaves the objects that revision 0004 creates by raw SQL (SQLite FTS5 tables,
-PostgreSQL GIN indexes; ``store/audit_sql.py``) out of autogenerate's comparison.
+PostgreSQL GIN indexes; ``store/db/search_schema.py``) out of autogenerate's comparison.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from store.audit_sql import include_name
-from store.engine import create_store_engine, default_url
-from store.tables import metadata
+from store.db.search_schema import include_name
+from store.db.engine import create_store_engine, default_url
+from store.db.tables import metadata
 
 config = context.config
 target_metadata = metadata

@@ -12,7 +12,9 @@ from store.arguments import (
     loads_json,
     parse_arguments,
 )
-from store.audit import (
+from store.audit.export import ExportStats, export_calls_csv, export_jsonl
+from store.audit.plans import explain_search, explain_usage, refill_search_index
+from store.audit.queries import (
     CALL_STATUSES,
     ArgumentCondition,
     CallMatch,
@@ -23,11 +25,10 @@ from store.audit import (
     search_calls,
     tool_usage,
 )
-from store.audit_explain import explain_search, explain_usage, refill_search_index
-from store.audit_schema import load_schema_file, schema_audit
-from store.calls import normalize_tool_call, parse_text_tool_calls
-from store.database import SchemaStatus, check_database, database_status, upgrade_database
-from store.definitions import normalize_tool_definitions
+from store.audit.schema_audit import load_schema_file, schema_audit
+from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+from store.db.store import TranscriptStore
+from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
     AliasError,
     AmbiguousRecord,
@@ -46,10 +47,8 @@ from store.errors import (
     ToolArgumentsError,
     UnrecognizedRecord,
 )
-from store.export import ExportStats, export_calls_csv, export_jsonl
-from store.importer import ImportProgress, ImportSummary, import_paths
-from store.importers import FORMATS as IMPORT_FORMATS
-from store.importers import (
+from store.importers.formats import FORMATS as IMPORT_FORMATS
+from store.importers.formats import (
     ImportFileError,
     ImportProblem,
     ParsedFile,
@@ -58,8 +57,8 @@ from store.importers import (
     detect_format,
     read_sessions,
 )
+from store.importers.walk import ImportProgress, ImportSummary, import_paths
 from store.keys import camelize_args
-from store.messages import NotAMessage, normalize_message, normalize_payload
 from store.model import (
     InvalidToolCall,
     Message,
@@ -72,10 +71,12 @@ from store.model import (
     ToolResult,
 )
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
+from store.normalize.definitions import normalize_tool_definitions
+from store.normalize.messages import NotAMessage, normalize_message, normalize_payload
 from store.redact import Redactor
-from store.render import render
-from store.repair import TARGETS, RepairChange, Repaired, Target, repair
-from store.repository import TranscriptStore
+from store.replay.render import render
+from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
 from store.schemas import (
     PARAMETER_TYPES,
     Parameter,
@@ -84,7 +85,7 @@ from store.schemas import (
     ParameterType,
     validate_arguments,
 )
-from store.stream import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
 from store.transcript import (
     AppendResult,
     LoadedCall,
@@ -93,7 +94,6 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
-from store.verify import VerifyProblem, VerifyReport
 
 __version__ = "0.1.0"
 

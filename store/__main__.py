@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from store.cli import main
+from store.cli.main import main
 
 main()

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.arguments import dumps_json, loads_json
-from store.calls import read_call
 from store.errors import RecordError, ToolArgumentsError
 from store.model import (
     EMPTY_EXTRAS,
@@ -32,6 +31,7 @@ from store.model import (
     ToolResult,
     make_tool_call,
 )
+from store.normalize.calls import read_call
 
 __all__ = [
     "EncodedCall",

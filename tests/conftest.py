@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, settings
 from sqlalchemy import create_engine, insert, text
 
 from store import TranscriptStore
+from store.db.tables import tool_aliases
 from store.names import DEFAULT_ALIASES
-from store.tables import tool_aliases
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

@@ -1,7 +1,7 @@
 """The structural rules each provider publishes for a request history, as validators.
 
-One validator per target; each takes a rendered body (``store.render.render``) and returns the
-problems found, as readable strings (an empty list: the history is valid). The rules are the
+One validator per target; each takes a rendered body (``store.replay.render.render``) and returns
+the problems found, as readable strings (an empty list: the history is valid). The rules are the
 ones the providers document or enforce with a 400 error; they are written from the providers'
 documentation, independently of the renderers:
 

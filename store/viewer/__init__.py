@@ -1,6 +1,6 @@
 """A read-only web viewer over a store: browse sessions, read transcripts, audit tool usage.
 
-Start it with ``transcript-store serve`` (``store/cli_serve.py``) or in code::
+Start it with ``transcript-store serve`` (``store/cli/serve.py``) or in code::
 
     opened = store.TranscriptStore.open(url, read_only=True)
     server = make_server(opened, "127.0.0.1", 8000)

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import store
-from store.cli import cli
-from store.migrate import head
+from store.cli.main import cli
+from store.db.migrate import head
 
 HEAD = head()
 

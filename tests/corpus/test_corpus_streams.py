@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from store.model import InvalidToolCall, ToolCall, make_tool_call
-from store.stream import StreamAssembler, assemble
+from store.stream.assembler import StreamAssembler, assemble
 
 pytestmark = pytest.mark.corpus
 

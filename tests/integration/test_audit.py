@@ -9,15 +9,15 @@ import pytest
 from sqlalchemy import text
 
 from store import Message, TextPart, ToolResult
-from store.audit import (
+from store.audit.plans import explain_search, explain_usage, refill_search_index
+from store.audit.queries import (
     ArgumentCondition,
     CallQuery,
     search_calls,
     tool_usage,
 )
-from store.audit_explain import explain_search, explain_usage, refill_search_index
-from store.audit_schema import schema_audit
-from store.audit_sql import call_text_sql
+from store.audit.schema_audit import schema_audit
+from store.db.search_schema import call_text_sql
 from store.model import make_tool_call
 from store.redact import Redactor
 
@@ -178,7 +178,7 @@ class TestToolUsage:
         import sys
 
         expected = usage_by_name(audited)
-        monkeypatch.setattr(sys.modules["store.audit"], "_WALK", 1)  # walk one message, then join
+        monkeypatch.setattr(sys.modules["store.audit.queries"], "_WALK", 1)
 
         assert usage_by_name(audited) == expected
 

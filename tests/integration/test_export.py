@@ -1,4 +1,4 @@
-"""store.export on both backends: canonical JSONL of sessions, CSV of calls, redaction."""
+"""store.audit.export on both backends: canonical JSONL of sessions, CSV of calls, redaction."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from store import Message, SessionNotFound, TextPart, ThinkingPart, ToolResult
-from store.audit import ArgumentCondition, CallQuery
-from store.export import CSV_COLUMNS, export_calls_csv, export_jsonl
+from store.audit.export import CSV_COLUMNS, export_calls_csv, export_jsonl
+from store.audit.queries import ArgumentCondition, CallQuery
 from store.model import make_tool_call
 from store.redact import Redactor
 

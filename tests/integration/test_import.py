@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from store import Message, TextPart, ToolResult, importer
-from store.importer import ImportProgress, import_paths
-from store.importers import decode_codex_output, path_session_id
+from store import Message, TextPart, ToolResult
+from store.importers import walk as importer
+from store.importers.formats import decode_codex_output, path_session_id
+from store.importers.walk import ImportProgress, import_paths
 
 NEVER = math.inf
 

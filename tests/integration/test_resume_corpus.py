@@ -16,8 +16,8 @@ import pytest
 from provider_rules import validate
 
 from store import Message, NotAMessage, ToolCall, normalize_message, normalize_payload
-from store.render import render
-from store.repair import TARGETS, repair
+from store.replay.render import render
+from store.replay.repair import TARGETS, repair
 
 pytestmark = pytest.mark.corpus
 

@@ -10,9 +10,9 @@ from provider_rules import validate
 from sqlalchemy import select
 
 from store import InvalidToolCall, ToolCall
-from store.render import render
-from store.repair import INTERRUPTED_TEXT, TARGETS, repair
-from store.tables import messages, tool_calls, tool_results
+from store.db.tables import messages, tool_calls, tool_results
+from store.replay.render import render
+from store.replay.repair import INTERRUPTED_TEXT, TARGETS, repair
 
 
 def chat_call(call_id, name, arguments):

@@ -41,7 +41,7 @@ from store import (
     ToolCall,
     TranscriptStore,
 )
-from store.tables import tool_aliases
+from store.db.tables import tool_aliases
 
 FUZZ = settings.default.max_examples >= 1000  # the ``fuzz`` profile is loaded
 RUN_SETTINGS = settings(

@@ -3,7 +3,7 @@
 The session is seeded at revision 0001 with SQLAlchemy Core on the tables as they were then
 (reflected, so no ``wire_version`` column), in every spelling older writers stored tool calls
 in: canonical, Ruby-symbol keys, camelCase, mixed per level, arguments as a decoded object,
-legacy tool names, corrupt arguments. Then it is upgraded with ``store.migrate.upgrade`` and
+legacy tool names, corrupt arguments. Then it is upgraded with ``store.db.migrate.upgrade`` and
 loaded with ``TranscriptStore``.
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, MetaData, func, insert, inspect, select
 
-from store import InvalidToolCall, ToolArgumentsError, ToolCall, TranscriptStore, migrate
-from store.engine import create_store_engine
+from store import InvalidToolCall, ToolArgumentsError, ToolCall, TranscriptStore
+from store.db import migrate
+from store.db.engine import create_store_engine
 from store.transcript import Transcript
 
 SESSION = "legacy-session"

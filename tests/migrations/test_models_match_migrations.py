@@ -1,11 +1,12 @@
-"""store/tables.py and the migrations agree (Alembic ``check``), and drift is caught."""
+"""store/db/tables.py and the migrations agree (Alembic ``check``), and drift is caught."""
 
 from __future__ import annotations
 
 import pytest
 from sqlalchemy import Engine, text
 
-from store import DatabaseError, SchemaOutOfDate, migrate
+from store import DatabaseError, SchemaOutOfDate
+from store.db import migrate
 
 
 @pytest.fixture

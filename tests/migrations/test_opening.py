@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, inspect, text
 
-from store import DatabaseError, SchemaOutOfDate, TranscriptStore, migrate
+from store import DatabaseError, SchemaOutOfDate, TranscriptStore
+from store.db import migrate
 
 ASSISTANT = {
     "role": "assistant",

@@ -9,10 +9,11 @@ import pytest
 from alembic import command
 from sqlalchemy import Engine, func, inspect, select, text
 
-from store import DEFAULT_ALIASES, migrate
-from store.audit_sql import include_name
-from store.engine import create_store_engine
-from store.tables import metadata, tool_aliases
+from store import DEFAULT_ALIASES
+from store.db import migrate
+from store.db.engine import create_store_engine
+from store.db.search_schema import include_name
+from store.db.tables import metadata, tool_aliases
 
 EXPECTED_COLUMNS = {
     "sessions": {
@@ -103,7 +104,7 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
 
 
 def _downgrade(engine: Engine, revision: str) -> None:
-    """Alembic's downgrade with the configuration store.migrate builds (one transaction)."""
+    """Alembic's downgrade with the configuration store.db.migrate builds (one transaction)."""
     with engine.begin() as conn:
         command.downgrade(migrate._config(conn), revision)
 

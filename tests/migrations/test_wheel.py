@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import store
-from store import migrate
+from store.db import migrate
 
 REPO = Path(__file__).resolve().parents[2]
 COPY_IGNORE = shutil.ignore_patterns(
@@ -37,8 +37,9 @@ SNIPPET = textwrap.dedent(
     from sqlalchemy import inspect
 
     import store
-    from store import TranscriptStore, migrate
-    from store.engine import create_store_engine
+    from store import TranscriptStore
+    from store.db import migrate
+    from store.db.engine import create_store_engine
 
     url = sys.argv[1]
     engine = create_store_engine(url)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import ConfigurationError, RecordError, TextPart, ThinkingPart, ToolCall, ToolResult
-from store.importers import (
+from store.importers.formats import (
     FORMATS,
     ImportFileError,
     decode_codex_output,

@@ -26,8 +26,8 @@ from store import (
     ToolResult,
 )
 from store.model import make_tool_call
-from store.render import render
-from store.repair import (
+from store.replay.render import render
+from store.replay.repair import (
     CHANGE_KINDS,
     INTERRUPTED_TEXT,
     TARGETS,
@@ -422,7 +422,7 @@ class TestTranscriptInput:
 def test_the_change_kinds_are_documented():
     import sys
 
-    module = sys.modules["store.repair"]
+    module = sys.modules["store.replay.repair"]
 
     for kind in CHANGE_KINDS:
         assert f"``{kind}``" in module.__doc__

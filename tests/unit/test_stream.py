@@ -8,7 +8,7 @@ import pytest
 
 from store.errors import StreamError
 from store.model import InvalidToolCall, ToolCall
-from store.stream import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
 
 # ---------------------------------------------------------------------------------------------
 # Event builders. Each adapter turns a provider-neutral script into that provider's events:

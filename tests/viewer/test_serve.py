@@ -73,7 +73,7 @@ def test_viewer_without_a_socket(sqlite_url: str) -> None:
 
 
 def test_read_only_store_refuses_writes(sqlite_url: str, tmp_path: Path) -> None:
-    from store.cli_serve import _open_read_only
+    from store.cli.serve import _open_read_only
 
     with _open_read_only(sqlite_url) as opened:
         assert opened.read_only
@@ -85,15 +85,15 @@ def test_read_only_store_refuses_writes(sqlite_url: str, tmp_path: Path) -> None
 
 
 def test_serve_refuses_a_public_host_without_token(sqlite_url: str) -> None:
-    import store.cli_serve  # noqa: F401 - attaches the command (the lead imports it in cli)
-    from store.cli import cli
+    import store.cli.serve  # noqa: F401 - attaches the command (the lead imports it in cli)
+    from store.cli.main import cli
 
     result = CliRunner().invoke(cli, ["serve", "--db", sqlite_url, "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "--token" in result.output
 
 
 def test_serve_command_serves_until_stopped(sqlite_url: str) -> None:
-    code = "import sys, store.cli_serve; from store.cli import main; main(sys.argv[1:])"
+    code = "import sys, store.cli.serve; from store.cli.main import main; main(sys.argv[1:])"
     process = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--db", sqlite_url, "--port", "0", "--quiet"],
         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

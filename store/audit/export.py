@@ -1,0 +1,191 @@
+"""Exports: canonical JSONL of sessions, CSV of calls; optionally redacted (persistence layer).
+
+* :func:`export_jsonl` writes one line per message, sessions in id order, messages in
+  position order. A line is a compact JSON object (orjson; UTF-8 as is; keys in this order):
+  ``session_id``, ``position``, ``role``, ``created_at`` (ISO 8601, UTC), ``message_id``,
+  ``key``, ``source``, ``parts``, ``extras``, ``metadata``. Parts keep their recorded order:
+  ``{"type": "text", "text"}``, ``{"type": "thinking", "text", "signature"}``,
+  ``{"type": "tool_call", "index", "call": <canonical wire record>, "name": <current name>,
+  "status", "error"}``, ``{"type": "tool_result", "index", "call_id", "call": [position,
+  index] | null, "is_error", "name", "content"}``, ``{"type": "server_tool_call", ...}``,
+  ``{"type": "opaque", "kind", "data"}``; a part's provider ``extras`` are added when present.
+  The same rows give the same bytes.
+* :func:`export_calls_csv` writes a header and one row per call matching a ``CallQuery``
+  (``store.audit.queries``), oldest first, with the whole first result as text.
+
+With ``redactor=`` (``store.redact.Redactor``) every string of a line or row is redacted
+(argument texts inside wire records included) and each replacement is marked
+``[REDACTED:<kind>]``. Both return an :class:`ExportStats`.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TextIO
+
+import orjson
+from sqlalchemy import select
+
+from store.audit.queries import CallQuery, iter_calls
+from store.db.tables import sessions
+from store.model import (
+    InvalidToolCall,
+    Message,
+    OpaquePart,
+    ServerToolCall,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+from store.redact import Redactor
+from store.transcript import Transcript
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["CSV_COLUMNS", "ExportStats", "export_calls_csv", "export_jsonl", "message_record"]
+
+#: The columns of :func:`export_calls_csv`, in order.
+CSV_COLUMNS = (
+    "session_id", "position", "index", "call_id", "name", "raw_name", "status",
+    "arguments_error", "created_at", "arguments", "result_is_error", "result",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportStats:
+    """What an export wrote: sessions, lines or rows, and secrets replaced."""
+
+    sessions: int
+    records: int
+    redactions: int
+
+
+def export_jsonl(
+    store: TranscriptStore,
+    session_ids: Iterable[str] | None,
+    out: TextIO,
+    *,
+    redactor: Redactor | None = None,
+) -> ExportStats:
+    """Write the canonical JSONL of the given sessions (every session when ``None``) to
+    ``out``; an unknown session id raises ``SessionNotFound`` before anything of it is
+    written."""
+    ids = list(session_ids) if session_ids is not None else _all_session_ids(store)
+    lines = redactions = 0
+    for session_id in ids:
+        transcript = store.load(session_id)
+        for record in _records(transcript):
+            if redactor is not None:
+                record, count = redactor.redact(record)
+                redactions += count
+            out.write(orjson.dumps(record).decode())
+            out.write("\n")
+            lines += 1
+    return ExportStats(len(ids), lines, redactions)
+
+
+def export_calls_csv(
+    store: TranscriptStore,
+    query: CallQuery | None,
+    out: TextIO,
+    *,
+    redactor: Redactor | None = None,
+) -> ExportStats:
+    """Write the calls matching ``query`` (every call when ``None``) as CSV to ``out`` (open
+    it with ``newline=""``): :data:`CSV_COLUMNS`, times in ISO 8601 UTC, booleans as
+    ``true``/``false``, no result as empty cells."""
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    rows = redactions = 0
+    seen: set[str] = set()
+    for match in iter_calls(store, query, preview_chars=None, redactor=redactor):
+        writer.writerow((
+            match.session_id, match.position, match.index, match.call_id, match.name,
+            match.raw_name, match.status, match.arguments_error or "",
+            _iso(match.created_at), match.arguments_text,
+            "" if match.result_is_error is None else str(match.result_is_error).lower(),
+            match.result_preview if match.result_preview is not None else "",
+        ))
+        rows += 1
+        redactions += match.redactions
+        seen.add(match.session_id)
+    return ExportStats(len(seen), rows, redactions)
+
+
+def message_record(session_id: str, position: int, message: Message, key: str | None,
+                   created_at: datetime, transcript: Transcript | None = None) -> dict[str, Any]:
+    """One message as its canonical JSONL record (see the module docstring)."""
+    links = transcript.links if transcript is not None else {}
+    parts: list[dict[str, Any]] = []
+    call_number = result_number = 0
+    for part in message.parts:
+        item: dict[str, Any]
+        if isinstance(part, ToolCall | InvalidToolCall):
+            valid = isinstance(part, ToolCall)
+            item = {"type": "tool_call", "index": call_number, "call": part.to_wire(),
+                    "name": part.name,
+                    "status": _status(part),
+                    "error": None if valid else part.error_message}  # type: ignore[union-attr]
+            call_number += 1
+        elif isinstance(part, ToolResult):
+            link = links.get((position, result_number))
+            item = {"type": "tool_result", "index": result_number, "call_id": part.call_id,
+                    "call": list(link) if link is not None else None,
+                    "is_error": part.is_error, "name": part.name, "content": part.content}
+            result_number += 1
+        elif isinstance(part, TextPart):
+            item = {"type": "text", "text": part.text}
+        elif isinstance(part, ThinkingPart):
+            item = {"type": "thinking", "text": part.text, "signature": part.signature}
+        elif isinstance(part, ServerToolCall):
+            item = {"type": "server_tool_call", "id": part.id, "name": part.name,
+                    "input": part.input, "source": part.source}
+        elif isinstance(part, OpaquePart):
+            item = {"type": "opaque", "kind": part.kind, "data": part.data}
+        else:  # pragma: no cover - every part type is listed above
+            raise TypeError(f"unknown message part {type(part).__name__}")
+        extras = getattr(part, "extras", None)
+        if extras:
+            item["extras"] = dict(extras)
+        parts.append(item)
+    return {
+        "session_id": session_id,
+        "position": position,
+        "role": message.role,
+        "created_at": _iso(created_at),
+        "message_id": message.message_id,
+        "key": key,
+        "source": message.source,
+        "parts": parts,
+        "extras": dict(message.extras),
+        "metadata": dict(message.metadata),
+    }
+
+
+def _records(transcript: Transcript) -> Iterable[dict[str, Any]]:
+    for stored in transcript.messages:
+        yield message_record(transcript.session_id, stored.position, stored.message,
+                             stored.key, stored.created_at, transcript)
+
+
+def _status(call: ToolCall | InvalidToolCall) -> str:
+    if isinstance(call, InvalidToolCall):
+        return call.error_kind
+    return "ok" if call.input else "empty"
+
+
+def _iso(value: datetime) -> str:
+    value = value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _all_session_ids(store: TranscriptStore) -> list[str]:
+    with store.engine.connect() as conn:
+        return list(conn.execute(
+            select(sessions.c.session_id).order_by(sessions.c.session_id)
+        ).scalars())

@@ -1,0 +1,154 @@
+"""Query plans of the audit queries, and search-index upkeep (persistence layer).
+
+:func:`explain_usage` and :func:`explain_search` return the database's plan for the usage
+summary and a call search (tests assert that the intended index is used);
+:func:`refill_search_index` rebuilds SQLite's full-text tables from the tables.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    Connection,
+)
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.base import Executable
+from sqlalchemy.sql.elements import ClauseElement
+
+from store.arguments import ARGUMENT_STATUSES
+from store.db.search_schema import (
+    sqlite_refill_statements,
+)
+from store.errors import DatabaseError
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+from store.audit.queries import (
+    CallQuery,
+    _aliases,
+    _connect,
+    _has_fulltext,
+    _no_jit,
+    _reason,
+    _search_statement,
+    _seen_statement,
+    _usage_statement,
+    _usage_statements,
+    _walk_statement,
+)
+
+__all__ = ["explain_search", "explain_usage", "refill_search_index"]
+
+#: Status filters of :class:`CallQuery`: the argument statuses, ``invalid`` (any status but
+#: ``ok`` and ``empty``), ``error`` (a linked result is an error) and ``no_result``.
+CALL_STATUSES: tuple[str, ...] = (*ARGUMENT_STATUSES, "invalid", "error", "no_result")
+_VALID = ("ok", "empty")
+_CHUNK = 250  # calls per follow-up query for their results (3 bound values each)
+
+
+# -- values -----------------------------------------------------------------------------------
+
+
+
+# -- query plans ------------------------------------------------------------------------------
+
+
+def explain_usage(
+    store: TranscriptStore,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+    enable_seqscan: bool = True,
+) -> str:
+    """The database's plans of :func:`tool_usage`'s statements (``EXPLAIN QUERY PLAN`` on
+    SQLite, ``EXPLAIN`` on PostgreSQL), each under a ``-- what`` line. Over the whole store:
+    counts, errors, calls without a result, and the first-seen walk and join of one tool.
+    ``enable_seqscan=False`` (PostgreSQL) shows the plans the indexes give where a tiny table
+    would make a sequential scan cheaper."""
+    if since is not None or until is not None or session_id is not None:
+        statements = [("usage (one grouped join)", _usage_statement(since, until, session_id))]
+    else:
+        counts, errors, unanswered = _usage_statements(store.dialect)
+        statements = [("counts", counts), ("errors", errors), ("without result", unanswered),
+                      ("first seen: walk", _walk_statement(["a_tool"], False, _ANY_TIME)),
+                      ("first seen: join", _seen_statement(["a_tool"], False))]
+    with _connect(store) as conn:
+        return "\n".join(f"-- {label}\n{_explain(conn, statement, enable_seqscan)}"
+                         for label, statement in statements)
+
+
+_ANY_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def explain_search(
+    store: TranscriptStore, query: CallQuery | None = None, *, limit: int = 50,
+    enable_seqscan: bool = True,
+) -> str:
+    """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`)."""
+    with _connect(store) as conn:
+        statement = _search_statement(conn, _aliases(conn), query or CallQuery())
+        if statement is None:
+            return "no call can match (the tool has no raw name)"
+        return _explain(conn, statement.limit(limit), enable_seqscan)
+
+
+class _Explain(Executable, ClauseElement):
+    """``EXPLAIN`` of a statement, compiled (with its bound values) like the statement."""
+
+    inherit_cache = False
+
+    def __init__(self, statement: Any) -> None:
+        self.statement = statement
+
+
+@compiles(_Explain)
+def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
+    prefix = "EXPLAIN QUERY PLAN " if compiler.dialect.name == "sqlite" else "EXPLAIN "
+    return prefix + str(compiler.process(element.statement, **kw))
+
+
+def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
+    try:
+        if conn.dialect.name == "postgresql":
+            _no_jit(conn)  # as the queries run
+            if not enable_seqscan:
+                conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            return "\n".join(str(row[0]) for row in conn.execute(_Explain(statement)))
+        rows = conn.execute(_Explain(statement)).all()
+    finally:
+        conn.rollback()  # ends the transaction, and with it SET LOCAL
+    depth: dict[int, int] = {0: -1}
+    lines = []
+    for node, parent, _, detail in rows:
+        depth[node] = depth.get(parent, -1) + 1
+        lines.append("  " * depth[node] + str(detail))
+    return "\n".join(lines)
+
+
+# -- maintenance ------------------------------------------------------------------------------
+
+
+def refill_search_index(store: TranscriptStore) -> bool:
+    """SQLite: empty and refill the full-text indexes from the tables (to repair them, or after
+    a migration rebuilt a table). PostgreSQL keeps its indexes itself: nothing to do. Returns
+    whether anything was refilled."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    engine = store.engine
+    if engine.dialect.name != "sqlite":
+        return False
+    try:
+        with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
+            if not _has_fulltext(conn):
+                return False
+            for statement in sqlite_refill_statements():
+                conn.exec_driver_sql(statement)
+    except SQLAlchemyError as exc:
+        raise DatabaseError(f"{store.url}: {_reason(exc)}") from exc
+    return True
+
+

@@ -1,0 +1,825 @@
+"""Audits over every stored session: tool usage, call search, schema audit (persistence layer).
+
+Every function takes a :class:`~store.db.store.TranscriptStore` and returns small frozen
+dataclasses, paged with ``limit`` / ``offset``. Tool names are **current** names: the alias
+table as stored now applies at read time, so adding an alias regroups the usage summary and
+widens a tool filter without rewriting a row (``raw_name`` keeps the recorded name).
+
+* :func:`tool_usage`: per current tool name, calls, sessions, invalid calls, calls with an
+  error result, calls without a result, first and last seen. Grouped by raw name in SQL from
+  covering indexes (the argument JSON is never read), folded into current names here.
+* :func:`search_calls` (:func:`iter_calls` streams): calls matching a :class:`CallQuery`:
+  tool (alias-aware) or raw name, session, time range (the time of the call's message),
+  status, argument conditions (:class:`ArgumentCondition`: a JSON path equal to, or a string
+  there containing, a value) and full text over arguments and results; all combinable (AND).
+  Oldest first; each match carries its first result's preview.
+* :func:`schema_audit`: stored calls validated against the tool definitions recorded with
+  their session, or against a schema the caller gives (:func:`load_schema_file`), with the
+  ``Parameters`` validator; one :class:`SchemaViolation` per offending call.
+
+Audit output can be redacted (``redactor=``, see ``store.redact``): argument texts, result
+previews and problem messages. Which index serves which query is listed in
+``store/db/search_schema.py``. Times are aware UTC datetimes; ``since`` is inclusive, ``until``
+exclusive, naive datetimes are taken as UTC.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    case,
+    distinct,
+    func,
+    literal_column,
+    not_,
+    or_,
+    select,
+    text,
+    true,
+    union,
+)
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.elements import ColumnElement, TextClause
+from sqlalchemy.sql.selectable import Alias, Exists
+
+from store.arguments import ARGUMENT_STATUSES, loads_json
+from store.codec import decode_call
+from store.db.search_schema import (
+    CALLS_FTS,
+    MIN_TEXT,
+    RESULTS_FTS,
+    call_text_sql,
+    escaped,
+    fts_phrase,
+    like_pattern,
+)
+from store.db.tables import messages, tool_calls, tool_results
+from store.errors import DatabaseError
+from store.model import content_text
+from store.names import AliasTable
+from store.redact import Redactor
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = [
+    "CALL_STATUSES",
+    "ArgumentCondition",
+    "CallMatch",
+    "CallQuery",
+    "SchemaViolation",
+    "ToolUsage",
+    "iter_calls",
+    "search_calls",
+    "tool_usage",
+]
+
+#: Status filters of :class:`CallQuery`: the argument statuses, ``invalid`` (any status but
+#: ``ok`` and ``empty``), ``error`` (a linked result is an error) and ``no_result``.
+CALL_STATUSES: tuple[str, ...] = (*ARGUMENT_STATUSES, "invalid", "error", "no_result")
+_VALID = ("ok", "empty")
+_CHUNK = 250  # calls per follow-up query for their results (3 bound values each)
+
+
+# -- values -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsage:
+    """Usage of one current tool name. ``raw_names``: the recorded names folded into it."""
+
+    name: str
+    raw_names: tuple[str, ...]
+    calls: int
+    sessions: int
+    invalid_calls: int
+    error_results: int  # calls with an error result
+    calls_without_result: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentCondition:
+    """A condition on a call's arguments (valid calls only).
+
+    ``path``: object keys, dot-separated (``"options.mode"``) or as a tuple (for keys that hold
+    dots). ``op="eq"``: the JSON value there equals ``value`` (numbers by value, ``1 == 1.0``;
+    on SQLite an object value also compares its key order). ``op="contains"``: the value there
+    is a string containing ``value`` (a non-empty string), case-sensitively.
+    """
+
+    path: str | tuple[str, ...]
+    op: Literal["eq", "contains"] = "eq"
+    value: Any = None
+
+    def __post_init__(self) -> None:
+        keys = tuple(self.path.split(".")) if isinstance(self.path, str) else tuple(self.path)
+        if not keys or not all(isinstance(k, str) and k for k in keys):
+            raise ValueError(f"an argument path needs non-empty keys, got {self.path!r}")
+        if any('"' in k for k in keys):
+            raise ValueError(f"an argument path key must not contain '\"', got {self.path!r}")
+        object.__setattr__(self, "path", keys)
+        if self.op not in ("eq", "contains"):
+            raise ValueError(f"an argument condition is 'eq' or 'contains', got {self.op!r}")
+        if self.op == "contains" and (not isinstance(self.value, str) or not self.value):
+            raise ValueError("'contains' needs a non-empty string value")
+        try:
+            orjson.dumps(self.value)
+        except TypeError as exc:
+            raise ValueError(f"an argument condition needs a JSON value: {exc}") from None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.path  # type: ignore[return-value]  # a tuple after __post_init__
+
+
+@dataclass(frozen=True, slots=True)
+class CallQuery:
+    """The filters of a call search; every one given must hold (``status``: any of them)."""
+
+    tool: str | None = None
+    raw_name: str | None = None
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    status: str | tuple[str, ...] | None = None
+    where: tuple[ArgumentCondition, ...] = ()
+    text: str | None = None
+
+    def __post_init__(self) -> None:
+        statuses = (self.status,) if isinstance(self.status, str) else self.status
+        if statuses is not None:
+            statuses = tuple(statuses)
+            unknown = [s for s in statuses if s not in CALL_STATUSES]
+            if unknown or not statuses:
+                raise ValueError(
+                    f"unknown call status {unknown or statuses!r}: use {', '.join(CALL_STATUSES)}"
+                )
+        object.__setattr__(self, "status", statuses)
+        conditions = tuple(self.where)
+        if not all(isinstance(c, ArgumentCondition) for c in conditions):
+            raise ValueError("CallQuery.where takes ArgumentCondition values")
+        object.__setattr__(self, "where", conditions)
+        if self.text is not None and len(self.text) < MIN_TEXT:
+            raise ValueError(f"a full-text search needs at least {MIN_TEXT} characters")
+
+
+@dataclass(frozen=True, slots=True)
+class CallMatch:
+    """A call found by a search, with the time of its message and its first result.
+
+    ``arguments_text`` is the argument text as recorded; ``result_preview`` the first result as
+    text (cut to the preview length, ``None`` when the call has no result). ``redactions``
+    counts the secrets replaced in this match.
+    """
+
+    session_id: str
+    position: int
+    index: int
+    call_id: str
+    name: str
+    raw_name: str
+    status: str
+    arguments_text: str
+    arguments_error: str | None
+    created_at: datetime
+    result_preview: str | None
+    result_is_error: bool | None
+    redactions: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaViolation:
+    """A stored call that its tool's schema rejects.
+
+    ``kind``: ``schema`` (the validator's problems), ``invalid_arguments`` (the arguments are not
+    a JSON object; the parser's error), ``undefined_tool`` (the session recorded definitions,
+    none for this tool), ``unreadable_schema`` (the definition's schema is outside what
+    ``Parameters.from_json_schema`` reads). ``source``: ``session`` or ``given``.
+    """
+
+    session_id: str
+    position: int
+    index: int
+    call_id: str
+    name: str
+    raw_name: str
+    kind: Literal["schema", "invalid_arguments", "undefined_tool", "unreadable_schema"]
+    problems: tuple[str, ...]
+    arguments_text: str
+    source: Literal["session", "given"]
+    redactions: int = field(default=0, compare=False)
+
+
+# -- tool usage -------------------------------------------------------------------------------
+
+
+def tool_usage(
+    store: TranscriptStore,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[ToolUsage]:
+    """Usage per current tool name, most called first (then by name), paged.
+
+    No argument JSON is read: every statement runs on indexes (``store/db/search_schema.py``). Over
+    the whole store: calls, sessions and invalid calls per raw name from one scan of
+    ``ix_tool_calls_usage``; calls with an error result from ``ix_tool_results_errors`` (error
+    results only); calls without a result by an anti-join with ``ix_tool_results_call``; first
+    and last seen by walking ``ix_messages_created_at`` from either end, probing
+    ``ix_tool_calls_usage`` (a bounded walk; a join over the tool's calls when it finds
+    nothing). With a time range or a session: one grouped join with the messages. Raw names
+    are then folded into current names with the alias table; the distinct sessions of a
+    current name with several raw names are counted again, exactly, over those raw names.
+    """
+    _check_page(limit, offset)
+    with _connect(store) as conn:
+        _no_jit(conn)
+        if since is None and until is None and session_id is None:
+            stats = _usage_whole_store(conn)
+        else:
+            stats = {row[0]: list(row[1:]) for row in conn.execute(
+                _usage_statement(since, until, session_id))}
+        aliases = _aliases(conn)
+        groups: dict[str, list[str]] = {}
+        for raw in stats:
+            groups.setdefault(aliases.display_name(raw), []).append(raw)
+        out = []
+        for name, raws in groups.items():
+            rows = [stats[raw] for raw in raws]
+            if len(rows) == 1:
+                sessions = int(rows[0][1])
+            else:
+                sessions = _count_sessions(conn, raws, since, until, session_id)
+            if since is None and until is None and session_id is None:
+                first, last = _first_last_seen(conn, raws)
+            else:
+                firsts = [row[5] for row in rows if row[5] is not None]
+                lasts = [row[6] for row in rows if row[6] is not None]
+                first = _aware(min(firsts)) if firsts else None
+                last = _aware(max(lasts)) if lasts else None
+            out.append(ToolUsage(
+                name, tuple(sorted(raws)),
+                sum(int(row[0]) for row in rows), sessions,
+                sum(int(row[2] or 0) for row in rows),
+                sum(int(row[3] or 0) for row in rows),
+                sum(int(row[4] or 0) for row in rows),
+                first, last,
+            ))
+        conn.rollback()
+    out.sort(key=lambda u: (-u.calls, u.name))
+    return out[offset:offset + limit]
+
+
+#: Messages a first/last-seen walk looks at before it joins the tool's calls instead.
+_WALK = 20_000
+
+
+def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:
+    """[calls, sessions, invalid, errors, without result, None, None] per raw name."""
+    counts, errors, unanswered = _usage_statements(conn.dialect.name)
+    stats: dict[str, list[Any]] = {}
+    for raw, calls, sessions, invalid in conn.execute(counts):
+        stats[raw] = [calls, sessions, invalid, 0, 0, None, None]
+    for raw, count in conn.execute(errors):
+        stats[raw][3] = count
+    for raw, count in conn.execute(unanswered):
+        stats[raw][4] = count
+    return stats
+
+
+def _usage_statements(dialect: str) -> tuple[Any, Any, Any]:
+    """The whole-store usage statements: counts, calls with an error result, calls without a
+    result, each per raw name."""
+    c = tool_calls
+    r = tool_results.alias("r")
+    invalid = func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1))
+    # One scan of ix_tool_calls_usage (covering): calls, sessions, invalid calls.
+    if dialect == "postgresql":  # grouped by (raw name, session) first: no sort for DISTINCT
+        per_session = (
+            select(c.c.raw_name, func.count().label("calls"), invalid.label("invalid"))
+            .group_by(c.c.raw_name, c.c.session_id).subquery("per_session")
+        )
+        p = per_session.c
+        counts = (select(p.raw_name, func.sum(p.calls), func.count(), func.sum(p.invalid))
+                  .group_by(p.raw_name))
+    else:
+        counts = (select(c.c.raw_name, func.count(), func.count(distinct(c.c.session_id)),
+                         invalid).group_by(c.c.raw_name))
+    # Error results are few: start from them (ix_tool_results_errors), look up their calls.
+    failed = (
+        select(r.c.session_id, r.c.call_position, r.c.call_index)
+        .where(r.c.is_error == true()).distinct().subquery("errors")
+    )
+    errors = (
+        select(c.c.raw_name, func.count())
+        .select_from(failed.join(c, and_(c.c.session_id == failed.c.session_id,
+                                         c.c.position == failed.c.call_position,
+                                         c.c.call_index == failed.c.call_index)))
+        .group_by(c.c.raw_name)
+    )
+    # An anti-join of ix_tool_calls_usage with ix_tool_results_call.
+    unanswered = (
+        select(c.c.raw_name, func.count()).where(not_(_exists(r, _linked(r))))
+        .group_by(c.c.raw_name)
+    )
+    return counts, errors, unanswered
+
+
+def _first_last_seen(
+    conn: Connection, raws: Sequence[str]
+) -> tuple[datetime | None, datetime | None]:
+    """The time of the oldest and the newest message holding a call under one of ``raws``.
+
+    Walks at most ``_WALK`` messages from each end of ``ix_messages_created_at``, probing
+    ``ix_tool_calls_usage`` (raw_name, session, position) for each; a tool that is not found
+    there is rare at that end: its calls are joined with their messages instead (a lookup in
+    ``ix_messages_time`` per call of the tool).
+    """
+    m = messages
+    found: list[datetime | None] = []
+    for newest in (False, True):
+        order = m.c.created_at.desc() if newest else m.c.created_at.asc()
+        # The time _WALK messages away from this end bounds the walk (an index skip).
+        bound = conn.execute(
+            select(m.c.created_at).order_by(order).offset(_WALK).limit(1)
+        ).scalar()
+        near = conn.execute(_walk_statement(raws, newest, bound)).scalar()
+        if near is None and bound is not None:
+            near = conn.execute(_seen_statement(raws, newest)).scalar()
+        found.append(None if near is None else _aware(near))
+    return found[0], found[1]
+
+
+def _walk_statement(raws: Sequence[str], newest: bool, bound: Any) -> Any:
+    c, m = tool_calls, messages
+    walk = select(m.c.created_at).where(_exists(
+        c, c.c.raw_name.in_(raws), c.c.session_id == m.c.session_id, c.c.position == m.c.position))
+    if bound is not None:
+        walk = walk.where(m.c.created_at >= bound if newest else m.c.created_at <= bound)
+    return walk.order_by(m.c.created_at.desc() if newest else m.c.created_at.asc()).limit(1)
+
+
+def _seen_statement(raws: Sequence[str], newest: bool) -> Any:
+    c, m = tool_calls, _message_side(timed=False)
+    pick = func.max if newest else func.min
+    return (select(pick(m.c.created_at)).select_from(_calls_with_time(m))
+            .where(c.c.raw_name.in_(raws)))
+
+
+def _count_sessions(
+    conn: Connection, raws: Sequence[str], since: datetime | None, until: datetime | None,
+    session_id: str | None,
+) -> int:
+    c = tool_calls
+    recount = select(func.count(distinct(c.c.session_id))).where(c.c.raw_name.in_(raws))
+    if session_id is not None:
+        recount = recount.where(c.c.session_id == session_id)
+    if since is not None or until is not None:
+        recount = recount.select_from(_calls_with_time(messages)).where(
+            *_time_filters(since, until))
+    return int(conn.execute(recount).scalar_one())
+
+
+def _no_jit(conn: Connection) -> None:
+    """PostgreSQL: no JIT compilation for this transaction (it costs more than it saves on
+    these index scans)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SET LOCAL jit = off")
+
+
+def _usage_statement(
+    since: datetime | None, until: datetime | None, session_id: str | None
+) -> Any:
+    """One grouped join: [raw, calls, sessions, invalid, errors, without result, first, last]
+    (for a time range or a session)."""
+    c, m = tool_calls, _message_side(timed=since is not None or until is not None)
+    r = tool_results.alias("r")
+    linked = _linked(r)
+    filters = _time_filters(since, until, m)
+    if session_id is not None:
+        filters.append(c.c.session_id == session_id)
+    query = (
+        select(
+            c.c.raw_name,
+            func.count(),
+            func.count(distinct(c.c.session_id)),
+            func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1)),
+            func.sum(case((_exists(r, linked, r.c.is_error == true()), 1), else_=0)),
+            func.sum(case((_exists(r, linked), 0), else_=1)),
+            func.min(m.c.created_at),
+            func.max(m.c.created_at),
+        )
+        .select_from(_calls_with_time(m))
+        .where(*filters)
+        .group_by(c.c.raw_name)
+    )
+    return query
+
+
+# -- call search ------------------------------------------------------------------------------
+
+
+def search_calls(
+    store: TranscriptStore,
+    query: CallQuery | None = None,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    preview_chars: int | None = 200,
+    redactor: Redactor | None = None,
+) -> list[CallMatch]:
+    """The calls matching ``query`` (every call without one), oldest first, paged.
+
+    ``preview_chars`` cuts each result preview (``None``: the whole result as text);
+    ``redactor`` redacts argument texts and previews.
+    """
+    _check_page(limit, offset)
+    with _connect(store) as conn:
+        return list(_matches(conn, query or CallQuery(), limit, offset, preview_chars,
+                             redactor))
+
+
+def iter_calls(
+    store: TranscriptStore,
+    query: CallQuery | None = None,
+    *,
+    preview_chars: int | None = None,
+    redactor: Redactor | None = None,
+) -> Iterator[CallMatch]:
+    """Every call matching ``query``, oldest first, streamed (for exports)."""
+    with _connect(store) as conn:
+        yield from _matches(conn, query or CallQuery(), None, 0, preview_chars, redactor)
+
+
+def _matches(
+    conn: Connection,
+    query: CallQuery,
+    limit: int | None,
+    offset: int,
+    preview_chars: int | None,
+    redactor: Redactor | None,
+) -> Iterator[CallMatch]:
+    aliases = _aliases(conn)
+    statement = _search_statement(conn, aliases, query)
+    if statement is None:
+        return
+    if limit is not None:
+        statement = statement.limit(limit).offset(offset)
+    rows = conn.execution_options(stream_results=limit is None, yield_per=_CHUNK).execute(
+        statement
+    )
+    try:
+        for chunk in _chunks(rows, _CHUNK):
+            results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+            for row in chunk:
+                yield _match(row, aliases, results.get((row[0], row[1], row[2])),
+                             preview_chars, redactor)
+    finally:
+        rows.close()
+
+
+def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -> Any:
+    """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
+    c = tool_calls
+    m = _message_side(timed=query.since is not None or query.until is not None)
+    dialect = conn.dialect.name
+    conditions: list[ColumnElement[bool] | TextClause] = []
+    if query.tool is not None:
+        # Alias-aware: every raw name whose current name is the tool (ix_tool_calls_usage).
+        names = [raw for raw in aliases.raw_names(query.tool)
+                 if aliases.display_name(raw) == query.tool]
+        if not names:
+            return None
+        conditions.append(c.c.raw_name.in_(names))
+    if query.raw_name is not None:
+        conditions.append(c.c.raw_name == query.raw_name)
+    if query.session_id is not None:
+        conditions.append(c.c.session_id == query.session_id)
+    conditions.extend(_time_filters(query.since, query.until, m))
+    if query.status:
+        conditions.append(or_(*(_status_condition(s) for s in query.status)))
+    fulltext = _has_fulltext(conn)
+    for number, condition in enumerate(query.where):
+        conditions.append(_argument_condition(dialect, fulltext, number, condition))
+    source = _calls_with_time(m)
+    if query.text is not None:
+        # The keys of the calls the text indexes find drive the join (not a scan of calls).
+        hits = _text_hits(dialect, fulltext, query.text).subquery("hits")
+        source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
+                                   c.c.position == hits.c.position,
+                                   c.c.call_index == hits.c.call_index)).join(
+            m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
+    return (
+        select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
+               c.c.arguments_status, c.c.arguments_error, c.c.wire_json, c.c.extras_json,
+               c.c.source, c.c.id_minted, m.c.created_at)
+        .select_from(source)
+        .where(*conditions)
+        .order_by(m.c.created_at, c.c.session_id, c.c.position, c.c.call_index)
+    )
+
+
+def _status_condition(status: str) -> ColumnElement[bool]:
+    c = tool_calls
+    r = tool_results.alias("r")
+    if status == "invalid":
+        return c.c.arguments_status.not_in(_VALID)
+    if status == "error":  # ix_tool_results_errors (partial: error results only)
+        return _exists(r, _linked(r), r.c.is_error == true())
+    if status == "no_result":  # ix_tool_results_call
+        return not_(_exists(r, _linked(r)))
+    return c.c.arguments_status == status
+
+
+def _argument_condition(
+    dialect: str, fulltext: bool, number: int, condition: ArgumentCondition
+) -> TextClause:
+    keys, value = condition.keys, condition.value
+    p, v = f"arg_path_{number}", f"arg_value_{number}"
+    if dialect == "postgresql":
+        if condition.op == "eq":
+            # ix_tool_calls_arguments_gin serves @> (exact for scalars); #> decides.
+            contained: Any = value
+            for key in reversed(keys):
+                contained = {key: contained}
+            return text(
+                f"tool_calls.arguments @> CAST(:{p}_c AS JSONB) AND "
+                f"tool_calls.arguments #> CAST(:{p} AS TEXT[]) = CAST(:{v} AS JSONB)"
+            ).bindparams(**{f"{p}_c": orjson.dumps(contained).decode(), p: list(keys),
+                            v: orjson.dumps(value).decode()})
+        exact = (f"jsonb_typeof(tool_calls.arguments #> CAST(:{p} AS TEXT[])) = 'string' AND "
+                 f"strpos(tool_calls.arguments #>> CAST(:{p} AS TEXT[]), :{v}) > 0")
+        params: dict[str, Any] = {p: list(keys), v: value}
+        needle = escaped(value)
+        if len(needle) >= MIN_TEXT:  # ix_tool_calls_text_trgm pre-filters (LIKE)
+            exact = f"{call_text_sql(dialect)} LIKE :{v}_like AND " + exact
+            params[f"{v}_like"] = like_pattern(needle)
+        return text(exact).bindparams(**params)
+    path = "$" + "".join(f'."{key}"' for key in keys)
+    kind = f"json_type(tool_calls.arguments, :{p})"
+    extracted = f"json_extract(tool_calls.arguments, :{p})"
+    params = {p: path}
+    prefilter: str | None = None
+    if condition.op == "contains":
+        sql = f"{kind} = 'text' AND instr({extracted}, :{v}) > 0"
+        params[v] = value
+        prefilter = escaped(value)
+    elif value is None:
+        sql = f"{kind} = 'null'"
+    elif isinstance(value, bool):
+        sql = f"{kind} = '{'true' if value else 'false'}'"
+    elif isinstance(value, int | float):
+        sql = f"{kind} IN ('integer', 'real') AND {extracted} = :{v}"
+        params[v] = value
+    elif isinstance(value, str):
+        sql = f"{kind} = 'text' AND {extracted} = :{v}"
+        params[v] = value
+        prefilter = orjson.dumps(value).decode()  # the encoded string, quotes included
+    else:
+        sql = f"{kind} IN ('array', 'object') AND {extracted} = json(:{v})"
+        params[v] = orjson.dumps(value).decode()
+    if fulltext and prefilter is not None and len(prefilter) >= MIN_TEXT:
+        # tool_calls_fts (trigram) pre-filters: the arguments' JSON text holds the value.
+        sql = (f"tool_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} WHERE {CALLS_FTS} "
+               f"MATCH :{v}_fts) AND " + sql)
+        params[f"{v}_fts"] = fts_phrase(prefilter)
+    return text(sql).bindparams(**params)
+
+
+def _text_hits(dialect: str, fulltext: bool, needle: str) -> Any:
+    """Full text: the keys of the calls whose argument text, or a linked result's content,
+    holds ``needle`` case-insensitively (a UNION over the two text indexes)."""
+    hit_calls = tool_calls.alias("hit_calls")
+    hit_results = tool_results.alias("hit_results")
+    target = escaped(needle)
+    if dialect == "postgresql":  # ix_tool_calls_text_trgm, ix_tool_results_text_trgm
+        pattern = like_pattern(target)
+        calls_match = text(f"{call_text_sql(dialect, 'hit_calls')} ILIKE :text_like"
+                           ).bindparams(text_like=pattern)
+        results_match = text("hit_results.content_json ILIKE :text_like_r"
+                             ).bindparams(text_like_r=pattern)
+    elif fulltext:  # tool_calls_fts, tool_results_fts (FTS5 trigram)
+        phrase = fts_phrase(target)
+        calls_match = text(f"hit_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} "
+                           f"WHERE {CALLS_FTS} MATCH :text_fts)").bindparams(text_fts=phrase)
+        results_match = text(f"hit_results.rowid IN (SELECT rowid FROM {RESULTS_FTS} "
+                             f"WHERE {RESULTS_FTS} MATCH :text_fts_r)"
+                             ).bindparams(text_fts_r=phrase)
+    else:  # no FTS5 in this SQLite: scan (ASCII case folding only)
+        calls_match = text(f"instr(lower({call_text_sql(dialect, 'hit_calls')}), "
+                           "lower(:text_plain)) > 0").bindparams(text_plain=target)
+        results_match = text("instr(lower(hit_results.content_json), lower(:text_plain_r)) > 0"
+                             ).bindparams(text_plain_r=target)
+    return union(
+        select(hit_calls.c.session_id, hit_calls.c.position, hit_calls.c.call_index)
+        .where(calls_match),
+        # Orphan results (no linked call: NULL position) drop out at the join with the calls.
+        select(hit_results.c.session_id,
+               hit_results.c.call_position.label("position"), hit_results.c.call_index)
+        .where(results_match),
+    )
+
+
+def _first_results(
+    conn: Connection, keys: Sequence[tuple[str, int, int]]
+) -> dict[tuple[str, int, int], tuple[bool, str]]:
+    """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
+    r = tool_results
+    out: dict[tuple[str, int, int], tuple[bool, str]] = {}
+    if not keys:
+        return out
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan).
+    rows = conn.execute(
+        select(r.c.session_id, r.c.call_position, r.c.call_index, r.c.is_error,
+               r.c.content_json)
+        .where(or_(*(and_(r.c.session_id == sid, r.c.call_position == pos,
+                          r.c.call_index == idx) for sid, pos, idx in keys)))
+        .order_by(r.c.session_id, r.c.position, r.c.result_index)
+    )
+    for sid, pos, idx, is_error, content in rows:
+        out.setdefault((sid, pos, idx), (bool(is_error), content))
+    return out
+
+
+def _match(
+    row: Any,
+    aliases: AliasTable,
+    result: tuple[bool, str] | None,
+    preview_chars: int | None,
+    redactor: Redactor | None,
+) -> CallMatch:
+    sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
+    call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
+    arguments = call.arguments_text
+    redactions = 0
+    preview: str | None = None
+    if result is not None:
+        preview = content_text(loads_json(result[1]))
+    if redactor is not None:
+        arguments, count = redactor.redact_text(arguments)
+        redactions += count
+        if error is not None:
+            error, count = redactor.redact_text(error)
+            redactions += count
+        if preview is not None:
+            preview, count = redactor.redact_text(preview)
+            redactions += count
+    if preview is not None and preview_chars is not None and len(preview) > preview_chars:
+        preview = preview[:preview_chars] + "…"
+    return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw), raw, status, arguments,
+                     error, _aware(created), preview,
+                     None if result is None else result[0], redactions)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+class _connect:
+    """A read connection whose database errors surface as ``DatabaseError``."""
+
+    def __init__(self, store: TranscriptStore) -> None:
+        self._store = store
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> Connection:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            self._conn = self._store.engine.connect()
+        except SQLAlchemyError as exc:
+            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+        return self._conn
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        assert self._conn is not None
+        self._conn.close()
+        if isinstance(exc, SQLAlchemyError):
+            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+
+
+def _reason(exc: Exception) -> str:
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc).strip()
+
+
+def _aliases(conn: Connection) -> AliasTable:
+    from store.db.tables import tool_aliases
+
+    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
+    return AliasTable([(raw, current) for raw, current in rows])
+
+
+def _calls_with_time(m: Any) -> Any:
+    """tool_calls joined to its message ``m`` (for the time)."""
+    c = tool_calls
+    return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
+
+
+def _message_side(timed: bool) -> Any:
+    """The messages to join to calls: the table when a time range may drive the query (from
+    ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
+    ``ix_messages_time`` (without statistics it would take the primary key and read the
+    message rows)."""
+    if timed:
+        return messages
+    return _LookupAlias._construct(messages, name="m")
+
+
+class _LookupAlias(Alias):
+    """``messages AS m``; on SQLite ``... INDEXED BY ix_messages_time``."""
+
+    inherit_cache = True
+
+
+@compiles(_LookupAlias, "sqlite")
+def _compile_lookup(element: _LookupAlias, compiler: Any, **kw: Any) -> str:
+    sql = str(compiler.visit_alias(element, **kw))
+    return sql + " INDEXED BY ix_messages_time" if kw.get("asfrom") else sql
+
+
+def _exists(table: Any, *conditions: ColumnElement[bool]) -> Exists:
+    """``EXISTS (SELECT 1 FROM table WHERE ...)``: a constant, so SQLite answers from the
+    index alone."""
+    return select(literal_column("1")).select_from(table).where(*conditions).exists()
+
+
+def _linked(r: Any) -> ColumnElement[bool]:
+    c = tool_calls
+    return and_(r.c.session_id == c.c.session_id, r.c.call_position == c.c.position,
+                r.c.call_index == c.c.call_index)
+
+
+def _time_filters(
+    since: datetime | None, until: datetime | None, m: Any = messages
+) -> list[ColumnElement[bool]]:
+    out: list[ColumnElement[bool]] = []
+    if since is not None:
+        out.append(m.c.created_at >= _utc(since))
+    if until is not None:
+        out.append(m.c.created_at < _utc(until))
+    return out
+
+
+def _utc(value: datetime) -> datetime:
+    if not isinstance(value, datetime):
+        raise ValueError(f"a time filter must be a datetime, got {value!r}")
+    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _aware(value: Any) -> datetime:
+    if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
+        value = datetime.fromisoformat(value)
+    assert isinstance(value, datetime)
+    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if limit < 0 or offset < 0:
+        raise ValueError("limit and offset must not be negative")
+
+
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+_FULLTEXT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def _has_fulltext(conn: Connection) -> bool:
+    """Whether this SQLite database has the FTS5 tables of revision 0004 (PostgreSQL: always
+    has its text indexes)."""
+    if conn.dialect.name != "sqlite":
+        return True
+    engine = conn.engine
+    known = _FULLTEXT.get(engine)
+    if known is None:
+        found = conn.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+            (CALLS_FTS, RESULTS_FTS),
+        ).scalar_one()
+        known = _FULLTEXT[engine] = found == 2
+    return known
+

@@ -1,0 +1,296 @@
+"""CLI: ``tools usage``, ``calls search | show``, ``audit schema | reindex`` (edge layer;
+public API only)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+import orjson
+from rich.table import Table
+
+import store
+from store.cli.main import cli, console, db_option, emit_json, open_store
+
+
+@cli.group()
+def tools() -> None:
+    """Tool usage across every session."""
+
+
+@cli.group()
+def calls() -> None:
+    """Find any tool call ever made, and show one."""
+
+
+@cli.group()
+def audit() -> None:
+    """Schema audit of stored calls; search-index upkeep."""
+
+
+def _time(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"not an ISO 8601 time: {value!r}") from exc
+
+
+def _redactor(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:
+    if not redact and not patterns:
+        return None
+    try:
+        return store.Redactor(patterns)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _condition(spec: str, op: str) -> store.ArgumentCondition:
+    path, sep, raw = spec.partition("=")
+    if not sep:
+        raise click.BadParameter(f"expected PATH=VALUE, got {spec!r}")
+    value: Any = raw
+    if op == "eq":
+        try:
+            value = orjson.loads(raw)  # 30, true, null, "x", [..]; else the text itself
+        except orjson.JSONDecodeError:
+            value = raw
+    try:
+        return store.ArgumentCondition(path, op, value)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _query(tool: str | None, raw_name: str | None, session: str | None, since: str | None,
+           until: str | None, status: tuple[str, ...], where: tuple[str, ...],
+           contains: tuple[str, ...], text: str | None) -> store.CallQuery:
+    try:
+        return store.CallQuery(
+            tool=tool, raw_name=raw_name, session_id=session, since=_time(since),
+            until=_time(until), status=status or None,
+            where=tuple(_condition(w, "eq") for w in where)
+            + tuple(_condition(c, "contains") for c in contains),
+            text=text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _filters(function: Any) -> Any:
+    for option in reversed([
+        click.option("--tool", help="Current tool name (aliases apply)."),
+        click.option("--raw-name", help="The name exactly as recorded."),
+        click.option("--session", help="One session id."),
+        click.option("--since", metavar="TIME", help="ISO 8601, inclusive."),
+        click.option("--until", metavar="TIME", help="ISO 8601, exclusive."),
+        click.option("--status", multiple=True, type=click.Choice(store.CALL_STATUSES),
+                     help="Any of these (repeatable)."),
+        click.option("--where", multiple=True, metavar="PATH=VALUE",
+                     help="Argument at PATH equals VALUE (JSON, else text). Repeatable."),
+        click.option("--contains", multiple=True, metavar="PATH=TEXT",
+                     help="String argument at PATH contains TEXT. Repeatable."),
+        click.option("--text", help="Full text over arguments and results (3+ characters)."),
+    ]):
+        function = option(function)
+    return function
+
+
+def _redaction(function: Any) -> Any:
+    function = click.option("--redact-pattern", "patterns", multiple=True, metavar="REGEX",
+                            help="Also redact this (group 'secret' only, if it has one).")(
+        function)
+    return click.option("--redact", is_flag=True,
+                        help="Replace secrets with [REDACTED:kind] markers.")(function)
+
+
+@contextmanager
+def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    with path.open("w", encoding="utf-8", newline=newline) as handle:
+        yield handle
+
+
+@tools.command("usage")
+@db_option
+@click.option("--since", metavar="TIME")
+@click.option("--until", metavar="TIME")
+@click.option("--session")
+@click.option("--limit", type=click.IntRange(0), default=100, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
+def audit_usage(db_url: str | None, since: str | None, until: str | None,
+                session: str | None, limit: int, offset: int, as_json: bool) -> None:
+    """Usage per current tool name."""
+    with open_store(db_url, read_only=True) as opened:
+        rows = store.tool_usage(opened, since=_time(since), until=_time(until),
+                                session_id=session, limit=limit, offset=offset)
+    if as_json:
+        emit_json({"name": row.name, "raw_names": row.raw_names, "calls": row.calls,
+                        "sessions": row.sessions, "invalid_calls": row.invalid_calls,
+                        "error_results": row.error_results,
+                        "calls_without_result": row.calls_without_result,
+                   "first_seen": row.first_seen, "last_seen": row.last_seen} for row in rows)
+        return
+    table = Table(title="tool usage")
+    for column in ("tool", "raw names", "calls", "sessions", "invalid", "errors", "no result",
+                   "first seen", "last seen"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.name, ", ".join(row.raw_names), str(row.calls), str(row.sessions),
+                      str(row.invalid_calls), str(row.error_results),
+                      str(row.calls_without_result), str(row.first_seen or "-"),
+                      str(row.last_seen or "-"))
+    console().print(table)
+
+
+@calls.command("search")
+@db_option
+@_filters
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per call.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every matching call (no paging) as CSV to this file ('-': stdout).")
+@_redaction
+def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
+                 session: str | None, since: str | None, until: str | None,
+                 status: tuple[str, ...], where: tuple[str, ...], contains: tuple[str, ...],
+                 text: str | None, limit: int, offset: int, as_json: bool,
+                 csv_path: Path | None, redact: bool, patterns: tuple[str, ...]) -> None:
+    """Search the stored calls (filters combine)."""
+    query = _query(tool, raw_name, session, since, until, status, where, contains, text)
+    if csv_path is not None:
+        target = None if str(csv_path) == "-" else csv_path
+        with open_store(db_url, read_only=True) as opened, _output(target, newline="") as out:
+            stats = store.export_calls_csv(opened, query, out,
+                                           redactor=_redactor(redact, patterns))
+        click.echo(f"{stats.records} calls, {stats.redactions} secrets redacted", err=True)
+        return
+    with open_store(db_url, read_only=True) as opened:
+        matches = store.search_calls(opened, query, limit=limit, offset=offset,
+                                     redactor=_redactor(redact, patterns))
+    if as_json:
+        emit_json({"session_id": m.session_id, "position": m.position, "index": m.index,
+                        "call_id": m.call_id, "name": m.name, "raw_name": m.raw_name,
+                        "status": m.status, "arguments": m.arguments_text,
+                        "created_at": m.created_at, "result": m.result_preview,
+                   "result_is_error": m.result_is_error} for m in matches)
+        return
+    table = Table(title=f"{len(matches)} calls")
+    for column in ("session", "pos", "id", "name", "status", "time", "arguments", "result"):
+        table.add_column(column, overflow="fold")
+    for m in matches:
+        table.add_row(m.session_id, f"{m.position}.{m.index}", m.call_id, m.name, m.status,
+                      m.created_at.isoformat(timespec="seconds"), m.arguments_text[:120],
+                      (m.result_preview or "-")[:60])
+    console().print(table)
+
+
+
+
+@calls.command("show")
+@db_option
+@click.argument("reference")
+@click.option("--session", help="The session, when REFERENCE is a provider call id.")
+@click.option("--json", "as_json", is_flag=True, help="The call as one JSON object.")
+@_redaction
+def calls_show(db_url: str | None, reference: str, session: str | None, as_json: bool,
+               redact: bool, patterns: tuple[str, ...]) -> None:
+    """Show one call with its full arguments and result.
+
+    REFERENCE is SESSION:POSITION.INDEX (as `calls search` prints it), or a call id with
+    --session.
+    """
+    redactor = _redactor(redact, patterns)
+    sid, position, index, call_id = _reference(reference, session)
+    with open_store(db_url, read_only=True) as opened:
+        transcript = opened.load(sid)
+    found = [c for c in transcript.calls()
+             if (call_id is None and (c.position, c.index) == (position, index))
+             or (call_id is not None and c.call.id == call_id)]
+    if not found:
+        raise click.ClickException(f"no call {reference!r} in session {sid!r}")
+    for loaded in found:
+        call = loaded.call
+        arguments: Any = call.input if isinstance(call, store.ToolCall) else call.arguments_text
+        result = loaded.result.content if loaded.result is not None else None
+        if redactor is not None:
+            arguments, _ = redactor.redact(arguments)
+            result, _ = redactor.redact(result)
+        row = {"session_id": sid, "position": loaded.position, "index": loaded.index,
+               "call_id": call.id, "name": call.name, "raw_name": call.raw_name,
+               "status": "ok" if isinstance(call, store.ToolCall) else call.error_kind,
+               "arguments": arguments, "result": result,
+               "result_is_error": loaded.result.is_error if loaded.result else None}
+        if as_json:
+            emit_json([row])
+            continue
+        click.echo(f"{sid} {loaded.position}.{loaded.index}  {call.name}"
+                   + (f" (recorded as {call.raw_name})" if call.raw_name else "")
+                   + f"  id={call.id}  status={row['status']}")
+        click.echo(orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
+                   if not isinstance(arguments, str) else arguments)
+        if loaded.result is None:
+            click.echo("-> no result")
+        else:
+            flag = "ERROR " if loaded.result.is_error else ""
+            text = result if isinstance(result, str) else orjson.dumps(result).decode()
+            click.echo(f"-> {flag}{text}")
+
+
+def _reference(reference: str, session: str | None) -> tuple[str, int, int, str | None]:
+    if session is not None:
+        return session, -1, -1, reference
+    sid, sep, place = reference.rpartition(":")
+    position, dot, index = place.partition(".")
+    if not sep or not dot or not position.isdigit() or not index.isdigit():
+        raise click.BadParameter(
+            f"expected SESSION:POSITION.INDEX or a call id with --session, got {reference!r}")
+    return sid, int(position), int(index), None
+
+
+@audit.command("schema")
+@db_option
+@click.option("--session")
+@click.option("--tool", help="Current tool name.")
+@click.option("--schema", "schema_file", type=click.Path(exists=True, dir_okay=False,
+                                                         path_type=Path),
+              help="Tool definitions (any provider's shape) or {name: JSON Schema}; default: "
+                   "the definitions recorded with each session.")
+@click.option("--limit", type=click.IntRange(0))
+@click.option("--json", "as_json", is_flag=True)
+@_redaction
+def audit_schema(db_url: str | None, session: str | None, tool: str | None,
+                 schema_file: Path | None, limit: int | None, as_json: bool, redact: bool,
+                 patterns: tuple[str, ...]) -> None:
+    """Validate stored calls against their tool schemas; exit 1 when any is rejected."""
+    with open_store(db_url, read_only=True) as opened:
+        violations = store.schema_audit(opened, session_id=session, tool=tool,
+                                        schema=schema_file, limit=limit,
+                                        redactor=_redactor(redact, patterns))
+    if as_json:
+        emit_json({"session_id": v.session_id, "position": v.position, "index": v.index,
+                   "call_id": v.call_id, "name": v.name, "raw_name": v.raw_name,
+                   "kind": v.kind, "problems": v.problems, "arguments": v.arguments_text,
+                   "source": v.source} for v in violations)
+    for v in violations if not as_json else ():
+        click.echo(f"{v.session_id} {v.position}.{v.index} {v.name} ({v.kind}): "
+                   + "; ".join(v.problems))
+    if violations:
+        sys.exit(1)
+
+
+@audit.command("reindex")
+@db_option
+def audit_reindex(db_url: str | None) -> None:
+    """SQLite: refill the full-text indexes from the tables (PostgreSQL: nothing to do)."""
+    with open_store(db_url) as opened:
+        done = store.refill_search_index(opened)
+    click.echo("full-text indexes refilled" if done else "nothing to refill")

@@ -1,0 +1,83 @@
+"""CLI: ``export`` a session as provider-ready history (edge layer; public API only)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+import store
+from store.cli.main import cli, db_option, open_store
+
+
+@cli.command("export")
+@db_option
+@click.argument("session_ids", nargs=-1)
+@click.option("--to", "target", type=click.Choice([*store.TARGETS, "jsonl", "csv"]),
+              required=True,
+              help="A provider's request history (one session), canonical JSONL of sessions, "
+                   "or CSV of their calls (default: every session).")
+@click.option("--redact", is_flag=True,
+              help="jsonl/csv: replace secrets with [REDACTED:kind] markers.")
+@click.option("--redact-pattern", "patterns", multiple=True, metavar="REGEX",
+              help="jsonl/csv: also redact this (its group 'secret' only, if it has one).")
+@click.option("--repair/--no-repair", "do_repair", default=False,
+              help="Repair first (dangling calls, orphan and duplicate results, invalid "
+                   "arguments, ids the target refuses); the report goes to stderr.")
+@click.option("--drop-dangling", is_flag=True,
+              help="With --repair: drop calls without a result instead of synthesizing one.")
+@click.option("--last-turns", type=click.IntRange(1), help="Only the last N whole turns.")
+@click.option("--tool", "tools", multiple=True,
+              help="A tool of the current tool set (repeatable): calls to others are reported.")
+def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str,
+                   redact: bool, patterns: tuple[str, ...], do_repair: bool,
+                   drop_dangling: bool, last_turns: int | None, tools: tuple[str, ...]) -> None:
+    """Write sessions to stdout: one as a provider's request history (JSON), or canonical
+    JSONL of messages (``--to jsonl``), or CSV of calls (``--to csv``)."""
+    if target in ("jsonl", "csv"):
+        _export_records(db_url, session_ids, target, redact, patterns)
+        return
+    if len(session_ids) != 1:
+        raise click.UsageError(f"--to {target} exports exactly one session")
+    (session_id,) = session_ids
+    with open_store(db_url, read_only=True) as opened:
+        transcript = opened.load(session_id, last_turns=last_turns)
+        aliases = opened.aliases()
+    if do_repair:
+        repaired = store.repair(transcript, target,  # type: ignore[arg-type]
+                                dangling="drop" if drop_dangling else "synthesize",
+                                tools=tools or None, aliases=aliases)
+        for change in repaired.changes:
+            where = f"message {change.position}" if change.position is not None else "-"
+            click.echo(f"repair: {change.kind} ({where}): {change.detail}", err=True)
+        messages = list(repaired.messages)
+    else:
+        messages = [stored.message for stored in transcript]
+    payload = store.render(messages, target)  # type: ignore[arg-type]
+    sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: str,
+                    redact: bool, patterns: tuple[str, ...]) -> None:
+    redactor = None
+    if redact or patterns:
+        try:
+            redactor = store.Redactor(patterns)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+    with open_store(db_url, read_only=True) as opened:
+        if target == "jsonl":
+            stats = store.export_jsonl(opened, session_ids or None, sys.stdout,
+                                       redactor=redactor)
+            click.echo(f"{stats.records} messages of {stats.sessions} sessions, "
+                       f"{stats.redactions} secrets redacted", err=True)
+            return
+        total = 0
+        redacted = 0
+        for sid in session_ids or (None,):
+            stats = store.export_calls_csv(opened, store.CallQuery(session_id=sid), sys.stdout,
+                                           redactor=redactor)
+            total += stats.records
+            redacted += stats.redactions
+        click.echo(f"{total} calls, {redacted} secrets redacted", err=True)

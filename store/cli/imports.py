@@ -1,0 +1,72 @@
+"""CLI: ``import PATH...`` (edge layer; public API only)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+import store
+from store.cli.main import cli, console, db_option, emit_json, open_store
+
+
+@cli.command("import")
+@db_option
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(store.IMPORT_FORMATS),
+              help="The files' format (default: detected per file).")
+@click.option("--settle", type=float, default=300.0, show_default=True,
+              help="Seconds unchanged after which a file counts as complete (0: every file).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
+                   settle: float, quiet: bool, as_json: bool) -> None:
+    """Import agent session files and directories (recursively, *.json and *.jsonl).
+
+    Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
+    and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
+    could not be imported (each is reported with its file and line).
+    """
+    out = console()
+    with open_store(db_url) as opened:
+        progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.fields[files]}"), TimeRemainingColumn(),
+                            console=out, transient=True, disable=quiet or as_json)
+        with progress:
+            task = progress.add_task("importing", total=None, files="")
+
+            def show(p: store.ImportProgress) -> None:
+                progress.update(task, total=p.bytes_total or None, completed=p.bytes_done,
+                                files=f"{p.files_done}/{p.files_total} files",
+                                description=(p.current.name if p.current else "done"))
+
+            summary = store.import_paths(opened, paths, format=fmt, settle=settle,
+                                         progress=show)
+        url = opened.url
+    counts = (("files", summary.files), ("sessions", summary.sessions),
+              ("messages added", summary.messages_added),
+              ("already stored", summary.messages_already_stored),
+              ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
+              ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
+              ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)))
+    if as_json:
+        emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
+                    "skipped": dict(summary.skipped),
+                    "problems": [str(p) for p in summary.problems],
+                    "failed": [str(f) for f in summary.failed_files]}])
+    else:
+        table = Table(title=f"imported into {url}", show_header=False)
+        for label, value in counts:
+            table.add_row(label, str(value))
+        out.print(table)
+        for reason, count in sorted(summary.skipped.items()):
+            click.echo(f"skipped {count} x {reason}")
+    for problem in summary.problems:
+        click.echo(f"problem: {problem}", err=True)
+    for failed in summary.failed_files:
+        click.echo(f"failed: {failed}", err=True)
+    if summary.failed_files or summary.problems:
+        sys.exit(1)

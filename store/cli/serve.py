@@ -1,0 +1,66 @@
+"""CLI: ``serve``, the read-only web viewer (edge layer; public API and ``store.viewer``).
+
+The store is opened read-only (SQLite ``mode=ro``; PostgreSQL read-only transactions, so a
+role with read grants only is enough). The server binds to loopback unless ``--host`` says
+otherwise; a non-loopback host needs an access token (``--token``, or ``--token auto`` to
+generate one), which the printed URL carries once and a cookie carries afterwards.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import click
+
+import store
+from store.cli.main import cli, db_option, open_store
+from store.viewer import is_loopback, make_server
+
+
+def _open_read_only(db_url: str | None) -> store.TranscriptStore:
+    """The store opened read-only; a database that does not exist yet is created (empty, at
+    head) first, as the other read-only commands do, then reopened read-only."""
+    opened = open_store(db_url, read_only=True)
+    if opened.read_only:
+        return opened
+    opened.close()
+    return store.TranscriptStore.open(db_url, read_only=True)
+
+
+@cli.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind. Anything but loopback requires --token.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port (0: any free port).")
+@click.option("--token", metavar="TOKEN|auto", envvar="TRANSCRIPT_STORE_VIEWER_TOKEN",
+              help="Access token every request must carry ('auto': generate one). Required "
+                   "off loopback. Default: $TRANSCRIPT_STORE_VIEWER_TOKEN.")
+@click.option("--quiet", is_flag=True, help="Do not log requests.")
+def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bool) -> None:
+    """Serve a read-only web viewer of the store: sessions, transcripts, tool usage, search."""
+    if token == "auto":
+        token = secrets.token_urlsafe(24)
+    if token is None and not is_loopback(host):
+        raise click.UsageError(
+            f"--host {host} is not loopback: give --token TOKEN (or --token auto); "
+            "transcripts hold secrets")
+    opened = _open_read_only(db_url)
+    try:
+        try:
+            server = make_server(opened, host, port, token=token, log_requests=not quiet)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        except OSError as exc:
+            raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
+        shown = server.url + (f"?token={token}" if token else "")
+        click.echo(f"serving {opened.url} read-only at {shown}", err=True)
+        click.echo("press Ctrl-C to stop", err=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    finally:
+        opened.close()

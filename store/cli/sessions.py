@@ -1,0 +1,179 @@
+"""CLI: ``sessions list | show | fork``, ``verify`` (edge layer; public API only)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+import click
+import orjson
+from rich.markup import escape
+from rich.table import Table
+
+import store
+from store.cli.main import cli, console, db_option, emit_json, open_store
+
+
+@cli.group()
+def sessions() -> None:
+    """List, show and fork stored sessions."""
+
+
+def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
+    return {
+        "session_id": info.session_id, "title": info.title, "provider": info.provider,
+        "model": info.model, "cwd": info.cwd, "tags": list(info.tags),
+        "messages": info.message_count, "created_at": info.created_at.isoformat(),
+        "updated_at": info.updated_at.isoformat(),
+    }
+
+
+@sessions.command("list")
+@db_option
+@click.option("--provider", help="Only sessions of this provider.")
+@click.option("--model", help="Only sessions of this model.")
+@click.option("--tag", help="Only sessions with this tag.")
+@click.option("--title", "title_contains", help="Only sessions whose title contains this.")
+@click.option("--since", type=click.DateTime(), help="Updated at or after (UTC).")
+@click.option("--until", type=click.DateTime(), help="Updated before (UTC).")
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def sessions_list(db_url: str | None, provider: str | None, model: str | None,
+                  tag: str | None, title_contains: str | None, since: datetime | None,
+                  until: datetime | None, limit: int, offset: int, as_json: bool) -> None:
+    """List sessions, most recently updated first."""
+    with open_store(db_url, read_only=True) as opened:
+        found = opened.list_sessions(provider=provider, model=model, tag=tag,
+                                     title_contains=title_contains, since=_utc(since),
+                                     until=_utc(until), limit=limit, offset=offset)
+    rows = [_session_dict(info) for info in found]
+    if as_json:
+        emit_json(rows)
+        return
+    table = Table(title=f"{len(rows)} sessions")
+    for column in ("session", "title", "provider", "model", "messages", "updated"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(escape(row["session_id"]), escape(row["title"] or ""),
+                      escape(row["provider"] or ""), escape(row["model"] or ""),
+                      str(row["messages"]), row["updated_at"][:19])
+    console().print(table)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    from datetime import UTC
+
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], position: int
+                ) -> list[str]:
+    lines: list[str] = []
+    call_index = 0
+    for part in message.parts:
+        if isinstance(part, store.TextPart):
+            if part.text.strip():
+                lines.append(escape(part.text))
+        elif isinstance(part, store.ThinkingPart):
+            lines.append(f"[dim](thinking) {escape(part.text[:400])}[/dim]")
+        elif isinstance(part, store.ToolCall | store.InvalidToolCall):
+            renamed = f" (recorded as {part.raw_name})" if part.raw_name else ""
+            head = f"[bold cyan]call {escape(part.name)}[/bold cyan]{escape(renamed)} " \
+                   f"id={escape(str(part.id))}"
+            if isinstance(part, store.InvalidToolCall):
+                lines.append(f"{head} [bold red]INVALID ARGUMENTS ({part.error_kind})[/bold red]")
+                lines.append(f"    raw: {escape(part.arguments_text)}")
+            else:
+                lines.append(head)
+                pretty = orjson.dumps(part.input, option=orjson.OPT_INDENT_2).decode()
+                lines.extend("    " + escape(line) for line in pretty.splitlines())
+            result = results.get((position, call_index))
+            if result is None:
+                lines.append("    [yellow]-> no result (dangling call)[/yellow]")
+            else:
+                flag = "[red]ERROR[/red] " if result.is_error else ""
+                shown = escape(result.text[:2000]).replace("\n", "\n       ")
+                lines.append(f"    -> {flag}{shown}")
+            call_index += 1
+        elif isinstance(part, store.ToolResult):
+            lines.append(f"[dim]result for {escape(str(part.call_id))}[/dim]")
+        elif isinstance(part, store.ServerToolCall):
+            lines.append(f"[magenta](server tool {escape(part.name)})[/magenta]")
+        else:
+            lines.append(f"[dim]({escape(getattr(part, 'kind', 'part'))})[/dim]")
+    return lines
+
+
+@sessions.command("show")
+@db_option
+@click.argument("session_id")
+@click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
+def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
+                  as_json: bool) -> None:
+    """Show a transcript: roles, text, each call with its arguments and result."""
+    with open_store(db_url, read_only=True) as opened:
+        transcript = opened.load(session_id, last_turns=last_turns)
+    results = {(c.position, c.index): c.result for c in transcript.calls()}
+    if as_json:
+        emit_json({"position": m.position, "role": m.message.role, "text": m.message.text,
+                   "calls": [c.to_wire() for c in m.message.tool_calls]}
+                  for m in transcript)
+        return
+    out = console()
+    info = transcript.session
+    out.print(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
+              f"{escape(info.provider or '')} {escape(info.model or '')}  "
+              f"{info.message_count} messages")
+    for stored in transcript:
+        role = stored.message.role
+        if role == "tool" or (role == "user" and stored.message.tool_results
+                              and not stored.message.text):
+            continue  # results are shown beside their calls
+        out.print(f"\n[bold green]#{stored.position} {role}[/bold green]")
+        for line in _part_lines(stored.message, results, stored.position):
+            out.print(line)
+    orphans = list(transcript.orphan_results())
+    if orphans:
+        out.print(f"\n[yellow]{len(orphans)} result(s) without a call[/yellow]")
+
+
+@sessions.command("fork")
+@db_option
+@click.argument("session_id")
+@click.argument("position", type=click.IntRange(0))
+@click.option("--new-id", help="Id of the new session (default: generated).")
+@click.option("--title", help="Title of the new session.")
+def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: str | None,
+                  title: str | None) -> None:
+    """Copy SESSION_ID's messages before POSITION into a new session."""
+    with open_store(db_url) as opened:
+        info = opened.fork(session_id, position, new_id, title=title)
+    click.echo(f"forked {session_id} at {position} into {info.session_id}")
+
+
+@cli.command()
+@db_option
+@click.option("--session", "session_id", help="Only this session.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
+def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
+    """Check that what is stored reads back as written; exit 1 on errors. Changes nothing."""
+    with open_store(db_url, read_only=True) as opened:
+        report = opened.verify(session_id)
+    if as_json:
+        emit_json({"severity": p.severity, "check": p.check, "session_id": p.session_id,
+                   "position": p.position, "index": p.index, "detail": p.detail}
+                  for p in report.problems)
+    else:
+        click.echo(f"checked {report.sessions} sessions, {report.messages} messages, "
+                   f"{report.calls} calls, {report.results} results: "
+                   f"{len(report.errors)} errors, "
+                   f"{len(report.problems) - len(report.errors)} warnings")
+        for p in report.problems:
+            where = ", ".join(str(x) for x in (p.session_id, p.position, p.index)
+                              if x is not None)
+            click.echo(f"{p.severity}: [{p.check}] {where}: {p.detail}")
+    if not report.ok:
+        sys.exit(1)

@@ -1,0 +1,220 @@
+"""The store's base: engine, connections, transactions, retries, row helpers (persistence).
+
+:class:`StoreBase` owns the engine and hands out read connections and write transactions
+(``BEGIN IMMEDIATE`` on SQLite), retrying a whole write transaction on a lock or
+serialization conflict; driver errors become :class:`~store.errors.DatabaseError`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Self, TypeVar
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from store.arguments import dumps_json, loads_json
+from store.db.compiled import Statements
+from store.db.engine import redact_url
+from store.db.tables import (
+    tool_aliases,
+)
+from store.db.writer import (
+    Limits,
+)
+from store.errors import DatabaseError
+from store.names import AliasTable
+from store.transcript import (
+    SessionInfo,
+)
+
+__all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_session_id"]
+
+T = TypeVar("T")
+
+#: The longest session id accepted (ids are keys on every table).
+MAX_SESSION_ID_LENGTH = 512
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes: they were stored as UTC, so say so."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def check_session_id(session_id: object) -> str:
+    """A usable session id, or a ``ValueError``-typed ``StoreError`` naming the problem."""
+    from store.errors import RecordError
+
+    if not isinstance(session_id, str) or not session_id:
+        raise RecordError(f"a session id must be a non-empty string, got {session_id!r}")
+    if len(session_id) > MAX_SESSION_ID_LENGTH:
+        raise RecordError(
+            f"a session id must be at most {MAX_SESSION_ID_LENGTH} characters, "
+            f"got {len(session_id)}"
+        )
+    if "\x00" in session_id:
+        raise RecordError("a session id must not contain NUL characters")
+    return session_id
+
+
+
+class StoreBase:
+    """Engine, connections and transactions shared by the parts of ``TranscriptStore``."""
+
+    def __init__(self, engine: Engine, *, limits: Limits | None = None,
+                 read_only: bool = False) -> None:
+        self._engine = engine
+        self._limits = limits or Limits()
+        self.read_only = read_only
+        self._closed = False
+        self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
+        # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
+        self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
+        # The hot paths run on the DBAPI cursor, so the driver's own errors surface there too.
+        dbapi = engine.dialect.dbapi
+        self._errors: tuple[type[BaseException], ...] = (
+            (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
+        )
+
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password hidden."""
+        return redact_url(self._engine.url)
+
+    @property
+    def dialect(self) -> str:
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        """Release every connection."""
+        if not self._closed:
+            self._engine.dispose()
+            self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TranscriptStore({self.url!r})"
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except self._errors as exc:
+            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        try:
+            with self._write_engine.connect() as conn, conn.begin():
+                yield conn
+        except self._errors as exc:
+            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+
+    def _alias_table_now(self, conn: Connection) -> AliasTable:
+        """The alias table as stored now (through a Core connection)."""
+        return _alias_table(conn)
+
+    def _retrying(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
+        database reports a lock or serialization conflict; the transaction is rolled back
+        before each retry, so nothing is applied twice."""
+        for attempt in range(_RETRIES + 1):
+            try:
+                with self._write_engine.connect() as conn, conn.begin():
+                    return work(conn)
+            except self._errors as exc:
+                if attempt < _RETRIES and _is_transient(exc):
+                    time.sleep(min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random()))
+                    continue
+                raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
+        """The alias table as stored now, rebuilt only when its rows changed."""
+        cursor.execute(st.load_aliases.sql)
+        rows = tuple(cursor.fetchall())
+        cached = self._alias_cache
+        if cached is not None and cached[0] == rows:
+            return cached[1]
+        table = AliasTable([(raw, current) for raw, current in rows])
+        self._alias_cache = (rows, table)
+        return table
+
+_RETRIES = 8
+_BACKOFF = 0.02
+_TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """A lock or serialization conflict that a retry of the whole transaction can get past."""
+    orig = getattr(exc, "orig", None) or exc
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate in _TRANSIENT_SQLSTATES:
+        return True
+    message = str(orig).lower()
+    return "database is locked" in message or "database is busy" in message
+
+
+def _reason(exc: BaseException) -> str:
+    """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc).strip()
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _alias_table(conn: Connection) -> AliasTable:
+    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
+    return AliasTable([(r, c) for r, c in rows])
+
+
+def _session_row(
+    sid: str,
+    title: str | None,
+    provider: str | None,
+    model: str | None,
+    cwd: str | None,
+    tags: Iterable[str],
+    metadata: Mapping[str, Any] | None,
+    now: datetime,
+) -> dict[str, Any]:
+    tag_list = list(tags)
+    if not all(isinstance(t, str) for t in tag_list):
+        from store.errors import RecordError
+
+        raise RecordError(f"session tags must be strings, got {tag_list!r}")
+    return {
+        "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
+        "tags_json": dumps_json(tag_list) if tag_list else "[]",
+        "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
+        "created_at": now, "updated_at": now, "next_position": 0,
+    }
+
+
+def _session_info(row: Any) -> SessionInfo:
+    return SessionInfo(
+        row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
+        tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
+        _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
+    )

@@ -1,0 +1,274 @@
+"""Sessions, forks, tool definitions and aliases: the bookkeeping half of the store
+(persistence)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, literal, select, update
+
+from store.arguments import dumps_json, loads_json
+from store.db.base import (
+    StoreBase,
+    _alias_table,
+    _escape_like,
+    _now,
+    _session_info,
+    _session_row,
+    check_session_id,
+)
+from store.db.tables import (
+    messages,
+    sessions,
+    tool_aliases,
+    tool_calls,
+    tool_definitions,
+    tool_results,
+)
+from store.errors import AliasError, ConflictError, DatabaseError, SessionNotFound
+from store.names import AliasTable
+from store.normalize.definitions import normalize_tool_definitions
+from store.transcript import (
+    SessionInfo,
+    ToolDefinition,
+)
+
+__all__ = ["SessionsMixin"]
+
+
+
+
+
+class SessionsMixin(StoreBase):
+    """Session metadata, forks, tool definitions and the alias table."""
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        session_id: str | None = None,
+        *,
+        title: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        cwd: str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> SessionInfo:
+        """Create a session (a generated id when none is given); an existing id raises."""
+        sid = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
+        now = _now()
+        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now)
+        with self._write() as conn:
+            exists = conn.execute(
+                select(sessions.c.session_id).where(sessions.c.session_id == sid)
+            ).first()
+            if exists:
+                raise DatabaseError(f"a session with id {sid!r} exists already")
+            conn.execute(insert(sessions), [row])
+        return self.get_session(sid)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """A session's metadata; ``SessionNotFound`` when there is none."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(sessions).where(sessions.c.session_id == session_id)
+            ).first()
+        if row is None:
+            raise SessionNotFound(session_id)
+        return _session_info(row._mapping)
+
+    def list_sessions(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        tag: str | None = None,
+        title_contains: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[SessionInfo]:
+        """Sessions, most recently updated first, filtered and paged."""
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        query = select(sessions)
+        if provider is not None:
+            query = query.where(sessions.c.provider == provider)
+        if model is not None:
+            query = query.where(sessions.c.model == model)
+        if title_contains is not None:
+            pattern = "%" + _escape_like(title_contains) + "%"
+            query = query.where(sessions.c.title.ilike(pattern, escape="\\"))
+        if tag is not None:
+            query = query.where(
+                sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
+            )
+        if since is not None:
+            query = query.where(sessions.c.updated_at >= since)
+        if until is not None:
+            query = query.where(sessions.c.updated_at < until)
+        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+        with self._read() as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).all()
+        return [_session_info(r._mapping) for r in rows]
+
+    def rename_session(self, session_id: str, title: str | None) -> SessionInfo:
+        """Set a session's title."""
+        with self._write() as conn:
+            done = conn.execute(
+                update(sessions).where(sessions.c.session_id == session_id)
+                .values(title=title, updated_at=_now())
+            )
+            if done.rowcount == 0:
+                raise SessionNotFound(session_id)
+        return self.get_session(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and everything in it."""
+        with self._write() as conn:
+            done = conn.execute(delete(sessions).where(sessions.c.session_id == session_id))
+            if done.rowcount == 0:
+                raise SessionNotFound(session_id)
+
+    # -- fork -------------------------------------------------------------------------------------
+
+    def fork(
+        self,
+        session_id: str,
+        at_position: int,
+        new_session_id: str | None = None,
+        *,
+        title: str | None = None,
+    ) -> SessionInfo:
+        """Copy the messages before ``at_position`` (with their calls, results, links and the
+        session's tool definitions) into a new session, for branching and "try again from
+        here". The new session's metadata records where it came from."""
+        new_id = check_session_id(new_session_id) if new_session_id else uuid.uuid4().hex
+        if at_position < 0:
+            raise ValueError("at_position must not be negative")
+        now = _now()
+        with self._write() as conn:
+            source = conn.execute(
+                select(sessions).where(sessions.c.session_id == session_id)
+            ).first()
+            if source is None:
+                raise SessionNotFound(session_id)
+            if conn.execute(select(sessions.c.session_id)
+                            .where(sessions.c.session_id == new_id)).first() is not None:
+                raise DatabaseError(f"a session with id {new_id!r} exists already")
+            src = source._mapping
+            copied = min(at_position, int(src["next_position"]))
+            metadata = {**loads_json(src["metadata_json"]),
+                        "forked_from": {"session_id": session_id, "position": copied}}
+            conn.execute(insert(sessions), [{
+                "session_id": new_id,
+                "title": title if title is not None else src["title"],
+                "provider": src["provider"], "model": src["model"], "cwd": src["cwd"],
+                "tags_json": src["tags_json"], "metadata_json": dumps_json(metadata),
+                "created_at": now, "updated_at": now, "next_position": copied,
+            }])
+            for table in (messages, tool_calls, tool_results, tool_definitions):
+                columns = [c for c in table.columns if c.name != "session_id"]
+                query = select(literal(new_id).label("session_id"), *columns).where(
+                    table.c.session_id == session_id)
+                if "position" in table.c:
+                    query = query.where(table.c.position < copied)
+                conn.execute(insert(table).from_select(
+                    ["session_id", *[c.name for c in columns]], query))
+        return self.get_session(new_id)
+
+    def truncate(self, session_id: str, position: int, *,
+                 expected_length: int | None = None) -> int:
+        """Delete the messages at ``position`` and after (with their calls and results), so
+        that the session ends before ``position``; returns how many were deleted.
+
+        ``expected_length`` makes it a compare-and-delete: when the session no longer has that
+        many messages (another writer appended or truncated meanwhile) nothing changes and
+        ``ConflictError`` is raised, so two writers cannot remove one message twice.
+        """
+        if position < 0:
+            raise ValueError("position must not be negative")
+        with self._write() as conn:
+            # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
+            # the comparison and the delete one step.
+            length = conn.execute(
+                select(sessions.c.next_position).where(sessions.c.session_id == session_id)
+                .with_for_update()
+            ).scalar_one_or_none()
+            if length is None:
+                raise SessionNotFound(session_id)
+            if expected_length is not None and length != expected_length:
+                raise ConflictError(
+                    f"session {session_id!r} has {length} messages, not {expected_length}"
+                )
+            if position >= length:
+                return 0
+            conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
+                                                     messages.c.position >= position)))
+            conn.execute(update(sessions).where(sessions.c.session_id == session_id)
+                         .values(next_position=position, updated_at=_now()))
+            return int(length) - position
+
+    # -- tool definitions -----------------------------------------------------------------------
+
+    def record_tools(self, session_id: str, definitions: Any) -> list[ToolDefinition]:
+        """Record the tool definitions offered in a session (any provider's shape); a tool
+        recorded again under the same name is replaced."""
+        parsed = normalize_tool_definitions(definitions)
+        now = _now()
+        rows = [{"session_id": session_id, "name": d.name, "description": d.description,
+                 "parameters_json": dumps_json(dict(d.parameters)),
+                 "definition_json": dumps_json(dict(d.definition)), "recorded_at": now}
+                for d in parsed]
+        with self._write() as conn:
+            if conn.execute(select(sessions.c.session_id)
+                            .where(sessions.c.session_id == session_id)).first() is None:
+                raise SessionNotFound(session_id)
+            if rows:
+                conn.execute(delete(tool_definitions).where(and_(
+                    tool_definitions.c.session_id == session_id,
+                    tool_definitions.c.name.in_([r["name"] for r in rows]))))
+                conn.execute(insert(tool_definitions), rows)
+        return parsed
+
+    def tool_definitions(self, session_id: str) -> list[ToolDefinition]:
+        """The tool definitions recorded with a session, by name."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(tool_definitions.c.name, tool_definitions.c.description,
+                       tool_definitions.c.parameters_json, tool_definitions.c.definition_json)
+                .where(tool_definitions.c.session_id == session_id)
+                .order_by(tool_definitions.c.name)
+            ).all()
+        return [ToolDefinition(n, d, loads_json(p), loads_json(j)) for n, d, p, j in rows]
+
+    # -- aliases --------------------------------------------------------------------------------
+
+    def aliases(self) -> AliasTable:
+        """The alias table as stored now."""
+        with self._read() as conn:
+            return _alias_table(conn)
+
+    def add_alias(self, raw_name: str, current_name: str) -> AliasTable:
+        """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias)."""
+        AliasTable({raw_name: current_name})  # validates both names
+        with self._write() as conn:
+            conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
+            conn.execute(insert(tool_aliases), [{"raw_name": raw_name,
+                                                 "current_name": current_name,
+                                                 "created_at": _now()}])
+            return _alias_table(conn)
+
+    def remove_alias(self, raw_name: str) -> AliasTable:
+        """Remove the alias of ``raw_name``; ``AliasError`` when it has none."""
+        with self._write() as conn:
+            done = conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
+            if done.rowcount == 0:
+                raise AliasError(f"no alias for tool name {raw_name!r}")
+            return _alias_table(conn)
+

@@ -1,0 +1,185 @@
+"""``verify``: check that what is stored is what was written (persistence; reads only).
+
+Checks, per session:
+
+* every stored wire record parses back to the call it was written as: the recorded name and
+  id match the row, the argument status matches what the parser says of the stored text, and
+  the queryable copy equals the parsed arguments (NUL aside on PostgreSQL, see writer.py);
+* message positions run 0..n-1 without gaps or duplicates, and ``next_position`` is n;
+* every message's parts reference exactly the tool-call and tool-result rows stored for it;
+* every result is linked to an existing call, or is reported as an orphan (a warning: orphans
+  are kept on purpose, repair drops them on replay);
+
+and for the database: SQLite's ``integrity_check`` and ``foreign_key_check``. It reports; it
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import select, text
+
+from store.arguments import loads_json
+from store.codec import decode_call
+from store.db.tables import messages, sessions, tool_calls, tool_results
+from store.model import InvalidToolCall, ToolCall
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["VerifyProblem", "VerifyReport", "verify"]
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyProblem:
+    """One finding: where (session, position, index) and what."""
+
+    severity: Severity
+    check: str
+    session_id: str | None
+    position: int | None
+    index: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """What ``verify`` looked at and what it found; ``ok`` when there is no error."""
+
+    sessions: int = 0
+    messages: int = 0
+    calls: int = 0
+    results: int = 0
+    problems: tuple[VerifyProblem, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+    @property
+    def errors(self) -> tuple[VerifyProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+
+def _nul_free(value: Any) -> Any:
+    """What the PostgreSQL JSONB copy holds for a value (NUL becomes U+FFFD there)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_nul_free(k): _nul_free(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nul_free(v) for v in value]
+    return value
+
+
+def verify(store: TranscriptStore, session_id: str | None = None) -> VerifyReport:
+    """Check the whole database (or one session) and report; nothing is changed."""
+    problems: list[VerifyProblem] = []
+    counts = Counter[str]()
+    with store.engine.connect() as conn:
+        query = select(sessions.c.session_id, sessions.c.next_position)
+        if session_id is not None:
+            query = query.where(sessions.c.session_id == session_id)
+        for sid, next_position in conn.execute(query.order_by(sessions.c.session_id)).all():
+            counts["sessions"] += 1
+            _verify_session(conn, sid, next_position, problems, counts)
+        if store.dialect == "sqlite":
+            result = conn.execute(text("PRAGMA integrity_check")).scalars().all()
+            if result != ["ok"]:
+                problems.append(VerifyProblem("error", "integrity", None, None, None,
+                                              "; ".join(map(str, result))))
+            for row in conn.execute(text("PRAGMA foreign_key_check")).all():
+                problems.append(VerifyProblem("error", "foreign_key", None, None, None,
+                                              f"row without its parent: {tuple(row)}"))
+    return VerifyReport(counts["sessions"], counts["messages"], counts["calls"],
+                        counts["results"], tuple(problems))
+
+
+def _verify_session(conn: Any, sid: str, next_position: int, problems: list[VerifyProblem],
+                    counts: Counter[str]) -> None:
+    def report(severity: Severity, check: str, position: int | None, index: int | None,
+               detail: str) -> None:
+        problems.append(VerifyProblem(severity, check, sid, position, index, detail))
+
+    mrows = conn.execute(
+        select(messages.c.position, messages.c.parts_json)
+        .where(messages.c.session_id == sid).order_by(messages.c.position)
+    ).all()
+    counts["messages"] += len(mrows)
+    positions = [p for p, _ in mrows]
+    if positions != list(range(len(positions))):
+        report("error", "positions", None, None,
+               f"message positions are not 0..{len(positions) - 1}: {positions[:20]}")
+    if next_position != len(positions):
+        report("error", "positions", None, None,
+               f"next_position is {next_position} but {len(positions)} messages are stored")
+    referenced: dict[int, tuple[set[int], set[int]]] = {}
+    for position, parts_json in mrows:
+        parts = loads_json(parts_json)
+        referenced[position] = (
+            {p["index"] for p in parts if p.get("type") == "tool_call"},
+            {p["index"] for p in parts if p.get("type") == "tool_result"},
+        )
+    crows = conn.execute(
+        select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
+               tool_calls.c.id_minted, tool_calls.c.raw_name, tool_calls.c.wire_json,
+               tool_calls.c.arguments_status, tool_calls.c.arguments_error,
+               tool_calls.c.arguments)
+        .where(tool_calls.c.session_id == sid)
+    ).all()
+    counts["calls"] += len(crows)
+    stored_calls: dict[int, set[int]] = {}
+    for pos, idx, call_id, minted, raw_name, wire, status, error, arguments in crows:
+        stored_calls.setdefault(pos, set()).add(idx)
+        try:
+            call = decode_call(call_id, wire, "ok", None, None, None, bool(minted))
+        except Exception as exc:  # a record that no longer reads at all
+            report("error", "wire", pos, idx, f"stored wire record does not read: {exc}")
+            continue
+        if call.recorded_name != raw_name:
+            report("error", "wire", pos, idx,
+                   f"wire name {call.recorded_name!r} differs from raw_name {raw_name!r}")
+        if not minted and call.id != call_id:
+            report("error", "wire", pos, idx, f"wire id {call.id!r} differs from {call_id!r}")
+        parsed_status = call.error_kind if isinstance(call, InvalidToolCall) else (
+            "ok" if call.input else "empty")
+        if parsed_status != status:
+            report("error", "status", pos, idx,
+                   f"stored status {status!r}, but the stored text parses as {parsed_status!r}")
+        if isinstance(call, ToolCall) and arguments is not None:
+            copy = loads_json(arguments) if isinstance(arguments, str) else arguments
+            if copy != call.input and copy != _nul_free(call.input):
+                report("error", "arguments", pos, idx,
+                       "the queryable copy of the arguments differs from the stored text")
+        if isinstance(call, InvalidToolCall) and arguments is not None:
+            report("error", "arguments", pos, idx, "an invalid call has a queryable copy")
+        del error
+    rrows = conn.execute(
+        select(tool_results.c.position, tool_results.c.result_index,
+               tool_results.c.call_position, tool_results.c.call_index, tool_results.c.call_id)
+        .where(tool_results.c.session_id == sid)
+    ).all()
+    counts["results"] += len(rrows)
+    stored_results: dict[int, set[int]] = {}
+    for pos, idx, cpos, cidx, call_id in rrows:
+        stored_results.setdefault(pos, set()).add(idx)
+        if cpos is None or cidx is None:
+            report("warning", "orphan", pos, idx,
+                   f"result for {call_id!r} is linked to no call (kept; repair drops it)")
+        elif cidx not in stored_calls.get(cpos, set()):
+            report("error", "link", pos, idx,
+                   f"result is linked to call ({cpos}, {cidx}), which is not stored")
+    for position, (call_refs, result_refs) in referenced.items():
+        if call_refs != stored_calls.get(position, set()):
+            report("error", "parts", position, None,
+                   f"parts reference calls {sorted(call_refs)}, rows hold "
+                   f"{sorted(stored_calls.get(position, set()))}")
+        if result_refs != stored_results.get(position, set()):
+            report("error", "parts", position, None,
+                   f"parts reference results {sorted(result_refs)}, rows hold "
+                   f"{sorted(stored_results.get(position, set()))}")

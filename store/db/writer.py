@@ -1,0 +1,315 @@
+"""The append path: normalize, encode, then write a batch in one transaction (persistence).
+
+Hot path rules: everything that can fail on bad input (normalizing, encoding to exact JSON
+text) happens before the first statement; the database then sees a fixed number of statements
+per append (session upsert and lock, key check, prior-call lookups when results need them,
+three ``executemany`` inserts, the position update), whatever the number of messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from store.codec import EncodedMessage, encode_message, minted_call_id
+from store.db.compiled import Statements, statements
+from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
+from store.errors import RecordError, StoreError, TooLargeError
+from store.model import Message
+from store.names import AliasTable
+from store.normalize.messages import normalize_message
+from store.pairing import CallLinker, CallRef
+from store.transcript import AppendResult, StoredMessage
+
+__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
+
+MessageInput = Message | Mapping[str, Any]
+
+# Names are stored as recorded: aliases apply at load time, so normalize without any.
+_NO_ALIASES = AliasTable()
+# Bound parameters per IN (...) list, below SQLite's limit.
+_IN_CHUNK = 500
+
+
+#: Default limits (bytes of UTF-8): one call's argument text, and one message as stored.
+#: Both are set per store (``TranscriptStore.open(max_argument_bytes=..., max_message_bytes=...)``).
+DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+
+
+def _utf8_size(text: str, limit: int) -> int:
+    """The UTF-8 size of text, computed only when it could be over ``limit``."""
+    if len(text) * 4 <= limit:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_limits(number: int, encoded: EncodedMessage, limits: Limits) -> None:
+    for call in encoded.calls:
+        text = call.call.arguments_text
+        if len(text) > limits.max_argument_bytes or len(text) * 4 > limits.max_argument_bytes:
+            size = _utf8_size(text, limits.max_argument_bytes)
+            if size > limits.max_argument_bytes:
+                raise TooLargeError(f"message {number}: the arguments of call {call.index}",
+                                    size, limits.max_argument_bytes)
+    total = len(encoded.parts_json) + sum(len(c.wire_json) for c in encoded.calls) + sum(
+        len(r.content_json) for r in encoded.results)
+    if total * 4 > limits.max_message_bytes:
+        size = sum(_utf8_size(t, 0) for t in (
+            encoded.parts_json, *(c.wire_json for c in encoded.calls),
+            *(r.content_json for r in encoded.results)))
+        if size > limits.max_message_bytes:
+            raise TooLargeError(f"message {number}", size, limits.max_message_bytes)
+
+
+def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
+             limits: Limits) -> list[tuple[Message, str | None, EncodedMessage]]:
+    if keys is not None and len(keys) != len(items):
+        raise RecordError(f"append got {len(items)} messages but {len(keys)} keys")
+    out = []
+    for number, item in enumerate(items):
+        try:
+            if type(item) is dict:
+                message = normalize_message(item, _NO_ALIASES)
+            elif isinstance(item, Message):
+                message = item
+            elif isinstance(item, Mapping):
+                message = normalize_message(item, _NO_ALIASES)
+            else:
+                raise RecordError(
+                    f"a message must be a Message or a record, got {type(item).__name__}"
+                )
+            encoded = encode_message(message.parts, message.extras, message.metadata)
+        except StoreError as exc:
+            # Keep the error's type; say which message of the append it is about.
+            exc.args = (f"message {number}: {exc}", *exc.args[1:])
+            raise
+        _check_limits(number, encoded, limits)
+        key = keys[number] if keys is not None else message.message_id
+        if key is not None and (not isinstance(key, str) or not key):
+            raise RecordError(f"message {number}: a message key must be a non-empty string")
+        out.append((message, key, encoded))
+    return out
+
+
+def _nul_safe_text(value: str) -> str:
+    """PostgreSQL refuses NUL in text: the display-text column (a derived copy; the exact text
+    stays in ``parts_json``, where JSON escapes it) gets U+FFFD instead."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _nul_safe_arguments(arguments: Any, text: str) -> Any:
+    """PostgreSQL refuses ``\\u0000`` in JSONB: the queryable copy gets U+FFFD for NUL in its
+    strings and keys; the exact argument text stays in ``wire_json``."""
+    if arguments is None or ("\\u0000" not in text and "\x00" not in text):
+        return arguments
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return _nul_safe_text(value)
+        if isinstance(value, dict):
+            return {_nul_safe_text(k): clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(arguments)
+
+
+def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
+    """The transcript's own timestamp when it has a readable one, else the append time."""
+    stamp = metadata.get("timestamp")
+    if isinstance(stamp, str):
+        try:
+            parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        except (ValueError, OverflowError):  # unreadable, or out of range once in UTC
+            return now
+    return now
+
+
+def _params(names: tuple[str, ...], values: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(values[name] for name in names)
+
+
+Prepared = list[tuple[Message, str | None, EncodedMessage]]
+
+
+def prepare_append(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
+                   limits: Limits | None = None) -> Prepared:
+    """Normalize, encode and check an append, before any transaction (raises on bad input)."""
+    return _prepare(items, keys, limits or Limits())
+
+
+def write_append(
+    conn: Connection,
+    sid: str,
+    prepared: Prepared,
+    new_session: Mapping[str, Any],
+) -> AppendResult:
+    """Store one prepared append in the caller's transaction (see the module docstring)."""
+    st = statements(conn.dialect.name)
+    cursor = conn.connection.cursor()
+    try:
+        return _write(cursor, st, sid, prepared, new_session)
+    finally:
+        cursor.close()
+
+
+def _write(
+    cursor: Any,
+    st: Statements,
+    sid: str,
+    prepared: list[tuple[Message, str | None, EncodedMessage]],
+    new_session: Mapping[str, Any],
+) -> AppendResult:
+    time = st.time
+    now = new_session["created_at"]
+    now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
+    session_values = {**new_session, "created_at": now_value, "updated_at": now_value}
+    cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
+    next_position, created_at = cursor.fetchone()
+    created = created_at == session_values["created_at"]
+
+    wanted = [k for _, k, _ in prepared if k is not None]
+    existing: set[str] = set()
+    for start in range(0, len(wanted), _IN_CHUNK):
+        chunk = wanted[start:start + _IN_CHUNK]
+        cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
+        existing.update(row[0] for row in cursor.fetchall())
+    skipped: list[str] = []
+    batch: list[tuple[int, Message, str | None, EncodedMessage]] = []
+    seen: set[str] = set()
+    for message, key, encoded in prepared:
+        if key is not None and (key in existing or key in seen):
+            skipped.append(key)
+            continue
+        if key is not None:
+            seen.add(key)
+        batch.append((next_position + len(batch), message, key, encoded))
+    if not batch:
+        return AppendResult(sid, (), tuple(skipped), created)
+
+    linker = _linker_for(cursor, st, sid, batch)
+    postgres = st.postgres
+    json = st.json
+    message_rows: list[tuple[Any, ...]] = []
+    call_rows: list[tuple[Any, ...]] = []
+    result_rows: list[tuple[Any, ...]] = []
+    stored: list[StoredMessage] = []
+    for position, message, key, enc in batch:
+        created_at = _message_time(message.metadata, now) if message.metadata else now
+        # Column order of store.db.tables.messages / tool_calls / tool_results (checked on import).
+        message_rows.append((
+            sid, position, key, message.message_id, message.role, message.source,
+            _nul_safe_text(enc.text) if postgres else enc.text, enc.parts_json,
+            enc.extras_json, enc.metadata_json,
+            now_value if created_at is now else time(created_at),
+        ))
+        opened = []
+        used: set[str] = set()
+        for call in enc.calls:
+            provider_id = call.call.id
+            minted = not provider_id or provider_id in used
+            call_id = minted_call_id(position, call.index) if minted else provider_id
+            used.add(call_id)  # type: ignore[arg-type]
+            opened.append((call.index, None if minted else provider_id, call.call.recorded_name))
+            arguments = call.arguments
+            if postgres:
+                arguments = _nul_safe_arguments(arguments, call.call.arguments_text)
+            call_rows.append((
+                sid, position, call.index, call_id, minted, call.call.recorded_name,
+                call.wire_json, call.status, call.error, json(arguments), call.extras_json,
+                call.call.source, WIRE_VERSION,
+            ))
+        linker.add_calls(position, opened)
+        for res in enc.results:
+            ref = linker.link(res.result.call_id, res.result.name)
+            result_rows.append((
+                sid, position, res.index, res.result.call_id,
+                ref[0] if ref else None, ref[1] if ref else None,
+                res.result.is_error, res.result.name, res.content_json, res.extras_json,
+                res.result.source,
+            ))
+        stored.append(StoredMessage(position, message, key, created_at))
+    cursor.executemany(st.insert_messages.sql, message_rows)
+    if call_rows:
+        cursor.executemany(st.insert_calls.sql, call_rows)
+    if result_rows:
+        cursor.executemany(st.insert_results.sql, result_rows)
+    cursor.execute(st.advance_session.sql,
+                   _params(st.advance_session.names,
+                           {"sid": sid, "next_position": next_position + len(batch),
+                            "now": now_value}))
+    return AppendResult(sid, tuple(stored), tuple(skipped), created)
+
+
+def _linker_for(cursor: Any, st: Statements, sid: str,
+                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> CallLinker:
+    """A linker primed with the stored calls that this batch's results may refer to.
+
+    Ids are looked up only for results that name a call not made in the batch; the most
+    recent calling message (for pairing by position) is read only when a result has no id,
+    or names an id that no stored call has.
+    """
+    ids_in_batch: set[str] = set()
+    needs_ids: set[str] = set()
+    needs_position = False
+    calls_seen = False
+    for _, _, _, enc in batch:
+        if enc.calls:  # the writer links a message's results after its own calls
+            calls_seen = True
+            ids_in_batch.update(c.call.id for c in enc.calls if c.call.id)
+        for res in enc.results:
+            call_id = res.result.call_id
+            if not call_id:
+                needs_position = needs_position or not calls_seen
+            elif call_id not in ids_in_batch:
+                needs_ids.add(call_id)
+    prior_ids: dict[str, CallRef] = {}
+    ids = sorted(needs_ids)
+    for start in range(0, len(ids), _IN_CHUNK):
+        chunk = ids[start:start + _IN_CHUNK]
+        cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
+        for call_id, pos, idx in cursor.fetchall():
+            prior_ids[call_id] = (pos, idx)  # ordered by position: the latest wins
+    prior_open: list[tuple[CallRef, str]] = []
+    answered: list[CallRef] = []
+    if needs_position or len(prior_ids) < len(needs_ids):
+        cursor.execute(st.last_calls.sql, (sid, sid))
+        prior_open = [((p, i), n) for p, i, n in cursor.fetchall()]
+        if prior_open:
+            cursor.execute(st.answered.sql, (sid, prior_open[0][0][0]))
+            answered = [(p, i) for p, i in cursor.fetchall()]
+    return CallLinker(prior_ids, prior_open, answered)
+
+
+def _check_column_order() -> None:
+    """The row tuples above follow the tables' column order; fail loudly if it changes."""
+    expected = {
+        messages: ("session_id", "position", "message_key", "message_id", "role", "source",
+                   "text", "parts_json", "extras_json", "metadata_json", "created_at"),
+        tool_calls: ("session_id", "position", "call_index", "call_id", "id_minted",
+                     "raw_name", "wire_json", "arguments_status", "arguments_error",
+                     "arguments", "extras_json", "source", "wire_version"),
+        tool_results: ("session_id", "position", "result_index", "call_id", "call_position",
+                       "call_index", "is_error", "name", "content_json", "extras_json",
+                       "source"),
+    }
+    for table, columns in expected.items():
+        actual = tuple(c.name for c in table.columns)
+        if actual != columns:  # pragma: no cover - a schema change without this update
+            raise RuntimeError(f"store.db.writer row layout is stale for {table.name}: {actual}")
+
+
+_check_column_order()

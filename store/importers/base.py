@@ -1,0 +1,336 @@
+"""What the importers share: the parsed values, reading a file, and the collector (domain).
+
+A file is read whole, as strict UTF-8 (a leading BOM is dropped), into a :class:`Source`:
+one JSON document, or JSON lines split on ``\\n`` only (a raw U+2028 inside a JSON string is
+not a line break). A line that is not JSON is an :class:`ImportProblem` with its number, and
+the rest of the file is still read. A file that cannot be read at all (missing, a directory,
+not a regular file, no permission, not UTF-8) raises :class:`ImportFileError`.
+
+**Settling.** A file that is still being written may end in the middle of a record: a last
+line without its newline, or an assistant turn whose remaining lines are not written yet.
+Such a trailing, possibly incomplete part is *deferred* (held back and reported, never
+stored) unless the file is *settled*: unchanged for ``settle`` seconds (0 settles every file).
+A later import, after the file grew or settled, stores it; since keys are stable nothing is
+stored twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from store.arguments import loads_json
+from store.errors import RecordError, StoreError
+from store.model import Message
+from store.names import AliasTable
+from store.normalize.messages import NotAMessage, normalize_message
+
+__all__ = [
+    "DEFAULT_SETTLE_SECONDS",
+    "Collector",
+    "ImportFileError",
+    "ImportProblem",
+    "ParsedFile",
+    "ParsedSession",
+    "Record",
+    "Source",
+    "path_session_id",
+    "read_source",
+]
+
+#: A file unchanged for this long is taken as complete: nothing of it is deferred.
+DEFAULT_SETTLE_SECONDS = 300.0
+
+#: Names are kept as recorded: aliases apply when a session is loaded.
+NO_ALIASES = AliasTable()
+
+_DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
+
+#: One parsed JSON line: its 1-based line number and the decoded value.
+Record = tuple[int, Any]
+
+
+class ImportFileError(RecordError):
+    """A file that cannot be imported at all; ``path`` names it and ``reason`` says why.
+
+    Raised for that file only: an import of several files reports it and goes on.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+    def __reduce__(self) -> tuple[type[ImportFileError], tuple[Path, str]]:
+        return (type(self), (self.path, self.reason))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProblem:
+    """Input that was not imported: ``line`` (JSON lines) or ``item`` (index in a JSON
+    document's list) says where, ``message`` why. The rest of the file was imported."""
+
+    path: Path
+    line: int | None
+    message: str
+    item: int | None = None
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            return f"{self.path}:{self.line}: {self.message}"
+        if self.item is not None:
+            return f"{self.path}: item {self.item}: {self.message}"
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(slots=True)
+class ParsedSession:
+    """One session read from a file: messages in order, each with its idempotency key.
+
+    ``lines`` gives each message's first source line (``None`` in a JSON document) and
+    ``item_indexes`` its index in a JSON document's list (``None`` in JSON lines).
+    """
+
+    session_id: str
+    items: list[Message] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    title: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    cwd: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    lines: list[int | None] = field(default_factory=list)
+    item_indexes: list[int | None] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """What one file gave: its sessions, the problems found, and what was left out on purpose.
+
+    ``skipped`` counts records that carry no message, by reason (a Codex ``event_msg``, a
+    Claude Code ``summary`` ...); ``deferred`` lists where input was held back as possibly
+    still being written (see the module docstring).
+    """
+
+    path: Path
+    format: str
+    sessions: list[ParsedSession] = field(default_factory=list)
+    problems: list[ImportProblem] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    deferred: list[ImportProblem] = field(default_factory=list)
+
+    @property
+    def messages(self) -> int:
+        return sum(len(s.items) for s in self.sessions)
+
+
+def path_session_id(path: Path) -> str:
+    """The session id of a file that names none: stable for its resolved path."""
+    resolved = str(path.resolve()).encode("utf-8", "surrogateescape")
+    return "file:" + hashlib.sha256(resolved).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A file's text; ``settled`` when it has not changed for the settle time."""
+
+    path: Path
+    text: str
+    settled: bool
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
+                now: float | None = None) -> Source:
+    """Read a regular file as UTF-8 text; :class:`ImportFileError` when it cannot be."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not hang; it is refused just below.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ImportFileError(path, f"cannot open: {_reason(exc)}") from exc
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ImportFileError(path, "is a directory, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ImportFileError(path, "is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ImportFileError(path, f"cannot read: {_reason(exc)}") from exc
+    finally:
+        os.close(fd)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(path, f"not UTF-8 text (bad byte at offset {exc.start})"
+                              ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    current = time.time() if now is None else now
+    settled = settle <= 0 or current - info.st_mtime >= settle
+    return Source(path, text, settled)
+
+
+class Collector:
+    """Gathers one file's sessions, problems, skipped records and deferred lines."""
+
+    def __init__(self, source: Source, fmt: str) -> None:
+        self.source = source
+        self.format = fmt
+        self.sessions: dict[str, ParsedSession] = {}
+        self.problems: list[ImportProblem] = []
+        self.skipped: dict[str, int] = {}
+        self.deferred: list[ImportProblem] = []
+        self._keys: dict[str, dict[str, Message]] = {}
+
+    def problem(self, line: int | None, message: str, item: int | None = None) -> None:
+        self.problems.append(ImportProblem(self.source.path, line, message, item))
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def defer(self, line: int | None, item: int | None = None) -> None:
+        """Hold input back: it may still be being written (see the module docstring)."""
+        self.deferred.append(ImportProblem(self.source.path, line, _DEFERRED, item))
+
+    def session(self, session_id: str, **fields: Any) -> ParsedSession:
+        """The session with this id, created with ``fields`` the first time."""
+        found = self.sessions.get(session_id)
+        if found is None:
+            found = ParsedSession(session_id, **fields)
+            if found.title is None:
+                found.title = self.source.path.name
+            if not found.tags:
+                found.tags = (self.format,)
+            self.sessions[session_id] = found
+            self._keys[session_id] = {}
+        return found
+
+    def add(self, session: ParsedSession, message: Message, key: str,
+            line: int | None = None, item: int | None = None) -> None:
+        """Add a message; a key used twice in one file is a duplicate (same message: skipped)
+        or a conflict (different message: reported, and kept under ``<key>@<where>``)."""
+        seen = self._keys[session.session_id]
+        earlier = seen.get(key)
+        if earlier is not None:
+            if earlier == message:
+                self.skip(f"{self.format}: duplicate record")
+                return
+            where = f"line{line}" if line is not None else f"item{item}"
+            self.problem(line, f"id {key!r} is used by an earlier, different record: "
+                               f"kept under key {key + '@' + where!r}", item)
+            key = f"{key}@{where}"
+        seen[key] = message
+        session.items.append(message)
+        session.keys.append(key)
+        session.lines.append(line)
+        session.item_indexes.append(item)
+
+    def read(self, record: Any, line: int | None, item: int | None = None,
+             skip_reason: str | None = None) -> Message | None:
+        """Normalize one record; a record carrying no message is skipped (``skip_reason``,
+        else the normalizer's words), one of no known shape is a problem."""
+        if not isinstance(record, Mapping):
+            self.problem(line, f"not a record: a JSON {_json_type(record)}", item)
+            return None
+        try:
+            return normalize_message(record, NO_ALIASES)
+        except NotAMessage as exc:
+            self.skip(skip_reason or f"{self.format}: {exc}")
+        except (StoreError, TypeError, ValueError) as exc:
+            self.problem(line, str(exc) or type(exc).__name__, item)
+        return None
+
+    def result(self) -> ParsedFile:
+        return ParsedFile(self.source.path, self.format, list(self.sessions.values()),
+                          self.problems, self.skipped, self.deferred)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
+
+
+# -- splitting a file into JSON --------------------------------------------------------------
+
+
+NO_DOCUMENT: Any = object()
+
+
+def parse_text(source: Source, collector: Collector | None,
+               lines: bool) -> tuple[Any, list[Record], int]:
+    """A JSON document (``lines=False`` and the whole text parses), else JSON lines.
+
+    Returns ``(document or NO_DOCUMENT, records, last line number with content)``. Lines
+    that are not JSON go to ``collector`` as problems, or deferred when the last line lacks
+    its newline and the file is not settled; with no collector they are ignored (sampling).
+    """
+    text = source.text
+    if not lines:
+        try:
+            return loads_json(text), [], text.count("\n") + 1
+        except ValueError as exc:
+            first = next((ln for ln in text.split("\n") if ln.strip()), "")
+            if not _parses(first) or _is_one_document(text):
+                _bad_document(source, collector, exc, text)
+                return NO_DOCUMENT, [], 0
+    records: list[Record] = []
+    chunks = text.split("\n")
+    open_end = not text.endswith("\n")
+    last = 0
+    for number, raw in enumerate(chunks, 1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if not line.strip():
+            continue
+        last = number
+        try:
+            records.append((number, loads_json(line)))
+        except ValueError as exc:
+            if collector is None:
+                continue
+            if number == len(chunks) and open_end and not source.settled:
+                collector.defer(number)
+            else:
+                collector.problem(number, f"not JSON: {exc}")
+    return NO_DOCUMENT, records, last
+
+
+def _parses(line: str) -> bool:
+    try:
+        loads_json(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_one_document(text: str) -> bool:
+    return sum(1 for line in text.split("\n") if line.strip()) <= 1
+
+
+def _bad_document(source: Source, collector: Collector | None, exc: ValueError,
+                  text: str) -> None:
+    if collector is None:
+        return
+    line = getattr(exc, "lineno", None)
+    if not source.settled and not text.rstrip().endswith(("}", "]")):
+        collector.defer(line if isinstance(line, int) else 1)
+        return
+    collector.problem(line if isinstance(line, int) else None, f"not JSON: {exc}")

@@ -1,0 +1,296 @@
+"""Reading transcript files of every supported format into sessions (domain).
+
+:func:`read_sessions` reads one file into a :class:`ParsedFile`: sessions of typed messages,
+each with a stable idempotency key, plus the problems found and what was skipped or deferred.
+Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
+
+* ``openai-chat``, ``openai-responses``, ``anthropic``: plain message lists: a JSON array,
+  an object ``{"messages": [...]}`` (Anthropic's ``system`` included) or ``{"input": [...]}``,
+  or JSON lines with one message per line. The session id comes from the file's path; keys
+  are ``<session id>:<index>`` (JSON) or ``<session id>:<line>`` (JSON lines).
+* ``claude-code``, ``codex``, ``kward``: agent JSON-lines transcripts
+  (:mod:`store.importers.jsonl`); ``gemini-cli``: Gemini CLI chats
+  (:mod:`store.importers.gemini_cli`).
+
+Session ids come from the file when it names one, else from its resolved path
+(:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
+input never stops a file: a line that is not JSON or a record of no known shape is an
+:class:`ImportProblem` with its line (or item), and the rest is read. A file that cannot be
+read at all raises :class:`ImportFileError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from store.errors import AmbiguousRecord, ConfigurationError
+from store.importers.base import (
+    DEFAULT_SETTLE_SECONDS,
+    NO_DOCUMENT,
+    Collector,
+    ImportFileError,
+    ImportProblem,
+    ParsedFile,
+    ParsedSession,
+    Record,
+    parse_text,
+    path_session_id,
+    read_source,
+)
+from store.importers.gemini_cli import read_gemini_cli
+from store.importers.jsonl import decode_codex_output, read_claude_code, read_codex, read_kward
+from store.keys import canonical_keys
+
+__all__ = [
+    "DEFAULT_SETTLE_SECONDS",
+    "FORMATS",
+    "ImportFileError",
+    "ImportProblem",
+    "ParsedFile",
+    "ParsedSession",
+    "decode_codex_output",
+    "detect_format",
+    "path_session_id",
+    "read_sessions",
+]
+
+#: The formats :func:`read_sessions` reads.
+FORMATS: tuple[str, ...] = (
+    "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
+)
+_JSON_LINES = frozenset({"claude-code", "codex", "kward"})
+_PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
+_SAMPLE = 50  # list items looked at for hints
+_DETECT = 1000  # lines looked at for an agent envelope
+
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg",
+                          "compacted"})
+_KWARD_TYPES = frozenset({"compaction", "branch_summary", "tool_execution_end", "leaf", "label",
+                          "session_info"})
+_RESPONSES_TYPES = frozenset({"function_call", "function_call_output", "custom_tool_call",
+                              "custom_tool_call_output", "reasoning"})
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking",
+                               "server_tool_use"})
+_RESPONSES_BLOCKS = frozenset({"input_text", "output_text"})
+
+
+def check_format(fmt: str | None) -> None:
+    """``ConfigurationError`` for a format name that is not one of :data:`FORMATS`."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ConfigurationError(f"unknown import format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+# -- detection -----------------------------------------------------------------------------------
+
+
+def detect_format(path: Path, first_records: Sequence[Any]) -> str:
+    """The format of a file from its first records (a JSON document counts as one record).
+
+    Agent transcripts are told by their envelopes; plain lists by their messages (Anthropic
+    content blocks, Responses items, else OpenAI Chat). :class:`ImportFileError` when no
+    record looks like any known format.
+    """
+    plain: set[str] = set()
+    for record in first_records:
+        found = _record_format(record, plain)
+        if found is not None:
+            return found
+    for fmt in ("anthropic", "openai-responses", "openai-chat"):
+        if fmt in plain:
+            return fmt
+    raise ImportFileError(path, "cannot tell the format (give it with --format / format=: "
+                                f"{', '.join(FORMATS)})")
+
+
+def _record_format(record: Any, plain: set[str]) -> str | None:
+    """An agent format the record proves, else ``None`` (plain hints go into ``plain``)."""
+    if isinstance(record, list):
+        for item in record[:_SAMPLE]:
+            _plain_hint(item, plain)
+        return None
+    if not isinstance(record, Mapping):
+        return None
+    try:
+        top, _ = canonical_keys(record)
+    except AmbiguousRecord:
+        return None
+    kind = top.get("type")
+    if kind == "session" and ("version" in top or "id" in top):
+        return "kward"
+    if "payload" in top and kind in _CODEX_TYPES:
+        return "codex"
+    if "session_id" in top and isinstance(top.get("messages"), list):
+        return "gemini-cli"
+    if (kind == "summary" and "leaf_uuid" in top) or kind == "file-history-snapshot":
+        return "claude-code"
+    if "uuid" in top and ("session_id" in top or "parent_uuid" in top):
+        return "claude-code"
+    if kind in _KWARD_TYPES or (kind == "message" and isinstance(top.get("message"), Mapping)
+                                and "role" not in top):
+        return "kward"
+    if "record_type" in top or (kind is None and "instructions" in top and "id" in top
+                                and "timestamp" in top and "output" not in top):
+        return "codex"
+    choices = top.get("choices")
+    if isinstance(choices, list):  # a completion body (not a stream chunk: those have deltas)
+        if any(isinstance(c, Mapping) and isinstance(c.get("message"), Mapping)
+               for c in choices):
+            plain.add("openai-chat")
+        return None
+    for key in ("messages", "input", "output"):
+        items = top.get(key)
+        if isinstance(items, list) and "role" not in top:
+            if key != "messages":
+                plain.add("openai-responses")
+            if key == "messages" and "system" in top:
+                plain.add("anthropic")
+            for item in items[:_SAMPLE]:
+                _plain_hint(item, plain)
+            return None
+    _plain_hint(record, plain)
+    return None
+
+
+def _plain_hint(record: Any, plain: set[str]) -> None:
+    if not isinstance(record, Mapping):
+        return
+    try:
+        top, _ = canonical_keys(record)
+    except AmbiguousRecord:
+        return
+    kind = top.get("type")
+    content = top.get("content")
+    if "role" in top and isinstance(content, list):
+        types = {b.get("type") for b in content if isinstance(b, Mapping)}
+        if types & _ANTHROPIC_BLOCKS:
+            plain.add("anthropic")
+            return
+        if types & _RESPONSES_BLOCKS:
+            plain.add("openai-responses")
+            return
+    if kind in _RESPONSES_TYPES or (kind == "message" and "role" in top):
+        plain.add("anthropic" if top.get("role") == "assistant" and "stop_reason" in top
+                  else "openai-responses")
+        return
+    if "role" in top:
+        plain.add("openai-chat")
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+def read_sessions(path: Path | str, format: str | None = None, *,
+                  settle: float = DEFAULT_SETTLE_SECONDS) -> ParsedFile:
+    """Read one file into sessions (see the module docstring).
+
+    ``format`` names one of :data:`FORMATS` (else it is detected). ``settle``: a file
+    unchanged for that many seconds is complete, so nothing of it is deferred; a younger one
+    may end in the middle of a record, which is then held back (``ParsedFile.deferred``).
+    Raises :class:`ImportFileError` when the file cannot be read or its format told, and
+    ``ConfigurationError`` for an unknown ``format``.
+    """
+    check_format(format)
+    file = Path(path)
+    source = read_source(file, settle)
+    if not source.text.strip():
+        return ParsedFile(file, format or "unknown", skipped={"empty file": 1})
+    collector = Collector(source, format or "")
+    wants_lines = file.suffix.lower() in (".jsonl", ".ndjson") or format in _JSON_LINES
+    document, records, last_line = parse_text(source, collector, wants_lines)
+    fmt = format or detect_format(
+        file, [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
+    )
+    collector.format = fmt
+    if fmt in _JSON_LINES:
+        if document is not NO_DOCUMENT:  # a one-line file read as a document
+            records, last_line = [(1, document)], 1
+        _LINE_READERS[fmt](records, last_line, collector)
+    elif fmt == "gemini-cli":
+        if document is NO_DOCUMENT and len(records) == 1:
+            document = records[0][1]
+        if document is not NO_DOCUMENT:
+            read_gemini_cli(document, collector)
+        elif records:
+            raise ImportFileError(file, "a Gemini CLI chat is one JSON document, "
+                                        f"found {len(records)} JSON lines")
+    elif document is not NO_DOCUMENT:
+        _read_plain_document(document, fmt, collector)
+    else:
+        _read_plain_lines(records, fmt, collector)
+    return collector.result()
+
+
+def _claude(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_claude_code(records, last_line, collector)
+
+
+def _codex(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_codex(records, collector)
+
+
+def _kward(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_kward(records, collector)
+
+
+_LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
+    "claude-code": _claude, "codex": _codex, "kward": _kward,
+}
+
+
+def _plain_session(collector: Collector, fmt: str, model: Any = None) -> ParsedSession:
+    return collector.session(path_session_id(collector.source.path), provider=_PROVIDERS[fmt],
+                             model=model if isinstance(model, str) else None)
+
+
+def _read_plain_lines(records: list[Record], fmt: str, collector: Collector) -> None:
+    session = _plain_session(collector, fmt)
+    for line, record in records:
+        message = collector.read(record, line)
+        if message is not None:
+            collector.add(session, message, f"{session.session_id}:{line}", line)
+
+
+def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
+    """A JSON array of messages, ``{"messages": [...], "system"?}``, ``{"input": ...}``, or a
+    response body (Responses ``output``, Chat Completions ``choices``, one message)."""
+    items: Any = document
+    system: Any = None
+    model: Any = None
+    if isinstance(document, Mapping):
+        try:
+            top, _ = canonical_keys(document)
+        except AmbiguousRecord as exc:
+            collector.problem(None, str(exc))
+            return
+        model = top.get("model")
+        if isinstance(top.get("messages"), list):
+            items, system = top["messages"], top.get("system")
+        elif "input" in top:
+            items = top["input"]
+            if isinstance(items, str):
+                items = [{"role": "user", "content": items}]
+            system = top.get("instructions")
+        elif isinstance(top.get("output"), list):  # a Responses body
+            items = top["output"]
+        elif isinstance(top.get("choices"), list):  # a Chat Completions body
+            items = [c.get("message", c) if isinstance(c, Mapping) else c
+                     for c in top["choices"]]
+        else:
+            items = [document]  # a single message
+    if not isinstance(items, list):
+        collector.problem(None, "expected a list of messages, "
+                                f"found {type(items).__name__} (format {fmt})")
+        return
+    session = _plain_session(collector, fmt, model)
+    sid = session.session_id
+    if system is not None and system != "":
+        message = collector.read({"role": "system", "content": system}, None)
+        if message is not None:
+            collector.add(session, message, f"{sid}:system")
+    for index, item in enumerate(items):
+        message = collector.read(item, None, index)
+        if message is not None:
+            collector.add(session, message, f"{sid}:{index}", item=index)
+

@@ -1,0 +1,160 @@
+"""Reader of Gemini CLI chat files (``~/.gemini/tmp/<hash>/chats/session-*.json``) (domain).
+
+One JSON document ``{sessionId, projectHash, startTime, lastUpdated, messages: [...]}``, each
+message ``{id, timestamp, type: "user" | "gemini" | "info" | "error" | "warning", content,
+thoughts?, toolCalls?, model?, tokens?}``. The CLI rewrites the whole file as the chat goes on.
+
+* ``user`` messages become user messages; ``gemini`` messages assistant messages (thoughts,
+  text, then the calls). A ``gemini`` message with ``toolCalls`` is followed by a ``tool``
+  message with their results, taken from each call's ``result`` (``functionResponse`` parts:
+  the response when there is one part, else the parts as recorded); ``status: "error"`` marks
+  the result as an error. A call with neither result nor final status has no result yet.
+* Keys: the message ``id`` (``<id>:results`` for the results), else ``<session id>:<index>``.
+* ``info`` / ``error`` / ``warning`` entries are CLI notices, not conversation: skipped with
+  a reason. The last message, when it is the model's, may still gain tool calls or results
+  while the CLI runs: it is deferred unless the file is settled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from store.errors import AmbiguousRecord, StoreError
+from store.importers.base import Collector, path_session_id
+from store.keys import canonical_keys, snake_key
+from store.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
+from store.normalize.calls import read_call
+from store.normalize.messages import normalize_message
+
+__all__ = ["read_gemini_cli"]
+
+_NOTICES = frozenset({"info", "error", "warning"})
+_FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
+_CALL_KEYS = frozenset({"result", "result_display", "status"})
+
+
+def read_gemini_cli(document: Any, collector: Collector) -> None:
+    """A Gemini CLI chat document (see the module docstring)."""
+    if not isinstance(document, Mapping):
+        collector.problem(1, "a Gemini CLI chat must be a JSON object")
+        return
+    try:
+        top, _ = canonical_keys(document)
+    except AmbiguousRecord as exc:
+        collector.problem(1, str(exc))
+        return
+    messages = top.get("messages")
+    if not isinstance(messages, list):
+        collector.problem(1, "a Gemini CLI chat needs a 'messages' list")
+        return
+    sid = top.get("session_id")
+    if not isinstance(sid, str) or not sid:
+        sid = path_session_id(collector.source.path)
+    model = next((m.get("model") for m in messages if isinstance(m, Mapping)
+                  and m.get("type") == "gemini" and isinstance(m.get("model"), str)), None)
+    session = collector.session(
+        sid, provider="google", model=model,
+        metadata={k: top[k] for k in ("project_hash", "start_time") if top.get(k) is not None},
+    )
+    settled = collector.source.settled
+    for index, raw in enumerate(messages):
+        if (index == len(messages) - 1 and not settled and isinstance(raw, Mapping)
+                and raw.get("type") == "gemini"):
+            collector.defer(None, index)  # it may still gain calls or results
+            return
+        _read_entry(raw, index, sid, session, collector)
+
+
+def _read_entry(raw: Any, index: int, sid: str, session: Any, collector: Collector) -> None:
+    if not isinstance(raw, Mapping):
+        collector.problem(None, "a Gemini CLI message must be an object", index)
+        return
+    try:
+        entry, _ = canonical_keys(raw)
+        kind = entry.get("type")
+        if kind in _NOTICES:
+            collector.skip(f"gemini-cli: {kind} message")
+            return
+        if kind not in ("user", "gemini"):
+            collector.problem(None, f"unknown Gemini CLI message type {kind!r}", index)
+            return
+        entry_id = entry.get("id")
+        key = entry_id if isinstance(entry_id, str) and entry_id else f"{sid}:{index}"
+        metadata = {k: entry[k] for k in ("timestamp", "model", "tokens") if k in entry}
+        parts = _content_parts(entry.get("content"))
+        if kind == "user":
+            collector.add(session, Message("user", parts, "gemini_cli", _id(entry_id),
+                                           metadata=metadata), key, item=index)
+            return
+        thoughts = [_thought(t) for t in entry.get("thoughts") or () if isinstance(t, Mapping)]
+        calls = entry.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise StoreError(f"toolCalls must be a list, got {type(calls).__name__}")
+        call_parts: list[Part] = []
+        results: list[Part] = []
+        for call in calls:
+            made, result = _read_tool_call(call)
+            call_parts.append(made)
+            if result is not None:
+                results.append(result)
+    except (StoreError, TypeError, ValueError) as exc:
+        collector.problem(None, str(exc), index)
+        return
+    assistant = Message("assistant", (*thoughts, *parts, *call_parts), "gemini_cli",
+                        _id(entry_id), metadata=metadata)
+    collector.add(session, assistant, key, item=index)
+    if results:
+        collector.add(session, Message("tool", tuple(results), "gemini_cli", None,
+                                       metadata=metadata), f"{key}:results", item=index)
+
+
+def _id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _content_parts(content: Any) -> tuple[Part, ...]:
+    """A message's ``content``: text, or a list of Gemini parts (strings allowed)."""
+    if content is None or content == "":
+        return ()
+    if isinstance(content, str):
+        return (TextPart(content),)
+    if isinstance(content, Mapping):
+        content = [content]
+    if not isinstance(content, list):
+        raise StoreError(f"message content must be text or parts, got {type(content).__name__}")
+    parts = [{"text": p} if isinstance(p, str) else p for p in content]
+    return normalize_message({"role": "user", "parts": parts}).parts
+
+
+def _thought(raw: Mapping[str, Any]) -> ThinkingPart:
+    description = raw.get("description")
+    return ThinkingPart(description if isinstance(description, str) else "", None,
+                        {k: v for k, v in raw.items() if k != "description"})
+
+
+def _read_tool_call(raw: Any) -> tuple[Part, ToolResult | None]:
+    """A ``toolCalls`` entry: the call, and its result when it has one."""
+    if not isinstance(raw, Mapping):
+        raise StoreError(f"a Gemini CLI tool call must be an object, got {raw!r}")
+    call_record = {k: v for k, v in raw.items()
+                   if not isinstance(k, str) or snake_key(k) not in _CALL_KEYS}
+    call = read_call(call_record)
+    if isinstance(call, ServerToolCall):
+        raise StoreError(f"not a client tool call: {call.name!r}")
+    body, _ = canonical_keys(raw)
+    status = body.get("status")
+    result = body.get("result")
+    if result is None and status not in _FINAL_STATUSES:
+        return call, None
+    content: Any = result
+    if isinstance(result, list) and len(result) == 1 and isinstance(result[0], Mapping):
+        part, _ = canonical_keys(result[0])
+        response = part.get("function_response")
+        if isinstance(response, Mapping) and "response" in response:
+            content = response["response"]
+    extras = {k: v for k, v in (("status", status), ("resultDisplay", body.get("result_display")))
+              if v is not None}
+    if content is None and "resultDisplay" in extras:
+        content = extras["resultDisplay"]
+    return call, ToolResult(call.id, content, status == "error", call.name, extras, "gemini_cli")

@@ -1,0 +1,1 @@
+"""Normalizers (domain): tool calls, messages and tool definitions read into typed values."""

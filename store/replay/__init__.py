@@ -1,0 +1,1 @@
+"""Resume (domain): repair a stored history and render it for a provider."""

@@ -1,0 +1,135 @@
+"""Helpers shared by the renderers of :mod:`store.replay.render` (domain)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from store.model import InvalidToolCall, Message, ToolCall, ToolResult
+from store.replay.repair import Target
+
+__all__ = [
+    "PLACEHOLDER_USER_TEXT",
+    "SOURCE_FAMILIES",
+    "AnyCall",
+    "Block",
+    "Native",
+    "Pairs",
+    "Turns",
+    "call_input",
+    "result_call_id",
+    "split_system",
+]
+
+#: The text of the user turn put in front of a history that opens with the model.
+PLACEHOLDER_USER_TEXT = "(continued)"
+
+#: The message sources that count as the target's own provider (``same_provider=None``).
+SOURCE_FAMILIES: Mapping[Target, frozenset[str]] = {
+    "openai-chat": frozenset({"openai_chat", "openai_chat_untyped", "legacy_function_call"}),
+    "openai-responses": frozenset({"openai_responses", "openai_responses_custom", "codex"}),
+    "anthropic": frozenset({"anthropic", "claude_code"}),
+    "gemini": frozenset({"gemini"}),
+    "bedrock": frozenset({"bedrock"}),
+}
+
+AnyCall = ToolCall | InvalidToolCall
+Block = dict[str, Any]
+
+class Native:
+    """Whether a message is replayed to its own provider."""
+
+    __slots__ = ("family", "forced")
+
+    def __init__(self, target: Target, same_provider: bool | None) -> None:
+        self.family = SOURCE_FAMILIES[target]
+        self.forced = same_provider
+
+    def __call__(self, message: Message) -> bool:
+        if self.forced is not None:
+            return self.forced
+        return message.source in self.family
+
+
+class Pairs:
+    """Finds the call a result answers: by id among the latest calling message's calls, else
+    by id anywhere earlier, else the next unanswered call of the latest calling message."""
+
+    __slots__ = ("_by_id", "_open", "_used")
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, AnyCall] = {}
+        self._open: list[AnyCall] = []
+        self._used: set[int] = set()
+
+    def add(self, calls: Sequence[AnyCall]) -> None:
+        if not calls:
+            return
+        for call in calls:
+            if call.id:
+                self._by_id[call.id] = call
+        self._open = list(calls)
+        self._used = set()
+
+    def find(self, result: ToolResult) -> AnyCall | None:
+        if result.call_id:
+            for n, call in enumerate(self._open):
+                if n not in self._used and call.id == result.call_id:
+                    self._used.add(n)
+                    return call
+            found = self._by_id.get(result.call_id)
+            if found is not None:
+                return found
+        for n, call in enumerate(self._open):
+            if n not in self._used:
+                self._used.add(n)
+                return call
+        return None
+
+
+def call_input(call: AnyCall) -> dict[str, Any]:
+    """The object input of a call (an invalid call's raw text wrapped as repair does)."""
+    if isinstance(call, ToolCall):
+        return call.input
+    return {"_invalid_arguments": call.arguments_text, "_error": call.error_kind}
+
+
+def result_call_id(call: AnyCall | None, result: ToolResult) -> str:
+    if call is not None and call.id:
+        return call.id
+    return result.call_id or ""
+
+
+def split_system(messages: Sequence[Message]) -> tuple[list[str], Sequence[Message]]:
+    """The texts of the leading system/developer messages, and the rest."""
+    texts: list[str] = []
+    n = 0
+    while n < len(messages) and messages[n].role in ("system", "developer"):
+        text = messages[n].text
+        if text:
+            texts.append(text)
+        n += 1
+    return texts, messages[n:]
+
+
+class Turns:
+    """Blocks collected into strictly alternating turns (consecutive roles merged)."""
+
+    def __init__(self, user: str, model: str) -> None:
+        self.user, self.model = user, model
+        self.turns: list[tuple[str, list[Block]]] = []
+
+    def add(self, role: str, block: Block) -> None:
+        if self.turns and self.turns[-1][0] == role:
+            self.turns[-1][1].append(block)
+        else:
+            self.turns.append((role, [block]))
+
+    def finish(self, placeholder: Block, first: Callable[[Block], bool]) -> list[tuple[
+            str, list[Block]]]:
+        """The turns, opening with a user turn, each user turn with ``first`` blocks first."""
+        turns = [(role, sorted(blocks, key=lambda b: not first(b)) if role == self.user
+                  else blocks) for role, blocks in self.turns]
+        if turns and turns[0][0] != self.user:
+            turns.insert(0, (self.user, [placeholder]))
+        return turns

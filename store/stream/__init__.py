@@ -1,0 +1,1 @@
+"""Streaming assembly (domain): tool calls rebuilt from each provider family's streaming events."""
