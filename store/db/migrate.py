@@ -10,6 +10,8 @@ upgrade command) for an older one, unless the caller asks to upgrade.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,16 @@ from store.errors import DatabaseError, SchemaOutOfDate
 if TYPE_CHECKING:
     from alembic.config import Config
 
-__all__ = ["check", "current", "ensure_at_head", "head", "script_location", "upgrade"]
+__all__ = [
+    "check",
+    "current",
+    "downgrade",
+    "ensure_at_head",
+    "head",
+    "migration_transaction",
+    "script_location",
+    "upgrade",
+]
 
 
 def script_location() -> str:
@@ -68,12 +79,54 @@ def current(engine: Engine) -> str | None:
     return str(heads[0]) if heads else None
 
 
+@contextmanager
+def migration_transaction(conn: Connection) -> Iterator[Connection]:
+    """One migration run's transaction on ``conn`` (not yet in a transaction).
+
+    On SQLite, foreign keys are turned off for the run and checked at its end: Alembic's batch
+    mode rebuilds a table by copying it and dropping the old one, and with
+    ``foreign_keys=ON`` that drop cascades to every referencing row (tool calls and results
+    vanished on a downgrade of 0003). ``PRAGMA foreign_key_check`` must then find nothing,
+    else the whole run is rolled back with a ``DatabaseError``. (The pragma is a no-op inside
+    a transaction, so it is set before the transaction begins.)
+    """
+    sqlite = conn.dialect.name == "sqlite"
+    raw: Any = conn.connection.dbapi_connection if sqlite else None
+    if sqlite:
+        raw.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with conn.begin():
+            yield conn
+            if sqlite:
+                broken = raw.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    table, rowid, parent, _ = broken[0]
+                    raise DatabaseError(
+                        f"the migration left {len(broken)} rows without their parent row "
+                        f"(first: {table} rowid {rowid} -> {parent}): rolled back"
+                    )
+    finally:
+        if sqlite:
+            raw.execute("PRAGMA foreign_keys=ON")
+
+
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
-    """Upgrade the database to ``revision`` (default: head), in one transaction per run."""
+    """Upgrade the database to ``revision`` (default: head), in one transaction per run
+    (foreign keys off during the run on SQLite, checked after: :func:`migration_transaction`).
+    """
     from alembic import command
 
-    with engine.begin() as conn:
+    with engine.connect() as conn, migration_transaction(conn):
         command.upgrade(_config(conn), revision)
+    return current(engine)
+
+
+def downgrade(engine: Engine, revision: str) -> str | None:
+    """Downgrade the database to ``revision``, like :func:`upgrade` (one transaction)."""
+    from alembic import command
+
+    with engine.connect() as conn, migration_transaction(conn):
+        command.downgrade(_config(conn), revision)
     return current(engine)
 
 
