@@ -47,7 +47,7 @@ from store.db.tables import (
     tool_calls,
     tool_results,
 )
-from store.db.verify import VerifyReport
+from store.db.verify import VerifyReport, verify
 from store.db.writer import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -269,10 +269,9 @@ class TranscriptStore(SessionsMixin):
     def verify(self, session_id: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written (see ``store.db.verify``); reports
         problems and changes nothing."""
-        from store.db.verify import verify
-
         try:
-            return verify(self, session_id)
+            with self.engine.connect() as conn:
+                return verify(conn, session_id)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 

@@ -89,3 +89,43 @@ def test_public_api_is_complete():
 def test_every_public_name_exists():
     for name in store.__all__:
         assert hasattr(store, name), name
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package modules it imports (at any level, except
+    under ``if TYPE_CHECKING``)."""
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+        graph[name] = {m for m in found if m in modules and m not in (name, "store")}
+    return graph
+
+
+def test_no_import_cycles():
+    """Dependencies point one way: no module reaches itself through its imports."""
+    graph = _import_graph()
+    cycles = []
+    for start in graph:
+        seen: set[str] = set()
+        stack = list(graph[start])
+        while stack:
+            current = stack.pop()
+            if current == start:
+                cycles.append(start)
+                break
+            if current not in seen:
+                seen.add(current)
+                stack.extend(graph[current])
+    assert cycles == []
