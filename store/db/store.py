@@ -40,7 +40,7 @@ from store.db.base import (
 )
 from store.db.compiled import statements
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
-from store.db.migrate import current, ensure_at_head, head
+from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.sessions import SessionsMixin
 from store.db.tables import (
     messages,
@@ -287,10 +287,14 @@ class TranscriptStore(SessionsMixin):
 
 
 def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
+    """A read never creates or migrates: the database must exist at head."""
     before, target = current(engine), head()
     if before is None:
-        raise DatabaseError(f"no transcript-store database at {shown_url}")
+        raise DatabaseError(f"no transcript-store database at {shown_url} (a read never "
+                            "creates one)")
     if before != target:
+        if not known_revision(before):
+            raise newer_database(before, shown_url, engine)
         raise SchemaOutOfDate(before, target, shown_url)
 
 
