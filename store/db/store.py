@@ -56,7 +56,7 @@ from store.db.writer import (
     prepare_append,
     write_append,
 )
-from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound
+from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.transcript import (
     AppendResult,
@@ -244,7 +244,7 @@ class TranscriptStore(SessionsMixin):
         backends.
         """
         if not contains:
-            raise ValueError("find_calls needs a non-empty search term")
+            raise UsageError("find_calls needs a non-empty search term")
         needle = dumps_json(contains)[1:-1]
         query = (
             select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
@@ -304,7 +304,7 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
     candidates = []
     if last_turns is not None:
         if last_turns < 1:
-            raise ValueError("last_turns must be at least 1")
+            raise UsageError("last_turns must be at least 1")
         # A turn starts at a user message whose first part is not a tool result.
         starts = conn.execute(
             select(messages.c.position)
@@ -315,7 +315,7 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
         candidates.append(starts[-1] if len(starts) == last_turns else 0)
     if since_position is not None:
         if since_position < 0:
-            raise ValueError("since_position must not be negative")
+            raise UsageError("since_position must not be negative")
         candidates.append(since_position)
     if since is not None:
         first = conn.execute(

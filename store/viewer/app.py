@@ -282,8 +282,10 @@ def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: in
     serving (call ``serve_forever``). Raises ``ValueError`` for a non-loopback host without a
     token, or a token that is not 16 to 256 URL- and cookie-safe characters."""
     if token is not None and _TOKEN.fullmatch(token) is None:
-        raise ValueError("the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
+        raise store.ConfigurationError(
+            "the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
     if token is None and not is_loopback(host):
-        raise ValueError(f"refusing to serve on {host!r} without an access token: "
-                         "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
+        raise store.ConfigurationError(
+            f"refusing to serve on {host!r} without an access token: "
+            "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
     return ViewerServer((host, port), Viewer(opened, token=token), log_requests=log_requests)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import store
+
 __all__ = ["BadRequest", "NotFound", "Request", "Response"]
 
 
@@ -81,5 +83,5 @@ class Response:
     def redirect(cls, location: str, status: int = 303) -> Response:
         """A redirect to a same-origin path (``location`` must start with one ``/``)."""
         if not location.startswith("/") or location.startswith("//"):
-            raise ValueError(f"not a same-origin path: {location!r}")
+            raise store.UsageError(f"not a same-origin path: {location!r}")
         return cls(status, b"", "text/plain; charset=utf-8", [("Location", location)])
