@@ -3,10 +3,10 @@
 ``python tests/helpers_procs.py concurrency URL WORKER SHARED OWN START BATCHES OUT``
     waits until ``START`` (epoch seconds, so that the workers start together), appends
     ``BATCHES`` batches with unique keys (``w<worker>-<n>-<i>``) alternately to a shared
-    session and to the worker's own one (a count, not a duration: how much work a busy
-    machine gets through in a given time is not what the test checks), and writes one JSON line per attempt to ``OUT``: the keys and positions an append
-    acknowledged, a retried batch (must store nothing), a read that saw an inconsistent
-    session, or an error (type and message).
+    session and to the worker's own one (a count, not a duration: the test checks what
+    happened, not how fast), and writes one JSON line per attempt to ``OUT``: the keys and
+    positions an append acknowledged, a retried batch (must store nothing), a read that saw
+    an inconsistent session, or an error (type and message).
 
 ``python tests/helpers_procs.py crash URL ACKS``
     opens the store, waits for ``go`` on stdin (so that the parent can start it ahead of

@@ -1,7 +1,8 @@
 """Several writer processes on one database (both backends): nothing lost, nothing doubled.
 
 Four worker processes (``tests/helpers_procs.py concurrency``) append, starting together, a
-fixed number of batches of one to three messages with unique keys to one shared session and to a session of
+fixed number of batches of one to three messages with unique keys to one shared session and to
+a session of
 their own, send an acknowledged batch again every seventh time, and load the shared session
 now and then. Afterwards every acknowledged key is stored exactly once at the position its
 append returned, positions are gapless, each worker's messages keep that worker's order, the
