@@ -90,6 +90,7 @@ from store.schemas import (
     validate_arguments,
 )
 from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.times import as_utc
 from store.transcript import (
     AppendResult,
     LoadedCall,
@@ -172,6 +173,7 @@ __all__ = [
     "VerifyReport",
     "__version__",
     "argument_status",
+    "as_utc",
     "assemble",
     "camelize_args",
     "check_database",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
@@ -39,6 +39,7 @@ from store.model import (
     ToolResult,
 )
 from store.redact import Redactor
+from store.times import iso_utc
 from store.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -162,8 +163,7 @@ def _records(transcript: Transcript) -> Iterable[dict[str, Any]]:
 
 
 def _iso(value: datetime) -> str:
-    value = value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return value.isoformat().replace("+00:00", "Z")
+    return iso_utc(value)
 
 
 def _all_session_ids(store: TranscriptStore) -> list[str]:
