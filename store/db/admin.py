@@ -74,7 +74,7 @@ def check_database(url: str | None = None) -> SchemaStatus:
     def work(engine: Engine) -> SchemaStatus:
         status = SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
         if status.current is not None and not migrate.known_revision(status.current):
-            raise migrate.newer_database(status.current, status.url, engine)
+            raise DatabaseError(migrate.newer_database(status.current, status.url, engine))
         if not status.at_head:
             raise DatabaseError(
                 f"database {status.url} is at revision {status.current or 'none'}, head is "

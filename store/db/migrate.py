@@ -189,7 +189,7 @@ def check(engine: Engine) -> None:
     before, target = current(engine), head()
     if before != target:
         if before is not None and not known_revision(before):
-            raise newer_database(before, redact_url(engine.url), engine)
+            raise DatabaseError(newer_database(before, redact_url(engine.url), engine))
         raise DatabaseError(
             f"database {redact_url(engine.url)} is at revision {before or 'none'}, not at head "
             f"{target}: run `transcript-store db upgrade`"
@@ -222,8 +222,8 @@ def _library_version() -> str:
 
 
 def newer_database(revision: str, shown_url: str, engine: Engine | None = None,
-                   conn: Connection | None = None) -> DatabaseError:
-    """The error for a database at a revision this version does not know: a newer
+                   conn: Connection | None = None) -> str:
+    """The message for a database at a revision this version does not know: a newer
     transcript-store made it when it holds this store's tables (upgrading the database cannot
     help; upgrading the library can), else it is another project's database."""
     try:
@@ -237,12 +237,12 @@ def newer_database(revision: str, shown_url: str, engine: Engine | None = None,
     except Exception:  # noqa: BLE001 - only the wording depends on it
         tables = set()
     if not {"sessions", "messages"} <= tables:
-        return DatabaseError(
+        return (
             f"database {shown_url} is at schema revision {revision!r}, unknown to this "
             "version: not a transcript-store database (or one written by a newer "
             "transcript-store)"
         )
-    return DatabaseError(
+    return (
         f"database {shown_url} is at schema revision {revision!r}, made by a newer "
         f"transcript-store: this one ({_library_version()}) knows revisions up to {head()}. "
         "Upgrade transcript-store to use it (`transcript-store db upgrade` cannot help)"
@@ -252,7 +252,7 @@ def newer_database(revision: str, shown_url: str, engine: Engine | None = None,
 def _check_known(conn: Connection, engine: Engine) -> None:
     before = _current_on(conn)
     if before is not None and not known_revision(before):
-        raise newer_database(before, redact_url(engine.url), conn=conn)
+        raise DatabaseError(newer_database(before, redact_url(engine.url), conn=conn))
 
 
 def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[str, Any]:
@@ -270,7 +270,7 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
     if before == target:
         return {"before": before, "after": target, "created": False}
     if before is not None and not known_revision(before):
-        raise newer_database(before, redact_url(engine.url), engine)
+        raise DatabaseError(newer_database(before, redact_url(engine.url), engine))
     if before is not None and not upgrade_if_older:
         raise SchemaOutOfDate(before, target, redact_url(engine.url))
     with _ALEMBIC, _database_errors(engine):
@@ -287,7 +287,7 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
                         "revision: not a transcript-store database"
                     )
             elif not known_revision(before):
-                raise newer_database(before, redact_url(engine.url), conn=locked)
+                raise DatabaseError(newer_database(before, redact_url(engine.url), conn=locked))
             elif not upgrade_if_older:
                 raise SchemaOutOfDate(before, target, redact_url(engine.url))
             command.upgrade(_config(locked), "head")

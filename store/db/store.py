@@ -294,7 +294,7 @@ def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
                             "creates one)")
     if before != target:
         if not known_revision(before):
-            raise newer_database(before, shown_url, engine)
+            raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
 
 
