@@ -140,6 +140,25 @@ class ArgumentCondition:
         except TypeError as exc:
             raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
 
+    @classmethod
+    def parse(cls, spec: str, op: Literal["eq", "contains"] = "eq") -> ArgumentCondition:
+        """A condition written ``PATH=VALUE`` (the CLI's ``--where`` and the viewer's form).
+
+        With ``eq`` the value is read as JSON when it is JSON (``30``, ``true``, ``null``,
+        ``"x"``, ``[...]``) and as the text itself otherwise; ``contains`` takes the text.
+        Raises :class:`UsageError` naming what is wrong.
+        """
+        path, sep, raw = spec.partition("=")
+        if not sep:
+            raise UsageError(f"expected PATH=VALUE, got {spec!r}")
+        value: Any = raw
+        if op == "eq":
+            try:
+                value = loads_json(raw)
+            except ValueError:
+                value = raw
+        return cls(path.strip(), op, value)
+
     @property
     def keys(self) -> tuple[str, ...]:
         return self.path  # type: ignore[return-value]  # a tuple after __post_init__
