@@ -214,7 +214,12 @@ class TranscriptStore(SessionsMixin):
 
     def count_calls_by_tool(self) -> dict[str, int]:
         """Calls per current tool name over every session (aliases applied, raw names grouped
-        in SQL: no argument JSON is read)."""
+        in SQL: no argument JSON is read).
+
+        A shortcut kept for the storage benchmark and quick scripts: the audit API
+        (:func:`store.tool_usage`) answers the same question with sessions, errors, invalid
+        calls, first/last seen, filters and paging.
+        """
         with self._read() as conn:
             st = statements(self.dialect)
             cursor = conn.connection.cursor()
@@ -235,7 +240,9 @@ class TranscriptStore(SessionsMixin):
 
         The term is matched inside the stored wire text, escaped the way the wire form escapes
         the argument text (a JSON string); it is an exact substring (no wildcards), on both
-        backends.
+        backends. A shortcut kept for the storage benchmark and quick scripts: the audit API
+        (:func:`store.search_calls` with ``ArgumentCondition(..., "contains", ...)`` or
+        ``text=``) adds tools, times, statuses, argument paths, results and paging.
         """
         if not contains:
             raise UsageError("find_calls needs a non-empty search term")
