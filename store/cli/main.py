@@ -114,6 +114,16 @@ def db_check(db_url: str | None) -> None:
     click.echo(f"{status.url}: revision {status.current}, schema matches the code")
 
 
+@db.command("index")
+@db_option
+def db_index(db_url: str | None) -> None:
+    """Bring the search index up to date (searches and `import` also do it themselves)."""
+    with open_store(db_url) as opened:
+        done = opened.update_search_index()
+    click.echo(f"search index: {done.calls} calls and {done.results} results of "
+               f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
+
+
 # -- demo (the main job) --------------------------------------------------------------------------
 
 
