@@ -18,9 +18,8 @@ from sqlalchemy import Connection
 from store.codec import EncodedMessage, encode_message, minted_call_id
 from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
-from store.errors import RecordError, StoreError, TooLargeError
+from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
 from store.model import Message
-from store.names import AliasTable
 from store.normalize.messages import normalize_message
 from store.pairing import CallLinker, CallRef
 from store.transcript import AppendResult, StoredMessage
@@ -30,7 +29,6 @@ __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append
 MessageInput = Message | Mapping[str, Any]
 
 # Names are stored as recorded: aliases apply at load time, so normalize without any.
-_NO_ALIASES = AliasTable()
 # Bound parameters per IN (...) list, below SQLite's limit.
 _IN_CHUNK = 500
 
@@ -80,11 +78,11 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
     for number, item in enumerate(items):
         try:
             if type(item) is dict:
-                message = normalize_message(item, _NO_ALIASES)
+                message = normalize_message(item)
             elif isinstance(item, Message):
                 message = item
             elif isinstance(item, Mapping):
-                message = normalize_message(item, _NO_ALIASES)
+                message = normalize_message(item)
             else:
                 raise RecordError(
                     f"a message must be a Message or a record, got {type(item).__name__}"
@@ -309,7 +307,7 @@ def _check_column_order() -> None:
     for table, columns in expected.items():
         actual = tuple(c.name for c in table.columns)
         if actual != columns:  # pragma: no cover - a schema change without this update
-            raise RuntimeError(f"store.db.writer row layout is stale for {table.name}: {actual}")
+            raise DatabaseError(f"store.db.writer row layout is stale for {table.name}: {actual}")
 
 
 _check_column_order()
