@@ -25,6 +25,7 @@ exclusive, naive datetimes are taken as UTC.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -672,18 +673,18 @@ def _first_results(
     conn: Connection, keys: Sequence[tuple[str, int, int]]
 ) -> dict[tuple[str, int, int], tuple[bool, str]]:
     """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
-    r = tool_results
     out: dict[tuple[str, int, int], tuple[bool, str]] = {}
     if not keys:
         return out
-    # OR of the keys, not a row-value IN list (which SQLite answers with a scan).
-    rows = conn.execute(
-        select(r.c.session_id, r.c.call_position, r.c.call_index, r.c.is_error,
-               r.c.content_json)
-        .where(or_(*(and_(r.c.session_id == sid, r.c.call_position == pos,
-                          r.c.call_index == idx) for sid, pos, idx in keys)))
-        .order_by(r.c.session_id, r.c.position, r.c.result_index)
-    )
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver SQL,
+    # because building it as a Core construct cost more than running it.
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    condition = " OR ".join(
+        [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"] * len(keys))
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, call_position, call_index, is_error, content_json FROM tool_results "
+        f"WHERE {condition} ORDER BY session_id, position, result_index",
+        tuple(value for key in keys for value in key))
     for sid, pos, idx, is_error, content in rows:
         out.setdefault((sid, pos, idx), (bool(is_error), content))
     return out
@@ -759,12 +760,14 @@ def _aliases(conn: Connection) -> AliasTable:
     return AliasTable([(raw, current) for raw, current in rows])
 
 
+@functools.cache
 def _calls_with_time(m: Any) -> Any:
     """tool_calls joined to its message ``m`` (for the time)."""
     c = tool_calls
     return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
 
 
+@functools.cache
 def _message_side(timed: bool) -> Any:
     """The messages to join to calls: the table when a time range may drive the query (from
     ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
