@@ -26,17 +26,16 @@ if TYPE_CHECKING:
 
 from store.audit.queries import (
     CallQuery,
-    _aliases,
     _catch_up,
     _connect,
     _no_jit,
-    _reason,
     _search_statement,
     _seen_statement,
     _usage_statement,
     _usage_statements,
     _walk_statement,
 )
+from store.db.base import alias_table, driver_reason
 
 __all__ = ["explain_search", "explain_usage", "refill_search_index"]
 
@@ -91,7 +90,7 @@ def explain_search(
     query = query or CallQuery()
     _catch_up(store, query)
     with _connect(store) as conn:
-        statement = _search_statement(conn, _aliases(conn), query)
+        statement = _search_statement(conn, alias_table(conn), query)
         if statement is None:
             return "no call can match (the tool has no raw name)"
         return _explain(conn, statement.limit(limit), enable_seqscan)
@@ -149,6 +148,6 @@ def refill_search_index(store: TranscriptStore) -> bool:
             for statement in rebuild_statements(engine.dialect.name):
                 conn.exec_driver_sql(statement)
     except SQLAlchemyError as exc:
-        raise DatabaseError(f"{store.url}: {_reason(exc)}") from exc
+        raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()
     return True
