@@ -281,7 +281,7 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
 @audit.command("reindex")
 @db_option
 def audit_reindex(db_url: str | None) -> None:
-    """SQLite: refill the full-text indexes from the tables (PostgreSQL: nothing to do)."""
+    """Forget the search index and build it again from the tables."""
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")
