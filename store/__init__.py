@@ -27,6 +27,7 @@ from store.audit.queries import (
 )
 from store.audit.schema_audit import load_schema_file, schema_audit
 from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+from store.db.search_index import IndexUpdate
 from store.db.store import TranscriptStore
 from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
@@ -124,6 +125,7 @@ __all__ = [
     "ImportProblem",
     "ImportProgress",
     "ImportSummary",
+    "IndexUpdate",
     "InvalidToolCall",
     "LoadedCall",
     "Message",
