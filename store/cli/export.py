@@ -9,7 +9,7 @@ import click
 import orjson
 
 import store
-from store.cli._common import db_option, open_store
+from store.cli._common import count, db_option, open_store
 
 
 @click.command("export")
@@ -28,7 +28,7 @@ from store.cli._common import db_option, open_store
                    "arguments, ids the target refuses); the report goes to stderr.")
 @click.option("--drop-dangling", is_flag=True,
               help="With --repair: drop calls without a result instead of synthesizing one.")
-@click.option("--last-turns", type=click.IntRange(1), help="Only the last N whole turns.")
+@click.option("--last-turns", type=count(1), help="Only the last N whole turns.")
 @click.option("--tool", "tools", multiple=True,
               help="A tool of the current tool set (repeatable): calls to others are reported.")
 def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str,

@@ -62,13 +62,15 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
               ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
               ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
+              ("rewritten files", len(summary.diverged)),
               ("indexed for search", f"{index.calls} calls, {index.results} results "
                                      f"({index.seconds:.2f} s)"))
     if as_json:
         emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
-                    "failed": [str(f) for f in summary.failed_files]}])
+                    "failed": [str(f) for f in summary.failed_files],
+                    "diverged": [str(d) for d in summary.diverged]}])
     else:
         table = Table(title=f"imported into {url}", show_header=False)
         for label, value in counts:
@@ -80,6 +82,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
         click.echo(f"problem: {problem}", err=True)
     for failed in summary.failed_files:
         click.echo(f"failed: {failed}", err=True)
+    for diverged in summary.diverged:
+        click.echo(f"rewritten: {diverged}", err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
 

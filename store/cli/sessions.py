@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import IsoTime, console, count, db_option, emit_json, open_store
 
 
 @click.group()
@@ -35,10 +35,10 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--model", help="Only sessions of this model.")
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
-@click.option("--since", type=click.DateTime(), help="Updated at or after (UTC).")
-@click.option("--until", type=click.DateTime(), help="Updated before (UTC).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--since", type=IsoTime(), help="Updated at or after (ISO 8601; naive is UTC).")
+@click.option("--until", type=IsoTime(), help="Updated before (ISO 8601; naive is UTC).")
+@click.option("--limit", type=count(), default=50, show_default=True)
+@click.option("--offset", type=count(), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
                   tag: str | None, title_contains: str | None, since: datetime | None,
@@ -107,7 +107,7 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @sessions.command("show")
 @db_option
 @click.argument("session_id")
-@click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
+@click.option("--last-turns", type=count(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
                   as_json: bool) -> None:
@@ -141,7 +141,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
 @sessions.command("fork")
 @db_option
 @click.argument("session_id")
-@click.argument("position", type=click.IntRange(0))
+@click.argument("position", type=count())
 @click.option("--new-id", help="Id of the new session (default: generated).")
 @click.option("--title", help="Title of the new session.")
 def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: str | None,
