@@ -9,7 +9,9 @@ upgrade command) for an older one, unless the caller asks to upgrade.
 
 from __future__ import annotations
 
+import functools
 import io
+import re
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,8 +51,34 @@ def _config(connection: Connection | None = None) -> Config:
     return config
 
 
+_REVISION = re.compile(r'^revision: str = "([^"]+)"$', re.M)
+_DOWN = re.compile(r'^down_revision: str \| None = (?:"([^"]+)"|None)$', re.M)
+
+
+@functools.cache
 def head() -> str:
-    """The revision this library's tables match."""
+    """The revision this library's tables match (read from the scripts' headers without
+    importing Alembic: every open asks, and Alembic's import is most of a CLI start-up; a
+    script written another way sends the question to Alembic)."""
+    revisions: set[str] = set()
+    downs: set[str] = set()
+    for path in Path(script_location(), "versions").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(text), _DOWN.search(text)
+        if revision is None or down is None:
+            if path.name != "__init__.py":
+                return _alembic_head()
+            continue
+        revisions.add(revision.group(1))
+        if down.group(1):
+            downs.add(down.group(1))
+    heads = sorted(revisions - downs)
+    if len(heads) != 1:
+        return _alembic_head()
+    return heads[0]
+
+
+def _alembic_head() -> str:
     from alembic.script import ScriptDirectory
 
     heads = ScriptDirectory.from_config(_config()).get_heads()
@@ -60,12 +88,13 @@ def head() -> str:
 
 
 def current(engine: Engine) -> str | None:
-    """The database's revision, ``None`` for a database that was never migrated."""
-    from alembic.runtime.migration import MigrationContext
-
+    """The database's revision, ``None`` for a database that was never migrated (read from
+    ``alembic_version`` directly, as Alembic does)."""
     with engine.connect() as conn:
-        heads = MigrationContext.configure(conn).get_current_heads()
-    return str(heads[0]) if heads else None
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    return str(rows[0][0]) if rows else None
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
