@@ -10,13 +10,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
-from rich.console import Console
 
 import store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,6 +91,8 @@ def db_option(function: F) -> F:
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
     do not fold ids and names into pieces."""
+    from rich.console import Console  # rich loads when output is drawn, not at start-up
+
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
 
 

@@ -12,7 +12,6 @@ from typing import Any, Literal, TextIO
 
 import click
 import orjson
-from rich.table import Table
 
 import store
 from store.cli._common import IsoTime, console, count, db_option, emit_json, open_store
@@ -117,6 +116,8 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Usage per current tool name."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         rows = store.tool_usage(opened, since=_time(since), until=_time(until),
                                 session_id=session, limit=limit, offset=offset)
@@ -154,6 +155,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  text: str | None, limit: int, offset: int, as_json: bool,
                  csv_path: Path | None, redact: bool, patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine)."""
+    from rich.table import Table
+
     query = _query(tool, raw_name, session, since, until, status, where, contains, text)
     if csv_path is not None:
         target = None if str(csv_path) == "-" else csv_path
