@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import console, count, db_option, emit_json, open_store
 
 
 @click.command("import")
@@ -18,9 +18,13 @@ from store.cli._common import console, db_option, emit_json, open_store
               help="The files' format (default: detected per file).")
 @click.option("--settle", type=float, default=300.0, show_default=True,
               help="Seconds unchanged after which a file counts as complete (0: every file).")
+@click.option("--max-file-mib", type=count(1), default=256, show_default=True,
+              help="Refuse a larger file (MiB): an import holds one file's messages in "
+                   "memory, about seven times its size.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
+                   max_file_mib: int,
                    settle: float, quiet: bool, as_json: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
@@ -45,7 +49,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                 description=(p.current.name if p.current else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
-                                         progress=show)
+                                         progress=show, max_file_bytes=max_file_mib << 20)
             # The search index catches up once, in bulk, after the run (not per append).
             progress.update(task, total=None, completed=0, files="",
                             description="indexing for search")

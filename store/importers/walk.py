@@ -43,7 +43,12 @@ from store.errors import (
     SessionNotFound,
     StoreError,
 )
-from store.importers.base import DEFAULT_SETTLE_SECONDS, ImportFileError, ImportProblem
+from store.importers.base import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_SETTLE_SECONDS,
+    ImportFileError,
+    ImportProblem,
+)
 from store.importers.formats import ParsedSession, check_format, read_sessions
 from store.model import InvalidToolCall, Message
 from store.transcript import AppendResult
@@ -212,8 +217,14 @@ def import_paths(
     format: str | None = None,
     progress: Callable[[ImportProgress], None] | None = None,
     settle: float = DEFAULT_SETTLE_SECONDS,
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
+
+    Memory: one file is read at a time, and its messages are stored in batches of
+    ``_CHUNK``; a file larger than ``max_file_bytes`` (default 256 MiB; ``None``: no limit) is
+    refused with its size and the limit in ``failed_files``, and a file that still runs out
+    of memory fails alone (``failed_files``), the import going on.
 
     ``format`` forces one of :data:`~store.importers.formats.FORMATS` (else each file's format is
     detected); ``progress`` is called before each file and once at the end; ``settle`` is
@@ -233,17 +244,25 @@ def import_paths(
                                     summary.messages_added))
         done += size
         try:
-            parsed = read_sessions(path, format, settle=settle)
+            parsed = read_sessions(path, format, settle=settle, max_file_bytes=max_file_bytes)
         except ImportFileError as exc:
             summary.failed_files.append(FailedFile(path, exc.reason))
+            continue
+        except MemoryError:
+            summary.failed_files.append(FailedFile(path, _NO_MEMORY))
             continue
         summary.files += 1
         summary.problems.extend(parsed.problems)
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
             summary.skipped[reason] = summary.skipped.get(reason, 0) + count
-        for session in parsed.sessions:
-            _import_session(store, path, session, summary)
+        try:
+            for session in parsed.sessions:
+                _import_session(store, path, session, summary)
+        except MemoryError:
+            summary.failed_files.append(FailedFile(path, _NO_MEMORY + " (partly stored: "
+                                                   "import it again to add the rest)"))
+        del parsed
     if progress is not None:
         progress(ImportProgress(len(files), len(files), total, total, None,
                                 summary.messages_added))
@@ -274,8 +293,11 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                             provider=session.provider, model=session.model, cwd=session.cwd,
                             tags=session.tags, on_key_conflict="raise" if check else "skip")
 
+    results: list[AppendResult] = []
     try:
-        results = [append(session.items, session.keys, check=depth < _MAX_DIVERGENCE)]
+        for start in range(0, len(session.items), _CHUNK):
+            results += _append_chunk(append, path, session, sid, start, summary,
+                                     check=depth < _MAX_DIVERGENCE)
     except KeyConflictError as conflict:
         # The file was rewritten: import it whole beside what is stored, and say so.
         if created:
@@ -287,20 +309,6 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         summary.diverged.append(Divergence(path, sid, new_sid, conflict.keys))
         _import_session(store, path, session, summary, new_sid, depth + 1)
         return
-    except StoreError as exc:  # one message refused: find which, store the rest
-        if isinstance(exc, DatabaseError) and not refused_value(exc):
-            raise
-        results = []
-        for index, (message, key) in enumerate(zip(session.items, session.keys, strict=True)):
-            try:
-                results.append(append([message], [key]))
-            except StoreError as one:
-                if isinstance(one, DatabaseError) and not refused_value(one):
-                    raise
-                text = str(one).removeprefix("message 0: ")
-                summary.problems.append(ImportProblem(
-                    path, session.lines[index], f"session {sid!r}: {text}",
-                    session.item_indexes[index]))
     for result in results:
         _count(result, summary)
     if created and not any(r.stored for r in results):
@@ -308,6 +316,33 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         store.delete_session(sid)
         summary.sessions -= 1
         summary.sessions_created -= 1
+
+
+def _append_chunk(append: Callable[..., AppendResult], path: Path, session: ParsedSession,
+                  sid: str, start: int, summary: ImportSummary,
+                  check: bool) -> list[AppendResult]:
+    """One batch of a session's messages; when the store refuses one, the batch again message
+    by message, so that only the refused ones are reported (with their lines)."""
+    end = start + _CHUNK
+    try:
+        return [append(session.items[start:end], session.keys[start:end], check)]
+    except KeyConflictError:
+        raise
+    except StoreError as exc:
+        if isinstance(exc, DatabaseError) and not refused_value(exc):
+            raise
+    results = []
+    for index in range(start, min(end, len(session.items))):
+        try:
+            results.append(append([session.items[index]], [session.keys[index]]))
+        except StoreError as one:
+            if isinstance(one, DatabaseError) and not refused_value(one):
+                raise
+            text = str(one).removeprefix("message 0: ")
+            summary.problems.append(ImportProblem(
+                path, session.lines[index], f"session {sid!r}: {text}",
+                session.item_indexes[index]))
+    return results
 
 
 def refused_value(exc: DatabaseError) -> bool:
@@ -321,6 +356,12 @@ def refused_value(exc: DatabaseError) -> bool:
         return True
     return "too big" in str(orig).lower()
 
+
+#: Messages per append of an import: bounds what one transaction holds in memory.
+_CHUNK = 2000
+
+_NO_MEMORY = ("not enough memory to import it: split the file, or import it where more "
+              "memory is free")
 
 #: How many rewrites of one file in a row an import follows (each one a new session).
 _MAX_DIVERGENCE = 8
