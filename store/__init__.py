@@ -93,6 +93,8 @@ from store.transcript import (
     StoredMessage,
     ToolDefinition,
     Transcript,
+    redact_message,
+    redact_transcript,
 )
 
 __version__ = "0.1.0"
@@ -190,6 +192,8 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "redact_message",
+    "redact_transcript",
     "refill_search_index",
     "render",
     "repair",

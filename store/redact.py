@@ -162,6 +162,11 @@ class Redactor:
             total = 0
             out: dict[Any, Any] = {}
             for key, item in value.items():
+                if isinstance(key, str):
+                    key, count = self.redact_text(key)
+                    total += count
+                    if count and key in out:  # two secret keys, one marker: keep both
+                        key = _distinct(key, out)
                 out[key], count = self.redact(item)
                 total += count
             return out, total  # type: ignore[return-value]
@@ -178,6 +183,13 @@ class Redactor:
     def __call__(self, text: str) -> str:
         """``text`` redacted (the count dropped)."""
         return self.redact_text(text)[0]
+
+
+def _distinct(key: str, taken: Mapping[Any, Any]) -> str:
+    number = 2
+    while f"{key}#{number}" in taken:
+        number += 1
+    return f"{key}#{number}"
 
 
 def _compiled(pattern: str | re.Pattern[str]) -> re.Pattern[str]:

@@ -156,6 +156,8 @@ class TranscriptStore(SessionsMixin):
         from its call (a few more queries find where it starts).
         """
         sid = session_id
+        if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
+            raise SessionNotFound(sid)
         with self._read() as conn:
             st = statements(self.dialect)
             start = 0

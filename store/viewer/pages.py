@@ -93,7 +93,7 @@ def sessions_page(viewer: Viewer, request: Request) -> Response:
         '<tr><td><a href="{href}">{title}</a><br><code class="sid">{sid}</code></td>'
         "<td>{provider}</td><td>{model}</td><td>{tags}</td><td class=\"num\">{n}</td>"
         "<td>{updated}</td></tr>",
-        href=url("session", info.session_id), title=info.title or info.session_id,
+        href=url("session", info.session_id), title=viewer.redact(info.title or info.session_id),
         sid=info.session_id, provider=info.provider or "", model=info.model or "",
         tags=", ".join(info.tags), n=info.message_count, updated=when(info.updated_at))
         for info in rows)
@@ -228,7 +228,8 @@ def search_page(viewer: Viewer, request: Request) -> Response:
     except BadRequest as exc:
         body = html('<h1>Search calls</h1>{form}<p class="error">{e}</p>', form=form, e=exc)
         return page("Search", body, status=400, current="/search")
-    matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per)
+    matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per,
+                                 redactor=viewer.redactor)
     has_next, matches = len(matches) > per, matches[:per]
     rows = join(html(
         '<tr class="{cls}"><td><a href="{href}">{title}</a><br><small>#{pos}.{idx}</small>'
