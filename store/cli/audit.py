@@ -16,8 +16,7 @@ import orjson
 from rich.table import Table
 
 import store
-from store.cli.main import (
-    cli,
+from store.cli._common import (
     console,
     db_option,
     emit_json,
@@ -26,20 +25,20 @@ from store.cli.main import (
     redactor_from,
     visible,
 )
-from store.cli.main import safe_markup as escape
+from store.cli._common import safe_markup as escape
 
 
-@cli.group()
+@click.group()
 def tools() -> None:
     """Tool usage across every session."""
 
 
-@cli.group()
+@click.group()
 def calls() -> None:
     """Find any tool call ever made, and show one."""
 
 
-@cli.group()
+@click.group()
 def audit() -> None:
     """Schema audit of stored calls; search-index upkeep."""
 
@@ -298,3 +297,6 @@ def audit_reindex(db_url: str | None) -> None:
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [tools, calls, audit]
