@@ -27,13 +27,15 @@ from store.viewer.http import BadRequest, Request, Response
 from store.viewer.layout import datalist, field, page, pager, parse_time, when
 from store.viewer.markup import Markup, html, join, url
 
+_Redactor = store.Redactor
+
 
 class Viewer(Protocol):
     """What the list pages need of the application (:class:`store.viewer.app.Viewer`)."""
 
     store: store.TranscriptStore
     page_size: int
-    redactor: store.Redactor | None
+    redactor: _Redactor | None
 
     def redact(self, text: str) -> str: ...
 

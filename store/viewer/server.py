@@ -273,18 +273,19 @@ class HttpServer:
         head = bytes(buffer[:end])
         del buffer[:end + 4]
         line, _, rest = head.partition(b"\r\n")
+        request_line = line.decode("latin-1")
+        found = _REQUEST_LINE.fullmatch(request_line)
+        if found is None:
+            self._reply_error(connection, 400, "bad request\n", request_line)
+            return
+        method, target, major, minor = found.groups()
+        if major != "1":
+            self._reply_error(connection, 505, "HTTP/1.x only\n", request_line)
+            return
         try:
-            request_line = line.decode("latin-1")
-            found = _REQUEST_LINE.fullmatch(request_line)
-            if found is None:
-                raise ValueError("malformed request line")
-            method, target, major, minor = found.groups()
-            if major != "1":
-                self._reply_error(connection, 505, "HTTP/1.x only\n", request_line)
-                return
             message = http.client.parse_headers(io.BytesIO(rest + b"\r\n\r\n"))
-        except (ValueError, http.client.HTTPException):
-            self._reply_error(connection, 400, "bad request\n", line.decode("latin-1"))
+        except http.client.HTTPException:
+            self._reply_error(connection, 400, "bad request\n", request_line)
             return
         headers = dict(message.items())
         lowered = {name.lower(): value for name, value in headers.items()}
