@@ -77,7 +77,7 @@ from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
 from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
 from store.normalize.definitions import normalize_tool_definitions
 from store.normalize.messages import normalize_message, normalize_payload
-from store.redact import Redactor
+from store.redact import Redactor, hide_passwords
 from store.replay.render import render
 from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
 from store.schemas import (
@@ -186,6 +186,7 @@ __all__ = [
     "explain_usage",
     "export_calls_csv",
     "export_jsonl",
+    "hide_passwords",
     "import_paths",
     "iter_calls",
     "load_schema_file",

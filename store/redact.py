@@ -194,7 +194,7 @@ def _distinct(key: str, taken: Mapping[Any, Any]) -> str:
     return f"{key}#{number}"
 
 
-_PASSWORD_KINDS = ("url_password", "password", "db_password", "cli_password", "basic_auth",
+_PASSWORD_KINDS = ("url_password", "password", "cli_password", "basic_auth",
                    "private_key")
 _PASSWORD_DETECTORS = tuple(d for d in BUILTIN_DETECTORS if d.kind in _PASSWORD_KINDS)
 

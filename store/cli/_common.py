@@ -31,7 +31,7 @@ class StoreGroup(click.Group):
         except store.StoreError as exc:
             if ctx.find_root().meta.get("traceback"):
                 raise
-            click.echo(visible(f"error: {exc}"), err=True)
+            click.echo(visible(store.hide_passwords(f"error: {exc}")), err=True)
             ctx.exit(1)
 
 

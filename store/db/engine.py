@@ -32,6 +32,7 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.errors import ConfigurationError
+from store.redact import hide_passwords
 
 __all__ = [
     "Durability",
@@ -74,7 +75,7 @@ def redact_url(url: str | URL) -> str:
         query = {key: ("***" if _SECRET_PARAMETER.search(key) else value)
                  for key, value in parsed.query.items()}
         shown = parsed.set(query=query).render_as_string(hide_password=True)
-        return shown.replace("%2A%2A%2A", "***")
+        return hide_passwords(shown.replace("%2A%2A%2A", "***"))
     except Exception:  # an unparseable URL: show nothing of it that could hold a secret
         return "<unparseable database URL>"
 

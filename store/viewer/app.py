@@ -140,7 +140,7 @@ class Viewer:
         except BadRequest as exc:
             return self._error(400, str(exc))
         except store.DatabaseError as exc:  # its message names the database: the log only
-            sys.stderr.write(f"viewer: store error: {exc}\n")
+            sys.stderr.write(store.hide_passwords(f"viewer: store error: {exc}\n"))
             return self._error(500, "the database could not answer (see the server's log)")
         except store.StoreError as exc:
             return self._error(500, f"store error: {exc}")
