@@ -131,6 +131,8 @@ class Viewer:
         denied = self._access(request)
         if denied is not None:
             return denied
+        if any("\x00" in value for values in request.query.values() for value in values):
+            return self._error(400, "a parameter holds a NUL character")
         try:
             return self._route(request)
         except NotFound as exc:

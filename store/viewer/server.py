@@ -18,10 +18,11 @@ Guarantees (:class:`ServerLimits` holds the numbers):
   response for ``write_timeout`` seconds is dropped.
 * Bounds: at most ``max_connections`` open connections (lowered to fit the process's file
   descriptor limit); at the bound, and whenever ``accept`` fails for lack of file descriptors
-  (``EMFILE``/``ENFILE``), the connection that has waited longest for its request is closed
-  to make room, so new clients keep being served. When no connection can be closed the
-  listening socket pauses for ``accept_pause`` seconds instead of spinning. Request heads over
-  ``max_header_bytes`` get ``431``.
+  (``EMFILE``/``ENFILE``), the connections that have waited longest for their request are
+  closed to make room (and, after ``EMFILE``, the bound is lowered to leave 16 descriptors
+  free for the database and the pages), so new clients keep being served. When no connection
+  can be closed the listening socket pauses for ``accept_pause`` seconds instead of spinning.
+  Request heads over ``max_header_bytes`` get ``431``.
 * A request with a body (only ``GET``/``HEAD`` are served: bodies are never needed) is
   answered, then its connection closed, so that the body is never read. HTTP/1.0 clients get
   ``Connection: close``; HTTP/1.1 connections are kept alive (requests may be pipelined).
@@ -53,6 +54,8 @@ __all__ = ["Answer", "HttpServer", "ServerLimits"]
 Answer = Callable[[str, str, dict[str, str]], tuple[int, list[tuple[str, str]], bytes]]
 
 _FD_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+#: Descriptors left free when ``accept`` ran out: for the database, the log and the workers.
+_FD_HEADROOM = 16
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _REQUEST_LINE = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+) HTTP/(\d)\.(\d)")
 
@@ -208,7 +211,14 @@ class HttpServer:
                 return
             except OSError as exc:
                 if exc.errno in _FD_ERRORS:
-                    if not self._shed():  # nothing to close: stop listening for a moment
+                    # Out of descriptors: lower the bound to leave room for the database and
+                    # the pages, close the connections that waited longest down to it, and go
+                    # on accepting (or, with nothing to close, pause instead of spinning).
+                    self.max_connections = max(8, len(self._connections) - _FD_HEADROOM)
+                    shed = False
+                    while len(self._connections) > self.max_connections and self._shed():
+                        shed = True
+                    if not shed and not self._shed():
                         self._pause()
                         return
                     continue
