@@ -28,7 +28,6 @@ from typing import Any
 from store.arguments import loads_json
 from store.errors import ImportFileError, StoreError
 from store.model import Message
-from store.names import AliasTable
 from store.normalize.messages import NotAMessage, normalize_message
 
 __all__ = [
@@ -47,8 +46,6 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
-#: Names are kept as recorded: aliases apply when a session is loaded.
-NO_ALIASES = AliasTable()
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
@@ -230,7 +227,7 @@ class Collector:
             self.problem(line, f"not a record: a JSON {_json_type(record)}", item)
             return None
         try:
-            return normalize_message(record, NO_ALIASES)
+            return normalize_message(record)
         except NotAMessage as exc:
             self.skip(skip_reason or f"{self.format}: {exc}")
         except (StoreError, TypeError, ValueError) as exc:
