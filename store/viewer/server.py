@@ -135,6 +135,8 @@ class HttpServer:
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         """Serve until :meth:`shutdown`."""
+        if self._closed:
+            return
         self._stopped.clear()
         self._running.set()
         selector = self._selector
@@ -172,15 +174,14 @@ class HttpServer:
                     selector.unregister(sock)
                 except (KeyError, ValueError):
                     pass
-            self._stop = False
             self._running.clear()
             self._stopped.set()
 
     def shutdown(self) -> None:
         """Stop :meth:`serve_forever` and wait until it has returned."""
+        self._stop = True  # also when the loop has not started yet: it then returns at once
         if not self._running.is_set():
             return
-        self._stop = True
         self._wake()
         self._stopped.wait()
 
@@ -236,13 +237,18 @@ class HttpServer:
             self._selector.register(sock, selectors.EVENT_READ, connection)
 
     def _shed(self) -> bool:
-        """Close the connection that has waited longest for its request; ``False`` when no
-        connection is waiting for one."""
+        """Close the connection that has waited longest for its request (else the response
+        whose reader has gone longest without reading); ``False`` when every connection is
+        being answered by a worker."""
         waiting = [c for c in self._connections.values() if c.state == _READ]
-        if not waiting:
-            return False
-        self._drop(min(waiting, key=lambda c: c.since))
-        return True
+        if waiting:
+            self._drop(min(waiting, key=lambda c: c.since))
+            return True
+        writing = [c for c in self._connections.values() if c.state == _WRITE]
+        if writing:
+            self._drop(min(writing, key=lambda c: c.deadline))
+            return True
+        return False
 
     def _pause(self) -> None:
         if not self._paused_until:
