@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
-from rich.console import Console
-from rich.markup import escape
 
 import store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -88,12 +89,16 @@ def visible(text: object) -> str:
 
 def safe_markup(text: object) -> str:
     """:func:`visible` text escaped for rich markup (tables, ``console().print``)."""
+    from rich.markup import escape  # rich loads when output is drawn, not at start-up
+
     return escape(visible(text))
 
 
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
     do not fold ids and names into pieces."""
+    from rich.console import Console  # rich loads when output is drawn, not at start-up
+
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
 
 

@@ -13,7 +13,6 @@ from typing import Any, Literal, TextIO
 
 import click
 import orjson
-from rich.table import Table
 
 import store
 from store.cli._common import (
@@ -114,6 +113,8 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Usage per current tool name."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         rows = store.tool_usage(opened, since=_time(since), until=_time(until),
                                 session_id=session, limit=limit, offset=offset)
@@ -156,6 +157,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  csv_path: Path | None, keep_formulas: bool, redact: bool,
                  patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine)."""
+    from rich.table import Table
+
     query = _query(tool, raw_name, session, since, until, status, where, contains, text)
     if keep_formulas and csv_path is None:
         raise click.UsageError("--keep-formulas applies with --csv only")

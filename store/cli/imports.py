@@ -6,8 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 import store
 from store.cli._common import console, db_option, emit_json, open_store, safe_markup, visible
@@ -30,6 +28,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
     could not be imported (each is reported with its file and line).
     """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
     out = console()
     with open_store(db_url) as opened:
         progress = Progress(TextColumn("{task.description}"), BarColumn(),

@@ -14,7 +14,6 @@ import click
 
 import store
 from store.cli._common import db_option, open_store, redaction_options, redactor_from
-from store.viewer import is_loopback, make_server
 
 
 def _open_read_only(db_url: str | None) -> store.TranscriptStore:
@@ -38,6 +37,8 @@ def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bo
           redact: bool, patterns: tuple[str, ...]) -> None:
     """Serve a read-only web viewer of the store: sessions, transcripts, tool usage, search.
     With --redact every page and download shows secrets as [REDACTED:kind] markers."""
+    from store.viewer import is_loopback, make_server  # the viewer loads when it is served
+
     redactor = redactor_from(redact, patterns)
     if token == "auto":
         token = secrets.token_urlsafe(24)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 import orjson
-from rich.table import Table
 
 import store
 from store.cli._common import (
@@ -52,6 +51,8 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
                   tag: str | None, title_contains: str | None, since: datetime | None,
                   until: datetime | None, limit: int, offset: int, as_json: bool) -> None:
     """List sessions, most recently updated first."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         found = opened.list_sessions(provider=provider, model=model, tag=tag,
                                      title_contains=title_contains, since=_utc(since),

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import AmbiguousRecord, ConfigurationError
+from store.importers import FORMATS
 from store.importers.base import (
     DEFAULT_SETTLE_SECONDS,
     NO_DOCUMENT,
@@ -58,11 +59,6 @@ __all__ = [
     "read_sessions",
 ]
 
-#: The formats :func:`read_sessions` reads.
-FORMATS: tuple[str, ...] = (
-    "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
-    "transcript-store",
-)
 _JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
