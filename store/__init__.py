@@ -21,6 +21,9 @@ from store.audit.queries import (
     CallQuery,
     SchemaViolation,
     ToolUsage,
+    ViewCondition,
+    count_calls,
+    count_tools,
     iter_calls,
     search_calls,
     tool_usage,
@@ -94,6 +97,7 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
+from store.vocabulary import VOCABULARY
 
 __version__ = "0.1.0"
 
@@ -162,8 +166,10 @@ __all__ = [
     "TranscriptStore",
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
+    "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
+    "ViewCondition",
     "__version__",
     "argument_status",
     "assemble",
@@ -180,6 +186,8 @@ __all__ = [
     "export_calls_csv",
     "export_jsonl",
     "import_paths",
+    "count_calls",
+    "count_tools",
     "iter_calls",
     "load_schema_file",
     "loads_json",

@@ -39,7 +39,7 @@ from store.importers.base import (
     path_session_id,
     read_source,
 )
-from store.importers.gemini_cli import read_gemini_cli
+from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.jsonl import decode_codex_output, read_claude_code, read_codex, read_kward
 from store.keys import canonical_keys
 
@@ -122,6 +122,10 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
     if "payload" in top and kind in _CODEX_TYPES:
         return "codex"
     if "session_id" in top and isinstance(top.get("messages"), list):
+        return "gemini-cli"
+    if "session_id" in top and "project_hash" in top:  # a Gemini CLI JSON-lines header
+        return "gemini-cli"
+    if "$set" in record or "$rewindTo" in record:
         return "gemini-cli"
     if (kind == "summary" and "leaf_uuid" in top) or kind == "file-history-snapshot":
         return "claude-code"
@@ -208,13 +212,17 @@ def read_sessions(path: Path | str, format: str | None = None, *,
             records, last_line = [(1, document)], 1
         _LINE_READERS[fmt](records, last_line, collector)
     elif fmt == "gemini-cli":
-        if document is NO_DOCUMENT and len(records) == 1:
+        if (document is NO_DOCUMENT and len(records) == 1
+                and isinstance(records[0][1], Mapping)
+                and isinstance(records[0][1].get("messages"), list)):
             document = records[0][1]
+        if document is NO_DOCUMENT and records:  # the JSON-lines layout (v0.39.0+)
+            document = gemini_cli_lines_document(records, collector)
+            if document is None:
+                raise ImportFileError(file, "no Gemini CLI chat record in "
+                                            f"{len(records)} JSON lines")
         if document is not NO_DOCUMENT:
             read_gemini_cli(document, collector)
-        elif records:
-            raise ImportFileError(file, "a Gemini CLI chat is one JSON document, "
-                                        f"found {len(records)} JSON lines")
     elif document is not NO_DOCUMENT:
         _read_plain_document(document, fmt, collector)
     else:
