@@ -36,6 +36,7 @@ from sqlalchemy import text
 from sqlalchemy.sql.elements import TextClause
 
 from store.arguments import dumps_json, loads_json
+from store.errors import UsageError
 
 __all__ = [
     "ArgumentCondition",
@@ -56,7 +57,7 @@ _SAFE_INT = 2**53
 
 
 def parse_path(path: str) -> tuple[str | int, ...]:
-    """``a.b[0]."c.d"`` -> ``("a", "b", 0, "c.d")``; ``ValueError`` naming the problem."""
+    """``a.b[0]."c.d"`` -> ``("a", "b", 0, "c.d")``; ``UsageError`` naming the problem."""
     steps: list[str | int] = []
     i, n = 0, len(path)
     expect_key = True
@@ -66,28 +67,28 @@ def parse_path(path: str) -> tuple[str | int, ...]:
             end = path.find("]", i)
             number = path[i + 1:end] if end > 0 else ""
             if not number.isdigit():
-                raise ValueError(f"bad array index in argument path {path!r} at {i}")
+                raise UsageError(f"bad array index in argument path {path!r} at {i}")
             steps.append(int(number))
             i = end + 1
             expect_key = False
             continue
         if ch == ".":
             if expect_key:
-                raise ValueError(f"empty key in argument path {path!r} at {i}")
+                raise UsageError(f"empty key in argument path {path!r} at {i}")
             i += 1
             expect_key = True
             if i >= n:
-                raise ValueError(f"argument path {path!r} ends with '.'")
+                raise UsageError(f"argument path {path!r} ends with '.'")
             continue
         if not expect_key:
-            raise ValueError(f"expected '.' or '[' in argument path {path!r} at {i}")
+            raise UsageError(f"expected '.' or '[' in argument path {path!r} at {i}")
         if ch == '"':
             try:
                 key, end = json.JSONDecoder().raw_decode(path, i)
             except ValueError:
-                raise ValueError(f"bad quoted key in argument path {path!r} at {i}") from None
+                raise UsageError(f"bad quoted key in argument path {path!r} at {i}") from None
             if not isinstance(key, str):  # pragma: no cover - raw_decode of '"' is a str
-                raise ValueError(f"bad quoted key in argument path {path!r}")
+                raise UsageError(f"bad quoted key in argument path {path!r}")
             steps.append(key)
             i = end
         else:
@@ -96,12 +97,12 @@ def parse_path(path: str) -> tuple[str | int, ...]:
                 j += 1
             key = path[i:j]
             if '"' in key:
-                raise ValueError(f"quote the key in argument path {path!r}: \"...\"")
+                raise UsageError(f"quote the key in argument path {path!r}: \"...\"")
             steps.append(key)
             i = j
         expect_key = False
     if not steps:
-        raise ValueError("an argument path needs at least one key")
+        raise UsageError("an argument path needs at least one key")
     return tuple(steps)
 
 
@@ -137,22 +138,22 @@ class ArgumentCondition:
             if not steps or not all(
                 (isinstance(s, str) and s) or (type(s) is int and s >= 0) for s in steps
             ):
-                raise ValueError("an argument path needs non-empty keys and indexes >= 0, "
+                raise UsageError("an argument path needs non-empty keys and indexes >= 0, "
                                  f"got {self.path!r}")
         if any(isinstance(s, str) and not s for s in steps):
-            raise ValueError(f"an argument path needs non-empty keys, got {self.path!r}")
+            raise UsageError(f"an argument path needs non-empty keys, got {self.path!r}")
         object.__setattr__(self, "path", steps)
         if self.op not in _OPS:
-            raise ValueError(f"an argument condition is one of {', '.join(_OPS)}, "
+            raise UsageError(f"an argument condition is one of {', '.join(_OPS)}, "
                              f"got {self.op!r}")
         if self.op in _TEXT_OPS and (not isinstance(self.value, str) or not self.value):
-            raise ValueError(f"{self.op!r} needs a non-empty string value")
+            raise UsageError(f"{self.op!r} needs a non-empty string value")
         if self.op == "regex":
             _check_regex(self.value)
         try:
             dumps_json(self.value)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"an argument condition needs a JSON value: {exc}") from None
+            raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
 
     @property
     def keys(self) -> tuple[str | int, ...]:
@@ -173,12 +174,12 @@ class ViewCondition:
         from store.vocabulary import VIEW_NAMES
 
         if self.view not in VIEW_NAMES:
-            raise ValueError(f"an argument view is one of {', '.join(VIEW_NAMES)}, "
+            raise UsageError(f"an argument view is one of {', '.join(VIEW_NAMES)}, "
                              f"got {self.view!r}")
         if not isinstance(self.value, str) or not self.value:
-            raise ValueError(f"a {self.view} condition needs a non-empty text")
+            raise UsageError(f"a {self.view} condition needs a non-empty text")
         if self.op not in _TEXT_OPS:
-            raise ValueError(f"a view condition is one of {', '.join(_TEXT_OPS)}, "
+            raise UsageError(f"a view condition is one of {', '.join(_TEXT_OPS)}, "
                              f"got {self.op!r}")
         if self.op == "regex":
             _check_regex(self.value)
@@ -188,7 +189,7 @@ def _check_regex(pattern: str) -> None:
     try:
         re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
+        raise UsageError(f"not a regular expression: {pattern!r} ({exc})") from None
 
 
 # -- exact JSON comparison (SQLite functions; the reference semantics) ------------------------

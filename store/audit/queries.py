@@ -64,7 +64,7 @@ from store.db.search_schema import (
     like_pattern,
 )
 from store.db.tables import messages, sessions, tool_calls, tool_results
-from store.errors import DatabaseError
+from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
@@ -130,20 +130,20 @@ class CallQuery:
             statuses = tuple(statuses)
             unknown = [s for s in statuses if s not in CALL_STATUSES]
             if unknown or not statuses:
-                raise ValueError(
+                raise UsageError(
                     f"unknown call status {unknown or statuses!r}: use {', '.join(CALL_STATUSES)}"
                 )
         object.__setattr__(self, "status", statuses)
         conditions = tuple(self.where)
         if not all(isinstance(c, ArgumentCondition) for c in conditions):
-            raise ValueError("CallQuery.where takes ArgumentCondition values")
+            raise UsageError("CallQuery.where takes ArgumentCondition values")
         object.__setattr__(self, "where", conditions)
         views = tuple(self.views)
         if not all(isinstance(c, ViewCondition) for c in views):
-            raise ValueError("CallQuery.views takes ViewCondition values")
+            raise UsageError("CallQuery.views takes ViewCondition values")
         object.__setattr__(self, "views", views)
         if self.text is not None and len(self.text) < MIN_TEXT:
-            raise ValueError(f"a full-text search needs at least {MIN_TEXT} characters")
+            raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
 
 
 @dataclass(frozen=True, slots=True)
@@ -791,7 +791,7 @@ def _time_filters(
 
 def _utc(value: datetime) -> datetime:
     if not isinstance(value, datetime):
-        raise ValueError(f"a time filter must be a datetime, got {value!r}")
+        raise UsageError(f"a time filter must be a datetime, got {value!r}")
     return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
@@ -804,7 +804,7 @@ def _aware(value: Any) -> datetime:
 
 def _check_page(limit: int | None, offset: int) -> None:
     if (limit is not None and limit < 0) or offset < 0:
-        raise ValueError("limit and offset must not be negative")
+        raise UsageError("limit and offset must not be negative")
 
 
 def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
