@@ -206,7 +206,7 @@ def _exact(value: Any) -> Any:
         return ("array", tuple(_exact(v) for v in value))
     if isinstance(value, Mapping):
         return ("object", frozenset((k, _exact(v)) for k, v in value.items()))
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
+    raise UsageError(f"not a JSON value: {type(value).__name__}")
 
 
 def _parse_exact(text: str) -> Any:
@@ -224,7 +224,7 @@ def json_same(a_text: str | None, b_text: str | None) -> int | None:
         return None
     try:
         return int(_exact(_parse_exact(a_text)) == _exact(_parse_exact(b_text)))
-    except (ValueError, InvalidOperation, TypeError):
+    except (ValueError, InvalidOperation):
         return 0
 
 

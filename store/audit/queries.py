@@ -301,8 +301,9 @@ def _shared_sessions(
     rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id)).all()
     agents: dict[str, str | None] = {}
     if any(agent is not None for keys in shared.values() for agent, _ in keys):
-        agents = dict(conn.execute(select(sessions.c.session_id, sessions.c.agent)
-                                   .where(sessions.c.agent.is_not(None))).tuples().all())
+        agents = {str(row[0]): row[1] for row in conn.execute(
+            select(sessions.c.session_id, sessions.c.agent)
+            .where(sessions.c.agent.is_not(None)))}
     found: dict[str, set[str]] = {name: set() for name in shared}
     for raw, sid in rows:
         name = aliases.display_name(raw, agents.get(sid))
@@ -538,19 +539,20 @@ def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | Non
     c = tool_calls
     parts: list[ColumnElement[bool]] = []
     plain = [raw for agent, raw in aliases.sources(tool) if agent is None]
+    simple: list[str] = []
     for raw in sorted(set(plain)):
         others = sorted(agent for (agent, name), current in aliases.scoped.items()
                         if name == raw and current != tool)
         if others:
             parts.append(and_(c.c.raw_name == raw, c.c.session_id.not_in(
                 select(sessions.c.session_id).where(sessions.c.agent.in_(others)))))
-    simple = sorted({raw for raw in plain
-                     if not any(name == raw for _, name in aliases.scoped)})
+        else:
+            simple.append(raw)
     if simple:
         parts.append(c.c.raw_name.in_(simple))
     scoped: dict[str, list[str]] = {}
     for agent, raw in aliases.sources(tool):
-        if agent is not None:
+        if agent is not None and raw not in plain:  # (else the global name covers it)
             scoped.setdefault(raw, []).append(agent)
     for raw, agents in sorted(scoped.items()):
         parts.append(and_(c.c.raw_name == raw, c.c.session_id.in_(
@@ -639,9 +641,9 @@ def _agents(conn: Connection, session_ids: set[str]) -> dict[str, str | None]:
     """The agents of these sessions (for aliases scoped by agent)."""
     if not session_ids:
         return {}
-    return dict(conn.execute(select(sessions.c.session_id, sessions.c.agent)
-                             .where(sessions.c.session_id.in_(sorted(session_ids))))
-                .tuples().all())
+    return {str(row[0]): row[1] for row in conn.execute(
+        select(sessions.c.session_id, sessions.c.agent)
+        .where(sessions.c.session_id.in_(sorted(session_ids))))}
 
 
 def _first_results(

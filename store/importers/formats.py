@@ -22,6 +22,7 @@ read at all raises :class:`ImportFileError`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +267,7 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
     items: Any = document
     system: Any = None
     model: Any = None
+    created: Any = None
     if isinstance(document, Mapping):
         try:
             top, _ = canonical_keys(document)
@@ -287,6 +289,8 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
                      for c in top["choices"]]
         else:
             items = [document]  # a single message
+        if isinstance(top.get("created"), int | float):  # a response body: when it was made
+            created = top["created"]
     if not isinstance(items, list):
         collector.problem(None, "expected a list of messages, "
                                 f"found {type(items).__name__} (format {fmt})")
@@ -299,6 +303,8 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
             collector.add(session, message, f"{sid}:system")
     for index, item in enumerate(items):
         message = collector.read(item, None, index)
+        if message is not None and created is not None and "created" not in message.metadata:
+            message = replace(message, metadata={**message.metadata, "created": created})
         if message is not None:
             collector.add(session, message, f"{sid}:{index}", item=index)
 

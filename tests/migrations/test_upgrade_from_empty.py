@@ -271,17 +271,19 @@ class TestDowngrade:
 
         assert migrate.upgrade(migrated) == migrate.head()
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS)
-        assert _aliases(migrated) == dict(DEFAULT_ALIASES)
+        assert _aliases(migrated) == {raw: cur for agent, raw, cur in VOCABULARY
+                                      if agent is None}
         with migrated.connect() as conn:
             total = conn.execute(select(func.count()).select_from(tool_aliases)).scalar_one()
-        assert total == len(DEFAULT_ALIASES)
+        assert total == len(VOCABULARY)
 
     def test_downgrading_to_0001_drops_only_wire_version(self, migrated: Engine) -> None:
         _downgrade(migrated, "0001")
 
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
-        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
+        assert columns == EXPECTED_COLUMNS["tool_calls"] - {
+            "wire_version", "command_text", "path_text", "pattern_text", "url_text"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS)
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
@@ -292,7 +294,9 @@ class TestDowngrade:
 
         indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
         keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
-        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {"ix_tool_calls_usage"}
+        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {
+            "ix_tool_calls_usage", "ix_tool_calls_command", "ix_tool_calls_path",
+            "ix_tool_calls_pattern", "ix_tool_calls_url"}
         assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
         assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
             "session_id", "position", "call_index"
