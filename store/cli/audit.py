@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -235,19 +235,24 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     wanted = page_limit(limit)
     redactor = _redactor(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
-        total = store.count_calls(opened, query)
-        if as_json:  # streamed: one row at a time, whatever the number
+        found: Iterable[store.CallMatch]
+        if wanted is None:  # every row, streamed from the database
+            found = itertools.islice(store.iter_calls(opened, query, preview_chars=200,
+                                                      redactor=redactor), offset, None)
+        else:  # a page: LIMIT / OFFSET in SQL
+            found = store.search_calls(opened, query, limit=wanted, offset=offset,
+                                       redactor=redactor)
+        if as_json:  # one row at a time, whatever the number
             shown = 0
-            for match in itertools.islice(store.iter_calls(opened, query, preview_chars=200,
-                                                           redactor=redactor),
-                                          offset, None if wanted is None else offset + wanted):
+            for match in found:
                 emit_json([_call_json(match)])
                 shown += 1
-            more_rows(shown, total, offset, "calls")
+            if wanted is not None and shown == wanted:  # (else nothing was cut)
+                more_rows(shown, store.count_calls(opened, query), offset, "calls")
             return
-        matches = list(itertools.islice(
-            store.iter_calls(opened, query, preview_chars=200, redactor=redactor),
-            offset, None if wanted is None else offset + wanted))
+        matches = list(found)
+        total = (store.count_calls(opened, query) if wanted is not None
+                 and len(matches) == wanted else offset + len(matches))
     table = Table(title=f"{len(matches)} of {total:,} calls")
     for column in ("session", "pos", "id", "name", "status", "time", "arguments", "result"):
         table.add_column(column, overflow="fold")

@@ -103,7 +103,7 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
         files = sum(1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl"))
         click.echo(f"  {agent:12} {folder}  ({files} files)", err=True)
     if not yes and not click.confirm("import them?", default=True, err=True):
-        raise click.Abort()
+        raise click.ClickException("nothing imported")
     return tuple(folder for _, folder in found)
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, literal, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, literal, or_, select, update
 
 from store.arguments import dumps_json, loads_json
 from store.db.base import (
@@ -153,13 +153,17 @@ class SessionsMixin(StoreBase):
                 sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
             )
         if since is not None or until is not None:
-            # ix_messages_created_at: the sessions that recorded a message in the range.
+            # ix_messages_created_at: the sessions that recorded a message in the range; a
+            # session without messages by its creation time.
             active = select(messages.c.session_id)
+            empty = [sessions.c.next_position == 0]
             if since is not None:
                 active = active.where(messages.c.created_at >= _as_utc(since))
+                empty.append(sessions.c.created_at >= _as_utc(since))
             if until is not None:
                 active = active.where(messages.c.created_at < _as_utc(until))
-            query = query.where(sessions.c.session_id.in_(active))
+                empty.append(sessions.c.created_at < _as_utc(until))
+            query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
         return query
 
     def session_span(self, session_id: str) -> tuple[datetime | None, datetime | None]:
