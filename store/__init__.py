@@ -30,6 +30,7 @@ from store.audit.queries import (
 )
 from store.audit.schema_audit import load_schema_file, schema_audit
 from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+from store.db.search_index import IndexUpdate
 from store.db.store import TranscriptStore
 from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
@@ -80,9 +81,10 @@ from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
 from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
 from store.normalize.definitions import normalize_tool_definitions
 from store.normalize.messages import normalize_message, normalize_payload
+from store.providers import TARGETS, Target
 from store.redact import Redactor
 from store.replay.render import render
-from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
+from store.replay.repair import RepairChange, Repaired, repair
 from store.schemas import (
     PARAMETER_TYPES,
     Parameter,
@@ -92,6 +94,7 @@ from store.schemas import (
     validate_arguments,
 )
 from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.times import as_utc
 from store.transcript import (
     AppendResult,
     LoadedCall,
@@ -126,6 +129,7 @@ __all__ = [
     "ImportProblem",
     "ImportProgress",
     "ImportSummary",
+    "IndexUpdate",
     "InvalidToolCall",
     "LoadedCall",
     "Message",
@@ -177,6 +181,7 @@ __all__ = [
     "ViewCondition",
     "__version__",
     "argument_status",
+    "as_utc",
     "assemble",
     "camelize_args",
     "check_database",

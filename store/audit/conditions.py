@@ -155,9 +155,45 @@ class ArgumentCondition:
         except (TypeError, ValueError) as exc:
             raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
 
+    @classmethod
+    def parse(cls, spec: str, op: Op = "eq") -> ArgumentCondition:
+        """A condition written ``PATH=VALUE`` (the CLI's ``--where`` / ``--contains`` and the
+        viewer's form; a quoted key may hold ``=``: ``"a=b"=1``).
+
+        With ``eq`` the value is read as JSON when it is JSON (``30``, ``true``, ``null``,
+        ``"x"``, ``[...]``; integers exact) and as the text itself otherwise; the other
+        operators take the text. Raises :class:`UsageError` naming what is wrong.
+        """
+        path, sep, raw = _split_spec(spec)
+        if not sep:
+            raise UsageError(f"expected PATH=VALUE, got {spec!r}")
+        value: Any = raw
+        if op == "eq":
+            try:
+                value = loads_json(raw)
+            except ValueError:
+                value = raw
+        return cls(path.strip(), op, value)
+
     @property
     def keys(self) -> tuple[str | int, ...]:
         return self.path  # type: ignore[return-value]  # a tuple after __post_init__
+
+
+def _split_spec(spec: str) -> tuple[str, str, str]:
+    """PATH=VALUE at the first '=' outside a quoted key."""
+    i, n = 0, len(spec)
+    while i < n:
+        if spec[i] == '"':
+            try:
+                _, i = json.JSONDecoder().raw_decode(spec, i)
+            except ValueError:
+                return spec.partition("=")
+            continue
+        if spec[i] == "=":
+            return spec[:i], "=", spec[i + 1:]
+        i += 1
+    return spec, "", ""
 
 
 @dataclass(frozen=True, slots=True)

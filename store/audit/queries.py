@@ -25,16 +25,15 @@ exclusive, naive datetimes are taken as UTC.
 
 from __future__ import annotations
 
-import weakref
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from sqlalchemy import (
     Connection,
-    Engine,
     and_,
     case,
     distinct,
@@ -45,7 +44,6 @@ from sqlalchemy import (
     select,
     text,
     true,
-    union,
 )
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement, TextClause
@@ -54,12 +52,10 @@ from sqlalchemy.sql.selectable import Alias, Exists
 from store.arguments import ARGUMENT_STATUSES, loads_json
 from store.audit.conditions import ArgumentCondition, ViewCondition, sql_condition, view_sql
 from store.codec import decode_call
+from store.db.base import alias_table, driver_reason
+from store.db.search_index import KIND_CALL, has_search_index, tail_keys
 from store.db.search_schema import (
-    CALLS_FTS,
     MIN_TEXT,
-    RESULTS_FTS,
-    call_text_sql,
-    escaped,
     fts_phrase,
     like_pattern,
 )
@@ -68,6 +64,7 @@ from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
+from store.times import as_utc
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -251,7 +248,7 @@ def _usage(conn: Connection, since: datetime | None, until: datetime | None,
     else:
         for found in conn.execute(_usage_statement(since, until, session_id)):
             stats[(None, found[0])] = list(found[1:])
-    aliases = _aliases(conn)
+    aliases = alias_table(conn)
     scoped_raws = sorted({raw for _, raw in aliases.scoped} & {raw for _, raw in stats})
     if scoped_raws:  # count those again per agent
         for raw in scoped_raws:
@@ -435,15 +432,16 @@ def search_calls(
     ``redactor`` redacts argument texts and previews.
     """
     _check_page(limit, offset)
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        return list(_matches(conn, query or CallQuery(), limit, offset, preview_chars,
-                             redactor))
+        return list(_matches(conn, query, limit, offset, preview_chars, redactor))
 
 
 def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
     """How many calls match ``query`` (for "showing N of M")."""
     with _connect(store) as conn:
-        statement = _search_statement(conn, _aliases(conn), query or CallQuery())
+        statement = _search_statement(conn, alias_table(conn), query or CallQuery())
         if statement is None:
             return 0
         counted = select(func.count()).select_from(statement.order_by(None).subquery())
@@ -458,8 +456,18 @@ def iter_calls(
     redactor: Redactor | None = None,
 ) -> Iterator[CallMatch]:
     """Every call matching ``query``, oldest first, streamed (for exports)."""
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        yield from _matches(conn, query or CallQuery(), None, 0, preview_chars, redactor)
+        yield from _matches(conn, query, None, 0, preview_chars, redactor)
+
+
+def _catch_up(store: TranscriptStore, query: CallQuery) -> None:
+    """Before a search that uses the search index: bring it up to date when the store may
+    write (a read-only store scans what is not indexed yet instead; see
+    ``store/db/search_index.py``)."""
+    if (query.text is not None or query.where) and not store.read_only:
+        store.update_search_index()
 
 
 def _matches(
@@ -470,7 +478,7 @@ def _matches(
     preview_chars: int | None,
     redactor: Redactor | None,
 ) -> Iterator[CallMatch]:
-    aliases = _aliases(conn)
+    aliases = alias_table(conn)
     statement = _search_statement(conn, aliases, query)
     if statement is None:
         return
@@ -495,7 +503,6 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
     c = tool_calls
     m = _message_side(timed=query.since is not None or query.until is not None)
-    dialect = conn.dialect.name
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
         tool_condition = _tool_condition(aliases, query.tool)
@@ -509,15 +516,17 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     conditions.extend(_time_filters(query.since, query.until, m))
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
-    fulltext = _has_fulltext(conn)
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(dialect, fulltext, number, condition))
+        conditions.append(_argument_condition(conn, number, condition))
     for number, view in enumerate(query.views):  # ix_tool_calls_<view> (partial, covering)
-        conditions.append(view_sql(dialect, number, view))
+        conditions.append(view_sql(conn.dialect.name, number, view))
     source = _calls_with_time(m)
     if query.text is not None:
-        # The keys of the calls the text indexes find drive the join (not a scan of calls).
-        hits = _text_hits(dialect, fulltext, query.text).subquery("hits")
+        # The keys of the calls the text index finds drive the join (not a scan of calls).
+        found = _text_hits(conn, query.text, results=True, prefix="text")
+        if found is None:
+            return None
+        hits = found.subquery("hits")
         source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
                                    c.c.position == hits.c.position,
                                    c.c.call_index == hits.c.call_index)).join(
@@ -574,67 +583,88 @@ def _status_condition(status: str) -> ColumnElement[bool]:
     return c.c.arguments_status == status
 
 
-def _argument_condition(
-    dialect: str, fulltext: bool, number: int, condition: ArgumentCondition
-) -> Any:
-    """``store.audit.conditions.sql_condition``, with a text-index pre-filter where the
-    condition implies the escaped value is in the arguments' JSON text (SQLite FTS5; a
-    ``contains`` of an exact string, an ``eq`` of a string)."""
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition) -> Any:
+    """``store.audit.conditions.sql_condition``, pre-filtered by the search index where the
+    condition implies a string in the call's decoded text (each string value of the
+    arguments is a line of it): a ``contains`` of MIN_TEXT+ characters, or an ``eq`` of a
+    string (that string between two line breaks)."""
+    dialect = conn.dialect.name
     sql = sql_condition(dialect, number, condition)
     value = condition.value
-    prefilter: str | None = None
-    if condition.op == "contains":
-        prefilter = escaped(value)
-    elif condition.op == "eq" and isinstance(value, str):
-        prefilter = orjson.dumps(value).decode()  # the encoded string, quotes included
-    if prefilter is None or len(prefilter) < MIN_TEXT:
+    needle: str | None = None
+    if isinstance(value, str):
+        if condition.op == "eq" and "\n" not in value:
+            needle = f"\n{value}\n"
+        elif condition.op == "contains" and len(value) >= MIN_TEXT:
+            needle = value
+    if needle is None or "\x00" in needle:
         return sql
-    v = f"arg_prefilter_{number}"
-    if dialect == "postgresql":
-        if condition.op != "contains":
-            return sql
-        guard = text(f"{call_text_sql(dialect)} LIKE :{v}").bindparams(
-            **{v: like_pattern(prefilter)})
-    elif fulltext:
-        guard = text(f"tool_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} WHERE {CALLS_FTS} "
-                     f"MATCH :{v})").bindparams(**{v: fts_phrase(prefilter)})
-    else:
+    if dialect != "postgresql" and not has_search_index(conn):
         return sql
-    return and_(guard, sql)
+    params: dict[str, Any] = {}
+    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params)
+    return and_(text(guard.removesuffix(" AND ")).bindparams(**params), sql)
 
 
-def _text_hits(dialect: str, fulltext: bool, needle: str) -> Any:
-    """Full text: the keys of the calls whose argument text, or a linked result's content,
-    holds ``needle`` case-insensitively (a UNION over the two text indexes)."""
-    hit_calls = tool_calls.alias("hit_calls")
-    hit_results = tool_results.alias("hit_results")
-    target = escaped(needle)
-    if dialect == "postgresql":  # ix_tool_calls_text_trgm, ix_tool_results_text_trgm
-        pattern = like_pattern(target)
-        calls_match = text(f"{call_text_sql(dialect, 'hit_calls')} ILIKE :text_like"
-                           ).bindparams(text_like=pattern)
-        results_match = text("hit_results.content_json ILIKE :text_like_r"
-                             ).bindparams(text_like_r=pattern)
-    elif fulltext:  # tool_calls_fts, tool_results_fts (FTS5 trigram)
-        phrase = fts_phrase(target)
-        calls_match = text(f"hit_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} "
-                           f"WHERE {CALLS_FTS} MATCH :text_fts)").bindparams(text_fts=phrase)
-        results_match = text(f"hit_results.rowid IN (SELECT rowid FROM {RESULTS_FTS} "
-                             f"WHERE {RESULTS_FTS} MATCH :text_fts_r)"
-                             ).bindparams(text_fts_r=phrase)
-    else:  # no FTS5 in this SQLite: scan (ASCII case folding only)
-        calls_match = text(f"instr(lower({call_text_sql(dialect, 'hit_calls')}), "
-                           "lower(:text_plain)) > 0").bindparams(text_plain=target)
-        results_match = text("instr(lower(hit_results.content_json), lower(:text_plain_r)) > 0"
-                             ).bindparams(text_plain_r=target)
-    return union(
-        select(hit_calls.c.session_id, hit_calls.c.position, hit_calls.c.call_index)
-        .where(calls_match),
-        # Orphan results (no linked call: NULL position) drop out at the join with the calls.
-        select(hit_results.c.session_id,
-               hit_results.c.call_position.label("position"), hit_results.c.call_index)
-        .where(results_match),
-    )
+def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any]) -> str:
+    """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
+    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix)
+    params.update(hit_params)
+    if sql is None:
+        return "1 = 0 AND "
+    return ("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN "
+            f"({sql}) AND ")
+
+
+def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str
+              ) -> tuple[str | None, dict[str, Any]]:
+    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
+    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
+    the search index's hits and an exact scan of what it has not caught up with yet."""
+    dialect = conn.dialect.name
+    indexed = has_search_index(conn)
+    tail = tail_keys(conn, needle, results=results, everything=not indexed)
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    kind = "" if results else f" AND kind = {KIND_CALL}"
+    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
+        params[f"{prefix}_like"] = like_pattern(needle)
+    elif indexed:  # search_fts (FTS5 trigram)
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
+                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
+        params[f"{prefix}_fts"] = fts_phrase(needle)
+    if tail:
+        if dialect == "postgresql":
+            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
+                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
+                         "AS tail(session_id, position, call_index)")
+            params[f"{prefix}_s"] = [k[0] for k in tail]
+            params[f"{prefix}_p"] = [k[1] for k in tail]
+            params[f"{prefix}_i"] = [k[2] for k in tail]
+        else:
+            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
+                         "value ->> 2 AS call_index "
+                         f"FROM json_each(:{prefix}_tail)")
+            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
+    if not parts:
+        return None, params
+    return " UNION ".join(parts), params
+
+
+def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str) -> Any:
+    """Full text: the keys of the calls whose decoded argument text, or a linked result's,
+    holds ``needle`` case-insensitively; ``None`` when nothing can match."""
+    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix)
+    if sql is None:
+        return None
+    from sqlalchemy import Integer, String
+
+    # Orphan results (no linked call: NULL position) drop out at the join with the calls.
+    return text(sql).bindparams(**params).columns(
+        session_id=String, position=Integer, call_index=Integer)
 
 
 def _agents(conn: Connection, session_ids: set[str]) -> dict[str, str | None]:
@@ -650,18 +680,18 @@ def _first_results(
     conn: Connection, keys: Sequence[tuple[str, int, int]]
 ) -> dict[tuple[str, int, int], tuple[bool, str]]:
     """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
-    r = tool_results
     out: dict[tuple[str, int, int], tuple[bool, str]] = {}
     if not keys:
         return out
-    # OR of the keys, not a row-value IN list (which SQLite answers with a scan).
-    rows = conn.execute(
-        select(r.c.session_id, r.c.call_position, r.c.call_index, r.c.is_error,
-               r.c.content_json)
-        .where(or_(*(and_(r.c.session_id == sid, r.c.call_position == pos,
-                          r.c.call_index == idx) for sid, pos, idx in keys)))
-        .order_by(r.c.session_id, r.c.position, r.c.result_index)
-    )
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver SQL,
+    # because building it as a Core construct cost more than running it.
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    condition = " OR ".join(
+        [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"] * len(keys))
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, call_position, call_index, is_error, content_json FROM tool_results "
+        f"WHERE {condition} ORDER BY session_id, position, result_index",
+        tuple(value for key in keys for value in key))
     for sid, pos, idx, is_error, content in rows:
         out.setdefault((sid, pos, idx), (bool(is_error), content))
     return out
@@ -715,7 +745,7 @@ class _connect:
         try:
             self._conn = self._store.engine.connect()
         except SQLAlchemyError as exc:
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
         return self._conn
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
@@ -724,28 +754,17 @@ class _connect:
         assert self._conn is not None
         self._conn.close()
         if isinstance(exc, SQLAlchemyError):
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
 
 
-def _reason(exc: Exception) -> str:
-    orig = getattr(exc, "orig", None)
-    return str(orig if orig is not None else exc).strip()
-
-
-def _aliases(conn: Connection) -> AliasTable:
-    from store.db.tables import tool_aliases
-
-    rows = conn.execute(select(tool_aliases.c.agent, tool_aliases.c.raw_name,
-                               tool_aliases.c.current_name)).all()
-    return AliasTable.from_rows([(a, r, c) for a, r, c in rows])
-
-
+@functools.cache
 def _calls_with_time(m: Any) -> Any:
     """tool_calls joined to its message ``m`` (for the time)."""
     c = tool_calls
     return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
 
 
+@functools.cache
 def _message_side(timed: bool) -> Any:
     """The messages to join to calls: the table when a time range may drive the query (from
     ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
@@ -785,23 +804,16 @@ def _time_filters(
 ) -> list[ColumnElement[bool]]:
     out: list[ColumnElement[bool]] = []
     if since is not None:
-        out.append(m.c.created_at >= _utc(since))
+        out.append(m.c.created_at >= as_utc(since))
     if until is not None:
-        out.append(m.c.created_at < _utc(until))
+        out.append(m.c.created_at < as_utc(until))
     return out
-
-
-def _utc(value: datetime) -> datetime:
-    if not isinstance(value, datetime):
-        raise UsageError(f"a time filter must be a datetime, got {value!r}")
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _aware(value: Any) -> datetime:
     if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
         value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return as_utc(value)
 
 
 def _check_page(limit: int | None, offset: int) -> None:
@@ -818,23 +830,3 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-_FULLTEXT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
-
-
-def _has_fulltext(conn: Connection) -> bool:
-    """Whether this SQLite database has the FTS5 tables of revision 0004 (PostgreSQL: always
-    has its text indexes)."""
-    if conn.dialect.name != "sqlite":
-        return True
-    engine = conn.engine
-    known = _FULLTEXT.get(engine)
-    if known is None:
-        found = conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            (CALLS_FTS, RESULTS_FTS),
-        ).scalar_one()
-        known = _FULLTEXT[engine] = found == 2
-    return known
-

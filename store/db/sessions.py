@@ -14,12 +14,12 @@ from sqlalchemy import Connection, and_, delete, func, insert, literal, or_, sel
 from store.arguments import dumps_json, loads_json
 from store.db.base import (
     StoreBase,
-    _alias_table,
     _aware,
     _escape_like,
     _now,
     _session_info,
     _session_row,
+    alias_table,
     check_session_id,
 )
 from store.db.tables import (
@@ -265,8 +265,14 @@ class SessionsMixin(StoreBase):
                 return 0
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
                                                      messages.c.position >= position)))
+            # The search watermark comes back with the session's end (the deleted messages'
+            # search items went with them, by cascade).
             conn.execute(update(sessions).where(sessions.c.session_id == session_id)
-                         .values(next_position=position, updated_at=_now()))
+                         .values(next_position=position, updated_at=_now(),
+                                 indexed_position=func.min(sessions.c.indexed_position,
+                                                           position)
+                                 if self.dialect == "sqlite" else
+                                 func.least(sessions.c.indexed_position, position)))
             return int(length) - position
 
     # -- tool definitions -----------------------------------------------------------------------
@@ -307,7 +313,7 @@ class SessionsMixin(StoreBase):
     def aliases(self) -> AliasTable:
         """The alias table as stored now."""
         with self._read() as conn:
-            return _alias_table(conn)
+            return alias_table(conn)
 
     def add_alias(self, raw_name: str, current_name: str, *,
                   agent: str | None = None) -> AliasTable:
@@ -321,7 +327,7 @@ class SessionsMixin(StoreBase):
             conn.execute(insert(tool_aliases), [{"agent": scope, "raw_name": raw_name,
                                                  "current_name": current_name,
                                                  "created_at": _now()}])
-            return _alias_table(conn)
+            return alias_table(conn)
 
     def remove_alias(self, raw_name: str, *, agent: str | None = None) -> AliasTable:
         """Remove the alias of ``raw_name`` (the one scoped to ``agent`` when given);
@@ -332,7 +338,7 @@ class SessionsMixin(StoreBase):
             if done.rowcount == 0:
                 scope = f" for agent {agent!r}" if agent else ""
                 raise AliasError(f"no alias for tool name {raw_name!r}{scope}")
-            return _alias_table(conn)
+            return alias_table(conn)
 
 
 def _as_utc(value: datetime) -> datetime:
