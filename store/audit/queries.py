@@ -593,12 +593,14 @@ def _argument_condition(conn: Connection, number: int, condition: ArgumentCondit
     value = condition.value
     needle: str | None = None
     if isinstance(value, str):
-        if condition.op == "eq" and "\n" not in value:
+        if condition.op == "eq" and value and "\n" not in value:
             needle = f"\n{value}\n"
         elif condition.op == "contains" and len(value) >= MIN_TEXT:
             needle = value
     if needle is None or "\x00" in needle:
         return sql
+    if dialect == "postgresql" and condition.op == "eq":
+        return sql  # ix_tool_calls_arguments_gin (@>) serves it
     if dialect != "postgresql" and not has_search_index(conn):
         return sql
     params: dict[str, Any] = {}
