@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
-from rich.console import Console
 
 import store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,6 +47,8 @@ def db_option(function: F) -> F:
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
     do not fold ids and names into pieces."""
+    from rich.console import Console  # rich loads when output is drawn, not at start-up
+
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
 
 
@@ -55,14 +59,10 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
-    """Open the store for a command. Read-only commands open read-only when the database
-    exists, so that auditors need no write access."""
-    if read_only:
-        try:
-            return store.TranscriptStore.open(db_url, read_only=True)
-        except store.ConfigurationError:
-            pass  # no database yet: open normally, which creates it at head
-    return store.TranscriptStore.open(db_url)
+    """Open the store for a command. Read commands open read-only: they never create or
+    migrate a database (a missing one is an error naming it), and auditors need no write
+    access."""
+    return store.TranscriptStore.open(db_url, read_only=read_only)
 
 
 def page_limit(limit: int) -> int | None:

@@ -13,7 +13,6 @@ from typing import Any, TextIO
 
 import click
 import orjson
-from rich.table import Table
 
 import store
 from store.cli._common import (
@@ -150,6 +149,8 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         every = store.tool_usage(opened, since=_time(since), until=_time(until),
                                  session_id=session, limit=None)
@@ -198,6 +199,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
     finds every agent's calls of it; --raw-name the name exactly as recorded.
     """
+    from rich.table import Table
+
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
                     "url": url_view}, ignore_case, regex)

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 import orjson
-from rich.table import Table
 
 import store
 from store.cli._common import console, db_option
@@ -50,6 +49,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
     Each file becomes a session named after it; each record is keyed by file and line, so
     running it again stores nothing twice.
     """
+    from rich.table import Table
+
     sources = (
         [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
     )

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 import store
 from store.cli._common import console, db_option, emit_json, open_store
@@ -37,6 +35,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
     are listed, then imported once you confirm (--yes: without asking).
     """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
     if not paths:
         paths = _offer_agent_folders(yes)
     out = console()

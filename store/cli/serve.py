@@ -14,17 +14,12 @@ import click
 
 import store
 from store.cli._common import db_option, open_store
-from store.viewer import is_loopback, make_server
 
 
 def _open_read_only(db_url: str | None) -> store.TranscriptStore:
-    """The store opened read-only; a database that does not exist yet is created (empty, at
-    head) first, as the other read-only commands do, then reopened read-only."""
-    opened = open_store(db_url, read_only=True)
-    if opened.read_only:
-        return opened
-    opened.close()
-    return store.TranscriptStore.open(db_url, read_only=True)
+    """The store opened read-only; a database that does not exist is an error (the viewer,
+    like every read, never creates one)."""
+    return open_store(db_url, read_only=True)
 
 
 @click.command()
@@ -39,6 +34,8 @@ def _open_read_only(db_url: str | None) -> store.TranscriptStore:
 @click.option("--quiet", is_flag=True, help="Do not log requests.")
 def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bool) -> None:
     """Serve a read-only web viewer of the store: sessions, transcripts, tool usage, search."""
+    from store.viewer import is_loopback, make_server  # the viewer loads when it is served
+
     if token == "auto":
         token = secrets.token_urlsafe(24)
     if token is None and not is_loopback(host):

@@ -8,11 +8,16 @@ from typing import Any
 
 import click
 import orjson
-from rich.markup import escape
-from rich.table import Table
 
 import store
 from store.cli._common import console, db_option, emit_json, more_rows, open_store, page_limit
+
+
+def escape(text: str) -> str:
+    """rich's markup escape (rich loads when output is drawn, not at start-up)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 @click.group()
@@ -52,6 +57,8 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
                   since: datetime | None, until: datetime | None, limit: int, offset: int,
                   as_json: bool) -> None:
     """List sessions, most recently updated first."""
+    from rich.table import Table
+
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
                                "title_contains": title_contains, "agent": agent,
                                "since": _utc(since), "until": _utc(until)}

@@ -301,9 +301,11 @@ class TestExportsAndOpening:
 
         monkeypatch.chdir(tmp_path)
         runner = CliRunner()
-        made = runner.invoke(cli, ["sessions", "list", "--db", "audit.sqlite"])
+        made = runner.invoke(cli, ["db", "upgrade", "--db", "audit.sqlite"])
         assert made.exit_code == 0, made.output
         assert (tmp_path / "audit.sqlite").is_file()
+        listed = runner.invoke(cli, ["sessions", "list", "--db", "audit.sqlite"])
+        assert listed.exit_code == 0, listed.output
         bad = runner.invoke(cli, ["sessions", "list", "--db", "sqlite://x"])
         assert bad.exit_code == 1
         assert bad.stderr.count("\n") == 1 and "three slashes" in bad.stderr
