@@ -131,6 +131,9 @@ _VOCABULARY: list[tuple[str | None, str, str]] = [
 ]
 
 _VIEWS = ("command", "path", "pattern", "url")
+# A downgrade keeps an alias scoped to an agent as the raw name "<agent>\u241f<raw>" (no tool
+# name holds U+241F); the upgrade turns such rows back into scoped ones.
+_SCOPE = "\u241f"
 _BATCH = 2000
 
 
@@ -188,6 +191,11 @@ def upgrade() -> None:
     aliases = sa.table("tool_aliases", sa.column("agent"), sa.column("raw_name"),
                        sa.column("current_name"), sa.column("created_at"))
     conn = op.get_bind()
+    for raw, in conn.execute(sa.select(aliases.c.raw_name)
+                             .where(aliases.c.raw_name.contains(_SCOPE))).all():
+        agent, _, name = raw.partition(_SCOPE)
+        conn.execute(aliases.update().where(aliases.c.raw_name == raw)
+                     .values(agent=agent, raw_name=name))
     present = {(a, r) for a, r in conn.execute(sa.select(aliases.c.agent, aliases.c.raw_name))}
     now = sa.func.current_timestamp()
     for agent, raw, current in _VOCABULARY:
@@ -222,8 +230,9 @@ def downgrade() -> None:
     with op.batch_alter_table("sessions") as batch:
         batch.drop_column("agent")
     conn = op.get_bind()
-    # Scoped aliases cannot be expressed without the agent column: they go.
-    conn.execute(sa.text("DELETE FROM tool_aliases WHERE agent <> ''"))
+    # Scoped aliases become rows "<agent>\u241f<raw>" (the upgrade restores them).
+    conn.execute(sa.text("UPDATE tool_aliases SET raw_name = agent || :scope || raw_name "
+                         "WHERE agent <> ''").bindparams(scope=_SCOPE))
     with op.batch_alter_table("tool_aliases", recreate="always" if dialect == "sqlite"
                               else "auto") as batch:
         batch.drop_constraint("pk_tool_aliases", type_="primary")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from store.cli._common import console, db_option, emit_json, open_store
 
@@ -28,6 +27,8 @@ def aliases() -> None:
 def aliases_list(db_url: str | None, agent: str | None, current: str | None,
                  as_json: bool) -> None:
     """List the aliases (global ones, then those scoped to one agent)."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         table = opened.aliases()
     rows = [(a, raw, cur) for a, raw, cur in table.rows()
