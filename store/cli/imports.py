@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store, safe_markup, visible
 
 
 @click.command("import")
@@ -51,7 +51,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             def show(p: store.ImportProgress) -> None:
                 progress.update(task, total=p.bytes_total or None, completed=p.bytes_done,
                                 files=f"{p.files_done}/{p.files_total} files",
-                                description=(p.current.name if p.current else "done"))
+                                description=(safe_markup(p.current.name) if p.current
+                                             else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
                                          progress=show)
@@ -80,16 +81,16 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files]}])
     else:
-        table = Table(title=f"imported into {url}", show_header=False)
+        table = Table(title=f"imported into {safe_markup(url)}", show_header=False)
         for label, value in counts:
             table.add_row(label, str(value))
         out.print(table)
         for reason, count in sorted(summary.skipped.items()):
-            click.echo(f"skipped {count} x {reason}")
+            click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
-        click.echo(f"problem: {problem}", err=True)
+        click.echo(visible(f"problem: {problem}"), err=True)
     for failed in summary.failed_files:
-        click.echo(f"failed: {failed}", err=True)
+        click.echo(visible(f"failed: {failed}"), err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
 

@@ -10,14 +10,18 @@ import click
 import orjson
 
 import store
-from store.cli._common import console, db_option, emit_json, more_rows, open_store, page_limit
-
-
-def escape(text: str) -> str:
-    """rich's markup escape (rich loads when output is drawn, not at start-up)."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    more_rows,
+    open_store,
+    page_limit,
+    redaction_options,
+    redactor_from,
+    visible,
+)
+from store.cli._common import safe_markup as escape
 
 
 @click.group()
@@ -130,11 +134,15 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @click.argument("session_id")
 @click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
+@redaction_options
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
-                  as_json: bool) -> None:
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Show a transcript: roles, text, each call with its arguments and result."""
+    redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(session_id, last_turns=last_turns)
+    if redactor is not None:
+        transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
     if as_json:
         emit_json({"position": m.position, "role": m.message.role, "text": m.message.text,
@@ -151,7 +159,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
         if role == "tool" or (role == "user" and stored.message.tool_results
                               and not stored.message.text):
             continue  # results are shown beside their calls
-        out.print(f"\n[bold green]#{stored.position} {role}[/bold green]")
+        out.print(f"\n[bold green]#{stored.position} {escape(role)}[/bold green]")
         for line in _part_lines(stored.message, results, stored.position):
             out.print(line)
     orphans = list(transcript.orphan_results())
@@ -193,7 +201,7 @@ def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
         for p in report.problems:
             where = ", ".join(str(x) for x in (p.session_id, p.position, p.index)
                               if x is not None)
-            click.echo(f"{p.severity}: [{p.check}] {where}: {p.detail}")
+            click.echo(visible(f"{p.severity}: [{p.check}] {where}: {p.detail}"))
     if not report.ok:
         sys.exit(1)
 

@@ -165,6 +165,8 @@ class TranscriptStore(SessionsMixin):
         from its call (a few more queries find where it starts).
         """
         sid = session_id
+        if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
+            raise SessionNotFound(sid)
         with self._read() as conn:
             st = statements(self.dialect)
             start = 0
@@ -280,25 +282,27 @@ class TranscriptStore(SessionsMixin):
         if not contains:
             raise UsageError("find_calls needs a non-empty search term")
         needle = dumps_json(contains)[1:-1]
-        query = (
-            select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
-                   tool_calls.c.call_id, tool_calls.c.raw_name)
-            .where(self._contains(tool_calls.c.wire_json, needle))
-            .order_by(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index)
-        )
+        postgres = self.dialect == "postgresql"
+        # Driver SQL on the DBAPI cursor, as load does: building a Core statement per call
+        # cost more than the query on a small store.
+        test = "strpos(wire_json, %s) > 0" if postgres else "instr(wire_json, ?) > 0"
+        sql = ("SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
+               f"WHERE {test} ORDER BY session_id, position, call_index")
+        params: tuple[Any, ...] = (needle,)
         if limit is not None:
-            query = query.limit(limit)
+            sql += " LIMIT %s" if postgres else " LIMIT ?"
+            params = (needle, int(limit))
         with self._read() as conn:
-            rows = conn.execute(query).all()
-            table = self._alias_table_now(conn)
+            st = statements(self.dialect)
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(sql, params)
+                rows = cursor.fetchall()
+                table = self._aliases_from(cursor, st)
+            finally:
+                cursor.close()
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
-
-    def _contains(self, column: Any, needle: str) -> Any:
-        """An exact, case-sensitive substring test (``instr`` / ``strpos``: no wildcards)."""
-        if self.dialect == "postgresql":
-            return func.strpos(column, needle) > 0
-        return func.instr(column, needle) > 0
 
     def verify(self, session_id: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written (see ``store.db.verify``); reports
