@@ -70,6 +70,12 @@ class SessionInfo:
     updated_at: datetime
     message_count: int
     metadata: Mapping[str, Any] = field(default_factory=_no_extras)
+    #: The agent that recorded the session (``claude-code``, ``codex``, ``gemini-cli`` ...):
+    #: aliases scoped to it apply to its calls.
+    agent: str | None = None
+    #: The first and last message times (the times the session recorded), when known.
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
