@@ -28,6 +28,9 @@ if TYPE_CHECKING:
         CallQuery,
         SchemaViolation,
         ToolUsage,
+        ViewCondition,
+        count_calls,
+        count_tools,
         iter_calls,
         search_calls,
         tool_usage,
@@ -86,7 +89,7 @@ if TYPE_CHECKING:
     from store.normalize.definitions import normalize_tool_definitions
     from store.normalize.messages import normalize_message, normalize_payload
     from store.providers import TARGETS, Target
-    from store.redact import Redactor
+    from store.redact import Redactor, hide_passwords
     from store.replay.render import render
     from store.replay.repair import RepairChange, Repaired, repair
     from store.schemas import (
@@ -106,7 +109,10 @@ if TYPE_CHECKING:
         StoredMessage,
         ToolDefinition,
         Transcript,
+        redact_message,
+        redact_transcript,
     )
+    from store.vocabulary import VOCABULARY
 
 __version__ = "0.1.0"
 
@@ -178,14 +184,18 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "UsageError",
+    "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
+    "ViewCondition",
     "__version__",
     "argument_status",
     "as_utc",
     "assemble",
     "camelize_args",
     "check_database",
+    "count_calls",
+    "count_tools",
     "database_status",
     "decode_codex_output",
     "detect_format",
@@ -196,6 +206,7 @@ __all__ = [
     "explain_usage",
     "export_calls_csv",
     "export_jsonl",
+    "hide_passwords",
     "import_paths",
     "iter_calls",
     "load_schema_file",
@@ -207,6 +218,8 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "redact_message",
+    "redact_transcript",
     "refill_search_index",
     "render",
     "repair",
@@ -225,6 +238,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AmbiguousRecord": ("store.errors", "AmbiguousRecord"),
     "AppendResult": ("store.transcript", "AppendResult"),
     "ArgumentCondition": ("store.audit.queries", "ArgumentCondition"),
+    "VOCABULARY": ("store.vocabulary", "VOCABULARY"),
+    "ViewCondition": ("store.audit.queries", "ViewCondition"),
+    "count_calls": ("store.audit.queries", "count_calls"),
+    "count_tools": ("store.audit.queries", "count_tools"),
     "ArgumentValidationError": ("store.errors", "ArgumentValidationError"),
     "CALL_STATUSES": ("store.arguments", "CALL_STATUSES"),
     "CallMatch": ("store.audit.queries", "CallMatch"),
@@ -303,6 +320,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "explain_usage": ("store.audit.plans", "explain_usage"),
     "export_calls_csv": ("store.audit.export", "export_calls_csv"),
     "export_jsonl": ("store.audit.export", "export_jsonl"),
+    "hide_passwords": ("store.redact", "hide_passwords"),
     "import_paths": ("store.importers.walk", "import_paths"),
     "iter_calls": ("store.audit.queries", "iter_calls"),
     "load_schema_file": ("store.audit.schema_audit", "load_schema_file"),
@@ -314,6 +332,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_arguments": ("store.arguments", "parse_arguments"),
     "parse_text_tool_calls": ("store.normalize.calls", "parse_text_tool_calls"),
     "read_sessions": ("store.importers.formats", "read_sessions"),
+    "redact_message": ("store.transcript", "redact_message"),
+    "redact_transcript": ("store.transcript", "redact_transcript"),
     "refill_search_index": ("store.audit.plans", "refill_search_index"),
     "render": ("store.replay.render", "render"),
     "repair": ("store.replay.repair", "repair"),
