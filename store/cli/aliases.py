@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store, safe_markup
 
 
 @click.group()
@@ -40,7 +40,7 @@ def aliases_list(db_url: str | None, agent: str | None, current: str | None,
     for column in ("agent", "raw name", "name"):
         out.add_column(column)
     for a, raw, cur in rows:
-        out.add_row(a or "(all)", raw, cur)
+        out.add_row(safe_markup(a or "(all)"), safe_markup(raw), safe_markup(cur))
     console().print(out)
 
 

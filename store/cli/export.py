@@ -86,7 +86,8 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
         if refused:  # the target would refuse the body: say why, write nothing
             for change in refused:
                 where = f"message {change.position}" if change.position is not None else "-"
-                click.echo(f"problem: {change.kind} ({where}): {change.detail}", err=True)
+                click.echo(visible(f"problem: {change.kind} ({where}): {change.detail}"),
+                           err=True)
             raise click.ClickException(
                 f"{len(refused)} problem(s) that {target} would refuse; "
                 "export with --repair to fix them (the report goes to stderr)")

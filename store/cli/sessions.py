@@ -56,10 +56,11 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
               help="At most this many sessions (0: all).")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@redaction_options
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
                   tag: str | None, title_contains: str | None, agent: str | None,
                   since: datetime | None, until: datetime | None, limit: int, offset: int,
-                  as_json: bool) -> None:
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """List sessions, most recently updated first."""
     from rich.table import Table
 
@@ -71,6 +72,11 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
         total = (len(found) + offset if limit == 0 or len(found) < limit
                  else opened.count_sessions(**filters))
     rows = [_session_dict(info) for info in found]
+    redactor = redactor_from(redact, patterns)
+    if redactor is not None:  # titles and folders can hold what the transcript held
+        for row in rows:
+            row["title"], _ = redactor.redact(row["title"])
+            row["cwd"], _ = redactor.redact(row["cwd"])
     if as_json:
         emit_json(rows)
         more_rows(len(rows), total, offset, "sessions")
