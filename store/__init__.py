@@ -28,6 +28,9 @@ if TYPE_CHECKING:
         CallQuery,
         SchemaViolation,
         ToolUsage,
+        ViewCondition,
+        count_calls,
+        count_tools,
         iter_calls,
         search_calls,
         tool_usage,
@@ -110,6 +113,7 @@ if TYPE_CHECKING:
         redact_message,
         redact_transcript,
     )
+    from store.vocabulary import VOCABULARY
 
 __version__ = "0.1.0"
 
@@ -182,14 +186,18 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "UsageError",
+    "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
+    "ViewCondition",
     "__version__",
     "argument_status",
     "as_utc",
     "assemble",
     "camelize_args",
     "check_database",
+    "count_calls",
+    "count_tools",
     "database_status",
     "decode_codex_output",
     "detect_format",
@@ -232,6 +240,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AmbiguousRecord": ("store.errors", "AmbiguousRecord"),
     "AppendResult": ("store.transcript", "AppendResult"),
     "ArgumentCondition": ("store.audit.queries", "ArgumentCondition"),
+    "VOCABULARY": ("store.vocabulary", "VOCABULARY"),
+    "ViewCondition": ("store.audit.queries", "ViewCondition"),
+    "count_calls": ("store.audit.queries", "count_calls"),
+    "count_tools": ("store.audit.queries", "count_tools"),
     "ArgumentValidationError": ("store.errors", "ArgumentValidationError"),
     "CALL_STATUSES": ("store.arguments", "CALL_STATUSES"),
     "CallMatch": ("store.audit.queries", "CallMatch"),
