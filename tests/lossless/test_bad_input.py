@@ -63,7 +63,8 @@ def base_args(command: click.Command, tmp: Path) -> list[str]:
     """Values that make the command's required parameters valid."""
     args: list[str] = []
     for param in command.params:
-        if isinstance(param, click.Argument) and param.required:
+        if isinstance(param, click.Argument) and (param.required
+                                                  or isinstance(param.type, click.Path)):
             if isinstance(param.type, click.IntRange | type(click.INT)):
                 args.append("0")
             elif isinstance(param.type, click.Path):
