@@ -6,8 +6,8 @@ the awkward cases on purpose: keys with dots, quotes, backslashes, control chara
 digits, arrays, integers beyond 64 bits, integral floats, strings with escapes and non-ASCII.
 
 Full text: ``FULLTEXT_NEEDLES`` and :func:`reference_fulltext` are the hook for the full-text
-side (issue 15 moved the full-text index off the write path and made it match decoded text):
-add needles there.
+side (issue 15 moved the full-text index off the write path and made it match decoded text
+only; ``tests/integration/test_search_index.py`` adds its own reference, indexed and not).
 """
 
 from __future__ import annotations
