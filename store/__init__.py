@@ -20,22 +20,12 @@ if TYPE_CHECKING:
         loads_json,
         parse_arguments,
     )
+    from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
-    from store.audit.queries import (
-        ArgumentCondition,
-        CallMatch,
-        CallQuery,
-        SchemaViolation,
-        ToolUsage,
-        ViewCondition,
-        count_calls,
-        count_tools,
-        iter_calls,
-        search_calls,
-        tool_usage,
-    )
-    from store.audit.schema_audit import load_schema_file, schema_audit
+    from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
+    from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
+    from store.audit.usage import ToolUsage, count_tools, tool_usage
     from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
     from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
@@ -239,15 +229,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AliasTable": ("store.names", "AliasTable"),
     "AmbiguousRecord": ("store.errors", "AmbiguousRecord"),
     "AppendResult": ("store.transcript", "AppendResult"),
-    "ArgumentCondition": ("store.audit.queries", "ArgumentCondition"),
+    "ArgumentCondition": ("store.audit.conditions", "ArgumentCondition"),
     "VOCABULARY": ("store.vocabulary", "VOCABULARY"),
-    "ViewCondition": ("store.audit.queries", "ViewCondition"),
-    "count_calls": ("store.audit.queries", "count_calls"),
-    "count_tools": ("store.audit.queries", "count_tools"),
+    "ViewCondition": ("store.audit.conditions", "ViewCondition"),
+    "count_calls": ("store.audit.search", "count_calls"),
+    "count_tools": ("store.audit.usage", "count_tools"),
     "ArgumentValidationError": ("store.errors", "ArgumentValidationError"),
     "CALL_STATUSES": ("store.arguments", "CALL_STATUSES"),
-    "CallMatch": ("store.audit.queries", "CallMatch"),
-    "CallQuery": ("store.audit.queries", "CallQuery"),
+    "CallMatch": ("store.audit.search", "CallMatch"),
+    "CallQuery": ("store.audit.search", "CallQuery"),
     "ConfigurationError": ("store.errors", "ConfigurationError"),
     "ConflictError": ("store.errors", "ConflictError"),
     "DEFAULT_ALIASES": ("store.names", "DEFAULT_ALIASES"),
@@ -283,7 +273,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Repaired": ("store.replay.repair", "Repaired"),
     "SchemaOutOfDate": ("store.errors", "SchemaOutOfDate"),
     "SchemaStatus": ("store.db.admin", "SchemaStatus"),
-    "SchemaViolation": ("store.audit.queries", "SchemaViolation"),
+    "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.model", "ServerToolCall"),
     "SessionInfo": ("store.transcript", "SessionInfo"),
     "SessionNotFound": ("store.errors", "SessionNotFound"),
@@ -300,7 +290,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ToolCall": ("store.model", "ToolCall"),
     "ToolDefinition": ("store.transcript", "ToolDefinition"),
     "ToolResult": ("store.model", "ToolResult"),
-    "ToolUsage": ("store.audit.queries", "ToolUsage"),
+    "ToolUsage": ("store.audit.usage", "ToolUsage"),
     "Transcript": ("store.transcript", "Transcript"),
     "TranscriptStore": ("store.db.store", "TranscriptStore"),
     "UNKNOWN_TOOL": ("store.names", "UNKNOWN_TOOL"),
@@ -325,7 +315,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "export_jsonl": ("store.audit.export", "export_jsonl"),
     "hide_passwords": ("store.redact", "hide_passwords"),
     "import_paths": ("store.importers.walk", "import_paths"),
-    "iter_calls": ("store.audit.queries", "iter_calls"),
+    "iter_calls": ("store.audit.search", "iter_calls"),
     "load_schema_file": ("store.audit.schema_audit", "load_schema_file"),
     "loads_json": ("store.arguments", "loads_json"),
     "normalize_message": ("store.normalize.messages", "normalize_message"),
@@ -341,8 +331,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "render": ("store.replay.render", "render"),
     "repair": ("store.replay.repair", "repair"),
     "schema_audit": ("store.audit.schema_audit", "schema_audit"),
-    "search_calls": ("store.audit.queries", "search_calls"),
-    "tool_usage": ("store.audit.queries", "tool_usage"),
+    "search_calls": ("store.audit.search", "search_calls"),
+    "tool_usage": ("store.audit.usage", "tool_usage"),
     "upgrade_database": ("store.db.admin", "upgrade_database"),
     "validate_arguments": ("store.schemas", "validate_arguments"),
 }

@@ -47,7 +47,7 @@ __all__ = [
 #: What storage records about a call's arguments: ``ok`` (an object), ``empty`` (no arguments:
 #: absent, blank, ``null``), or the error kind of the parser.
 ARGUMENT_STATUSES = ("ok", "empty", "invalid_json", "non_object_json", "unsupported_type")
-#: Status filters of the call search (``store.audit.queries.CallQuery``): the argument statuses,
+#: Status filters of the call search (``store.audit.search.CallQuery``): the argument statuses,
 #: ``invalid`` (any status but ``ok`` and ``empty``), ``error`` (a linked result is an error)
 #: and ``no_result``. Here, in the domain, so that the command line's options need no database
 #: code.

@@ -18,8 +18,8 @@ down_revision: str | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# Frozen here on purpose (a revision must not change when the library does). The queries of
-# store/audit/queries.py rely on these names and, on PostgreSQL, on the exact text expression of
+# Frozen here on purpose (a revision must not change when the library does). The audit
+# queries rely on these names and, on PostgreSQL, on the exact text expression of
 # ix_tool_calls_text_trgm (store/db/search_schema.py keeps a copy; a test compares them).
 
 # A call's searchable text: the arguments' JSON text, or, when they are invalid (NULL), the
@@ -129,7 +129,7 @@ def upgrade() -> None:
     )
     dialect = op.get_context().dialect.name
     if dialect == "sqlite":
-        if _sqlite_has_trigram_fts5():  # else store.audit.queries searches by scanning
+        if _sqlite_has_trigram_fts5():  # else the audit searches scan
             for statement in _sqlite_fulltext():
                 op.execute(statement)
     elif dialect == "postgresql":

@@ -12,7 +12,7 @@
   ``{"type": "opaque", "kind", "data"}``; a part's provider ``extras`` are added when present.
   The same rows give the same bytes.
 * :func:`export_calls_csv` writes a header and one row per call matching a ``CallQuery``
-  (``store.audit.queries``), oldest first, with the whole first result as text. A cell that
+  (``store.audit.search``), oldest first, with the whole first result as text. A cell that
   starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the
   OWASP rule against formula injection: a spreadsheet would run it), unless
   ``formulas=True`` asks for the exact text.
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sqlalchemy import select
 
 from store.arguments import dumps_json
-from store.audit.queries import CallQuery, iter_calls
+from store.audit.search import CallQuery, iter_calls
 from store.codec import part_record
 from store.db.tables import sessions
 from store.model import (

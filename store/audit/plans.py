@@ -24,16 +24,9 @@ from store.errors import DatabaseError
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-from store.audit.queries import (
-    CallQuery,
-    _catch_up,
-    _connect,
-    _no_jit,
-    _search_statement,
-    _seen_statement,
-    _usage_statement,
-    _usage_statements,
-)
+from store.audit.search import CallQuery, catch_up, search_statement
+from store.audit.sql import connect
+from store.audit.usage import no_jit, seen_statement, usage_statement, usage_statements
 from store.db.base import alias_table, driver_reason
 
 __all__ = ["explain_search", "explain_usage", "refill_search_index"]
@@ -66,12 +59,12 @@ def explain_usage(
     ``enable_seqscan=False`` (PostgreSQL) shows the plans the indexes give where a tiny table
     would make a sequential scan cheaper."""
     if since is not None or until is not None or session_id is not None:
-        statements = [("usage (one grouped join)", _usage_statement(since, until, session_id))]
+        statements = [("usage (one grouped join)", usage_statement(since, until, session_id))]
     else:
-        counts, errors, unanswered = _usage_statements(store.dialect)
+        counts, errors, unanswered = usage_statements(store.dialect)
         statements = [("counts", counts), ("errors", errors), ("without result", unanswered),
-                      ("first and last seen", _seen_statement())]
-    with _connect(store) as conn:
+                      ("first and last seen", seen_statement())]
+    with connect(store) as conn:
         return "\n".join(f"-- {label}\n{_explain(conn, statement, enable_seqscan)}"
                          for label, statement in statements)
 
@@ -85,9 +78,9 @@ def explain_search(
     """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`), the
     search index caught up first as a search would."""
     query = query or CallQuery()
-    _catch_up(store, query)
-    with _connect(store) as conn:
-        statement = _search_statement(conn, alias_table(conn), query)
+    catch_up(store, query)
+    with connect(store) as conn:
+        statement = search_statement(conn, alias_table(conn), query)
         if statement is None:
             return "no call can match (the tool has no raw name)"
         return _explain(conn, statement.limit(limit), enable_seqscan)
@@ -111,7 +104,7 @@ def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
 def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
     try:
         if conn.dialect.name == "postgresql":
-            _no_jit(conn)  # as the queries run
+            no_jit(conn)  # as the queries run
             if not enable_seqscan:
                 conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             return "\n".join(str(row[0]) for row in conn.execute(_Explain(statement)))

@@ -2,16 +2,17 @@
 
 :func:`schema_audit` validates stored calls against the tool definitions recorded with their
 session, or against a schema the caller gives (:func:`load_schema_file`), with the
-``Parameters`` validator; one :class:`~store.audit.queries.SchemaViolation` per offending call.
+``Parameters`` validator; one :class:`SchemaViolation` per offending call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
+from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from sqlalchemy import (
@@ -19,8 +20,10 @@ from sqlalchemy import (
     select,
 )
 
-from store.arguments import ARGUMENT_STATUSES, loads_json
+from store.arguments import loads_json
+from store.audit.sql import check_page, connect
 from store.codec import decode_call
+from store.db.base import alias_table
 from store.db.tables import tool_calls, tool_definitions
 from store.errors import ParametersError
 from store.model import InvalidToolCall
@@ -32,29 +35,35 @@ from store.schemas import Parameters, validate_arguments
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-from store.audit.queries import (
-    SchemaViolation,
-    _check_page,
-    _connect,
-)
-from store.db.base import alias_table
-
-__all__ = ["load_schema_file", "schema_audit"]
-
-#: Status filters of :class:`CallQuery`: the argument statuses, ``invalid`` (any status but
-#: ``ok`` and ``empty``), ``error`` (a linked result is an error) and ``no_result``.
-CALL_STATUSES: tuple[str, ...] = (*ARGUMENT_STATUSES, "invalid", "error", "no_result")
-_VALID = ("ok", "empty")
-_CHUNK = 250  # calls per follow-up query for their results (3 bound values each)
-
-
-# -- values -----------------------------------------------------------------------------------
-
-
+__all__ = ["SchemaViolation", "load_schema_file", "schema_audit"]
 
 # -- schema audit -----------------------------------------------------------------------------
 
 SchemaSource = Mapping[str, Parameters | Mapping[str, Any]] | Sequence[Any] | str | Path
+
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaViolation:
+    """A stored call that its tool's schema rejects.
+
+    ``kind``: ``schema`` (the validator's problems), ``invalid_arguments`` (the arguments are not
+    a JSON object; the parser's error), ``undefined_tool`` (the session recorded definitions,
+    none for this tool), ``unreadable_schema`` (the definition's schema is outside what
+    ``Parameters.from_json_schema`` reads). ``source``: ``session`` or ``given``.
+    """
+
+    session_id: str
+    position: int
+    index: int
+    call_id: str
+    name: str
+    raw_name: str
+    kind: Literal["schema", "invalid_arguments", "undefined_tool", "unreadable_schema"]
+    problems: tuple[str, ...]
+    arguments_text: str
+    source: Literal["session", "given"]
+    redactions: int = field(default=0, compare=False)
 
 
 def load_schema_file(path: str | Path) -> dict[str, Parameters | ParametersError]:
@@ -116,11 +125,11 @@ def schema_audit(
     the call's recorded name, else by its current name. ``tool`` keeps one current tool name.
     """
     if limit is not None:
-        _check_page(limit, offset)
+        check_page(limit, offset)
     given = _schemas(schema) if schema is not None else None
     out: list[SchemaViolation] = []
     skipped = 0
-    with _connect(store) as conn, closing(
+    with connect(store) as conn, closing(
         _violations(conn, session_id, given, tool, redactor)
     ) as violations:
         for violation in violations:

@@ -19,7 +19,7 @@ text of ``store.searchtext``) is indexed later, in bulk, by :func:`catch_up`:
   truncate or a deleted session (on SQLite the FTS rows of deleted items stay as unreachable
   garbage until :func:`rebuild`).
 * **When**: at the first search after new writes when the store is writable
-  (``store.audit.queries``), at the end of ``transcript-store import`` (shown in its
+  (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
   A chunk of sessions per transaction, their rows locked meanwhile.
 * **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:

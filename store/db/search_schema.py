@@ -7,8 +7,9 @@ from a watermark off the write path and differs per backend. Alembic must not co
 with the code (it would report them as drift): :func:`include_name` is the ``include_name``
 hook that ``migrations/env.py`` gives Alembic.
 
-Which index serves which query of ``store.audit.queries`` (the same on both backends unless two are
-given; ``bench/audit.py`` prints the plans, ``tests/integration/test_audit.py`` asserts them):
+Which index serves which query of ``store.audit.search`` / ``usage`` (the same on both backends
+unless two are given; ``bench/audit.py`` prints the plans, ``tests/integration/test_audit.py``
+asserts them):
 
 ====================================  =================================================
 query                                 index (SQLite / PostgreSQL)

@@ -114,7 +114,7 @@ messages = Table(
     Column("created_at", UTCDateTime, nullable=False),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
     Index("ux_messages_session_key", "session_id", "message_key", unique=True),
-    # Audit (revision 0004): time-range filters of store.audit.queries start from this index ...
+    # Audit (revision 0004): time-range filters of the audits start from this index ...
     Index("ix_messages_created_at", "created_at"),
     # ... and every audit query reads a call's time through this covering one (an index-only
     # lookup by the call's session and position: the message rows themselves are never read).

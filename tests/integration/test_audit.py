@@ -9,14 +9,11 @@ import pytest
 from sqlalchemy import text
 
 from store import Message, TextPart, ToolResult
+from store.audit.conditions import ArgumentCondition
 from store.audit.plans import explain_search, explain_usage, refill_search_index
-from store.audit.queries import (
-    ArgumentCondition,
-    CallQuery,
-    search_calls,
-    tool_usage,
-)
 from store.audit.schema_audit import schema_audit
+from store.audit.search import CallQuery, search_calls
+from store.audit.usage import tool_usage
 from store.model import make_tool_call
 from store.redact import Redactor
 

@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from store import Message, SessionNotFound, TextPart, ThinkingPart, ToolResult
+from store.audit.conditions import ArgumentCondition
 from store.audit.export import CSV_COLUMNS, export_calls_csv, export_jsonl
-from store.audit.queries import ArgumentCondition, CallQuery
+from store.audit.search import CallQuery
 from store.model import make_tool_call
 from store.redact import Redactor
 

@@ -1,0 +1,444 @@
+"""Call search across every stored session (persistence).
+
+:func:`search_calls` (:func:`iter_calls` streams, :func:`count_calls` counts): calls matching
+a :class:`CallQuery`: tool (alias-aware) or raw name, session, time range (the time of the
+call's message), status, argument conditions (:class:`~store.audit.conditions.ArgumentCondition`),
+canonical argument views (:class:`~store.audit.conditions.ViewCondition`) and full text over
+arguments and results; all combinable (AND). Oldest first; each match carries its first
+result's preview. Output can be redacted (``redactor=``). Which index serves which query is
+listed in ``store/db/search_schema.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from sqlalchemy import (
+    Connection,
+    and_,
+    func,
+    not_,
+    or_,
+    select,
+    text,
+    true,
+)
+from sqlalchemy.sql.elements import ColumnElement, TextClause
+
+from store.arguments import CALL_STATUSES, loads_json
+from store.audit.conditions import ArgumentCondition, ViewCondition, sql_condition, view_sql
+from store.audit.sql import (
+    aware,
+    calls_with_time,
+    check_page,
+    chunks,
+    connect,
+    exists_row,
+    linked,
+    message_side,
+    time_filters,
+)
+from store.codec import decode_call
+from store.db.base import alias_table
+from store.db.search_index import KIND_CALL, has_search_index, tail_keys
+from store.db.search_schema import (
+    MIN_TEXT,
+    fts_phrase,
+    like_pattern,
+)
+from store.db.tables import sessions, tool_calls, tool_results
+from store.errors import UsageError
+from store.model import content_text
+from store.names import AliasTable
+from store.redact import Redactor
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["CallMatch", "CallQuery", "count_calls", "iter_calls", "search_calls"]
+
+_VALID = ("ok", "empty")
+_CHUNK = 250  # calls per follow-up query for their results (3 bound values each)
+
+
+@dataclass(frozen=True, slots=True)
+class CallQuery:
+    """The filters of a call search; every one given must hold (``status``: any of them)."""
+
+    tool: str | None = None
+    raw_name: str | None = None
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    status: str | tuple[str, ...] | None = None
+    where: tuple[ArgumentCondition, ...] = ()
+    text: str | None = None
+    views: tuple[ViewCondition, ...] = ()
+
+    def __post_init__(self) -> None:
+        statuses = (self.status,) if isinstance(self.status, str) else self.status
+        if statuses is not None:
+            statuses = tuple(statuses)
+            unknown = [s for s in statuses if s not in CALL_STATUSES]
+            if unknown or not statuses:
+                raise UsageError(
+                    f"unknown call status {unknown or statuses!r}: use {', '.join(CALL_STATUSES)}"
+                )
+        object.__setattr__(self, "status", statuses)
+        conditions = tuple(self.where)
+        if not all(isinstance(c, ArgumentCondition) for c in conditions):
+            raise UsageError("CallQuery.where takes ArgumentCondition values")
+        object.__setattr__(self, "where", conditions)
+        views = tuple(self.views)
+        if not all(isinstance(c, ViewCondition) for c in views):
+            raise UsageError("CallQuery.views takes ViewCondition values")
+        object.__setattr__(self, "views", views)
+        if self.text is not None and len(self.text) < MIN_TEXT:
+            raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
+
+
+@dataclass(frozen=True, slots=True)
+class CallMatch:
+    """A call found by a search, with the time of its message and its first result.
+
+    ``arguments_text`` is the argument text as recorded; ``result_preview`` the first result as
+    text (cut to the preview length, ``None`` when the call has no result). ``redactions``
+    counts the secrets replaced in this match.
+    """
+
+    session_id: str
+    position: int
+    index: int
+    call_id: str
+    name: str
+    raw_name: str
+    status: str
+    arguments_text: str
+    arguments_error: str | None
+    created_at: datetime
+    result_preview: str | None
+    result_is_error: bool | None
+    redactions: int = 0
+
+
+def search_calls(
+    store: TranscriptStore,
+    query: CallQuery | None = None,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    preview_chars: int | None = 200,
+    redactor: Redactor | None = None,
+) -> list[CallMatch]:
+    """The calls matching ``query`` (every call without one), oldest first, paged.
+
+    ``preview_chars`` cuts each result preview (``None``: the whole result as text);
+    ``redactor`` redacts argument texts and previews.
+    """
+    check_page(limit, offset)
+    query = query or CallQuery()
+    catch_up(store, query)
+    with connect(store) as conn:
+        return list(_matches(conn, query, limit, offset, preview_chars, redactor))
+
+
+def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
+    """How many calls match ``query`` (for "showing N of M")."""
+    with connect(store) as conn:
+        statement = search_statement(conn, alias_table(conn), query or CallQuery())
+        if statement is None:
+            return 0
+        counted = select(func.count()).select_from(statement.order_by(None).subquery())
+        return int(conn.execute(counted).scalar_one())
+
+
+def iter_calls(
+    store: TranscriptStore,
+    query: CallQuery | None = None,
+    *,
+    preview_chars: int | None = None,
+    redactor: Redactor | None = None,
+) -> Iterator[CallMatch]:
+    """Every call matching ``query``, oldest first, streamed (for exports)."""
+    query = query or CallQuery()
+    catch_up(store, query)
+    with connect(store) as conn:
+        yield from _matches(conn, query, None, 0, preview_chars, redactor)
+
+
+def catch_up(store: TranscriptStore, query: CallQuery) -> None:
+    """Before a search that uses the search index: bring it up to date when the store may
+    write (a read-only store scans what is not indexed yet instead; see
+    ``store/db/search_index.py``)."""
+    if (query.text is not None or query.where) and not store.read_only:
+        store.update_search_index()
+
+
+def _matches(
+    conn: Connection,
+    query: CallQuery,
+    limit: int | None,
+    offset: int,
+    preview_chars: int | None,
+    redactor: Redactor | None,
+) -> Iterator[CallMatch]:
+    aliases = alias_table(conn)
+    statement = search_statement(conn, aliases, query)
+    if statement is None:
+        return
+    if limit is not None:
+        statement = statement.limit(limit).offset(offset)
+    if conn.dialect.name == "postgresql" and (query.text is not None or query.where):
+        # The decoded texts are TOASTed: the planner prices a scan of search_items by its small
+        # main heap, not by the text it would decompress and match (measured: a scan 18x slower
+        # than the trigram index on 12 MB of text), so it is told to prefer the indexes.
+        conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+    rows = conn.execution_options(stream_results=limit is None, yield_per=_CHUNK).execute(
+        statement
+    )
+    try:
+        scoped = {raw for _, raw in aliases.scoped}
+        for chunk in chunks(rows, _CHUNK):
+            results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+            agents = _agents(conn, {r[0] for r in chunk if r[4] in scoped})
+            for row in chunk:
+                yield _match(row, aliases, results.get((row[0], row[1], row[2])),
+                             preview_chars, redactor, agents.get(row[0]))
+    finally:
+        rows.close()
+
+
+def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -> Any:
+    """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
+    c = tool_calls
+    m = message_side(timed=query.since is not None or query.until is not None)
+    conditions: list[ColumnElement[bool] | TextClause] = []
+    if query.tool is not None:
+        tool_condition = _tool_condition(aliases, query.tool)
+        if tool_condition is None:
+            return None
+        conditions.append(tool_condition)
+    if query.raw_name is not None:
+        conditions.append(c.c.raw_name == query.raw_name)
+    if query.session_id is not None:
+        conditions.append(c.c.session_id == query.session_id)
+    conditions.extend(time_filters(query.since, query.until, m))
+    if query.status:
+        conditions.append(or_(*(_status_condition(s) for s in query.status)))
+    for number, condition in enumerate(query.where):
+        conditions.append(_argument_condition(conn, number, condition))
+    for number, view in enumerate(query.views):  # ix_tool_calls_<view> (partial, covering)
+        conditions.append(view_sql(conn.dialect.name, number, view))
+    source = calls_with_time(m)
+    if query.text is not None:
+        # The keys of the calls the text index finds drive the join (not a scan of calls).
+        found = _text_hits(conn, query.text, results=True, prefix="text")
+        if found is None:
+            return None
+        hits = found.subquery("hits")
+        source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
+                                   c.c.position == hits.c.position,
+                                   c.c.call_index == hits.c.call_index)).join(
+            m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
+    return (
+        select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
+               c.c.arguments_status, c.c.arguments_error, c.c.wire_json, c.c.extras_json,
+               c.c.source, c.c.id_minted, m.c.created_at)
+        .select_from(source)
+        .where(*conditions)
+        .order_by(m.c.created_at, c.c.session_id, c.c.position, c.c.call_index)
+    )
+
+
+def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:
+    """Alias-aware: calls whose current name is ``tool`` (``ix_tool_calls_usage``): raw names
+    whose global name is the tool, less the sessions of agents whose scoped alias renames them
+    otherwise, plus (agent, raw name) pairs scoped to the tool."""
+    c = tool_calls
+    parts: list[ColumnElement[bool]] = []
+    plain = [raw for agent, raw in aliases.sources(tool) if agent is None]
+    simple: list[str] = []
+    for raw in sorted(set(plain)):
+        others = sorted(agent for (agent, name), current in aliases.scoped.items()
+                        if name == raw and current != tool)
+        if others:
+            parts.append(and_(c.c.raw_name == raw, c.c.session_id.not_in(
+                select(sessions.c.session_id).where(sessions.c.agent.in_(others)))))
+        else:
+            simple.append(raw)
+    if simple:
+        parts.append(c.c.raw_name.in_(simple))
+    scoped: dict[str, list[str]] = {}
+    for agent, raw in aliases.sources(tool):
+        if agent is not None and raw not in plain:  # (else the global name covers it)
+            scoped.setdefault(raw, []).append(agent)
+    for raw, agents in sorted(scoped.items()):
+        parts.append(and_(c.c.raw_name == raw, c.c.session_id.in_(
+            select(sessions.c.session_id).where(sessions.c.agent.in_(sorted(agents))))))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else or_(*parts)
+
+
+def _status_condition(status: str) -> ColumnElement[bool]:
+    c = tool_calls
+    r = tool_results.alias("r")
+    if status == "invalid":
+        return c.c.arguments_status.not_in(_VALID)
+    if status == "error":  # ix_tool_results_errors (partial: error results only)
+        return exists_row(r, linked(r), r.c.is_error == true())
+    if status == "no_result":  # ix_tool_results_call
+        return not_(exists_row(r, linked(r)))
+    return c.c.arguments_status == status
+
+
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition) -> Any:
+    """``store.audit.conditions.sql_condition``, pre-filtered by the search index where the
+    condition implies a string in the call's decoded text (each string value of the
+    arguments is a line of it): a ``contains`` of MIN_TEXT+ characters, or an ``eq`` of a
+    string (that string between two line breaks)."""
+    dialect = conn.dialect.name
+    sql = sql_condition(dialect, number, condition)
+    value = condition.value
+    needle: str | None = None
+    if isinstance(value, str):
+        if condition.op == "eq" and value and "\n" not in value:
+            needle = f"\n{value}\n"
+        elif condition.op == "contains" and len(value) >= MIN_TEXT:
+            needle = value
+    if needle is None or "\x00" in needle:
+        return sql
+    if dialect == "postgresql" and condition.op == "eq":
+        return sql  # ix_tool_calls_arguments_gin (@>) serves it
+    if dialect != "postgresql" and not has_search_index(conn):
+        return sql
+    params: dict[str, Any] = {}
+    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params)
+    return and_(text(guard.removesuffix(" AND ")).bindparams(**params), sql)
+
+
+def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any]) -> str:
+    """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
+    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix)
+    params.update(hit_params)
+    if sql is None:
+        return "1 = 0 AND "
+    return ("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN "
+            f"({sql}) AND ")
+
+
+def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str
+              ) -> tuple[str | None, dict[str, Any]]:
+    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
+    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
+    the search index's hits and an exact scan of what it has not caught up with yet."""
+    dialect = conn.dialect.name
+    indexed = has_search_index(conn)
+    tail = tail_keys(conn, needle, results=results, everything=not indexed)
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    kind = "" if results else f" AND kind = {KIND_CALL}"
+    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
+        params[f"{prefix}_like"] = like_pattern(needle)
+    elif indexed:  # search_fts (FTS5 trigram)
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
+                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
+        params[f"{prefix}_fts"] = fts_phrase(needle)
+    if tail:
+        if dialect == "postgresql":
+            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
+                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
+                         "AS tail(session_id, position, call_index)")
+            params[f"{prefix}_s"] = [k[0] for k in tail]
+            params[f"{prefix}_p"] = [k[1] for k in tail]
+            params[f"{prefix}_i"] = [k[2] for k in tail]
+        else:
+            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
+                         "value ->> 2 AS call_index "
+                         f"FROM json_each(:{prefix}_tail)")
+            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
+    if not parts:
+        return None, params
+    return " UNION ".join(parts), params
+
+
+def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str) -> Any:
+    """Full text: the keys of the calls whose decoded argument text, or a linked result's,
+    holds ``needle`` case-insensitively; ``None`` when nothing can match."""
+    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix)
+    if sql is None:
+        return None
+    from sqlalchemy import Integer, String
+
+    # Orphan results (no linked call: NULL position) drop out at the join with the calls.
+    return text(sql).bindparams(**params).columns(
+        session_id=String, position=Integer, call_index=Integer)
+
+
+def _agents(conn: Connection, session_ids: set[str]) -> dict[str, str | None]:
+    """The agents of these sessions (for aliases scoped by agent)."""
+    if not session_ids:
+        return {}
+    return {str(row[0]): row[1] for row in conn.execute(
+        select(sessions.c.session_id, sessions.c.agent)
+        .where(sessions.c.session_id.in_(sorted(session_ids))))}
+
+
+def _first_results(
+    conn: Connection, keys: Sequence[tuple[str, int, int]]
+) -> dict[tuple[str, int, int], tuple[bool, str]]:
+    """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
+    out: dict[tuple[str, int, int], tuple[bool, str]] = {}
+    if not keys:
+        return out
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver SQL,
+    # because building it as a Core construct cost more than running it.
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    condition = " OR ".join(
+        [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"] * len(keys))
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, call_position, call_index, is_error, content_json FROM tool_results "
+        f"WHERE {condition} ORDER BY session_id, position, result_index",
+        tuple(value for key in keys for value in key))
+    for sid, pos, idx, is_error, content in rows:
+        out.setdefault((sid, pos, idx), (bool(is_error), content))
+    return out
+
+
+def _match(
+    row: Any,
+    aliases: AliasTable,
+    result: tuple[bool, str] | None,
+    preview_chars: int | None,
+    redactor: Redactor | None,
+    agent: str | None = None,
+) -> CallMatch:
+    sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
+    call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
+    arguments = call.arguments_text
+    redactions = 0
+    preview: str | None = None
+    if result is not None:
+        preview = content_text(loads_json(result[1]))
+    if redactor is not None:
+        arguments, count = redactor.redact_text(arguments)
+        redactions += count
+        if error is not None:
+            error, count = redactor.redact_text(error)
+            redactions += count
+        if preview is not None:
+            preview, count = redactor.redact_text(preview)
+            redactions += count
+    if preview is not None and preview_chars is not None and len(preview) > preview_chars:
+        preview = preview[:preview_chars] + "…"
+    return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw, agent), raw, status,
+                     arguments,
+                     error, aware(created), preview,
+                     None if result is None else result[0], redactions)

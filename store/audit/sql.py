@@ -1,0 +1,130 @@
+"""What the audit queries share (persistence): the connection guard, the call/message join,
+time filters and paging checks."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    Connection,
+    and_,
+    literal_column,
+    select,
+)
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import Alias, Exists
+
+from store.db.base import driver_reason
+from store.db.tables import messages, tool_calls
+from store.errors import DatabaseError, UsageError
+from store.times import as_utc
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["LookupAlias", "aware", "calls_with_time", "check_page", "chunks", "connect",
+           "exists_row", "linked", "message_side", "time_filters"]
+
+
+class connect:
+    """A read connection whose database errors surface as ``DatabaseError``."""
+
+    def __init__(self, store: TranscriptStore) -> None:
+        self._store = store
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> Connection:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        try:
+            self._conn = self._store.engine.connect()
+        except SQLAlchemyError as exc:
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
+        return self._conn
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        assert self._conn is not None
+        self._conn.close()
+        if isinstance(exc, SQLAlchemyError):
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
+
+
+@functools.cache
+def calls_with_time(m: Any) -> Any:
+    """tool_calls joined to its message ``m`` (for the time)."""
+    c = tool_calls
+    return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
+
+
+@functools.cache
+def message_side(timed: bool) -> Any:
+    """The messages to join to calls: the table when a time range may drive the query (from
+    ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
+    ``ix_messages_time`` (without statistics it would take the primary key and read the
+    message rows)."""
+    if timed:
+        return messages
+    return LookupAlias._construct(messages, name="m")
+
+
+class LookupAlias(Alias):
+    """``messages AS m``; on SQLite ``... INDEXED BY ix_messages_time``."""
+
+    inherit_cache = True
+
+
+@compiles(LookupAlias, "sqlite")
+def _compile_lookup(element: LookupAlias, compiler: Any, **kw: Any) -> str:
+    sql = str(compiler.visit_alias(element, **kw))
+    return sql + " INDEXED BY ix_messages_time" if kw.get("asfrom") else sql
+
+
+def exists_row(table: Any, *conditions: ColumnElement[bool]) -> Exists:
+    """``EXISTS (SELECT 1 FROM table WHERE ...)``: a constant, so SQLite answers from the
+    index alone."""
+    return select(literal_column("1")).select_from(table).where(*conditions).exists()
+
+
+def linked(r: Any) -> ColumnElement[bool]:
+    c = tool_calls
+    return and_(r.c.session_id == c.c.session_id, r.c.call_position == c.c.position,
+                r.c.call_index == c.c.call_index)
+
+
+def time_filters(
+    since: datetime | None, until: datetime | None, m: Any = messages
+) -> list[ColumnElement[bool]]:
+    out: list[ColumnElement[bool]] = []
+    if since is not None:
+        out.append(m.c.created_at >= as_utc(since))
+    if until is not None:
+        out.append(m.c.created_at < as_utc(until))
+    return out
+
+
+def aware(value: Any) -> datetime:
+    if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
+        value = datetime.fromisoformat(value)
+    return as_utc(value)
+
+
+def check_page(limit: int | None, offset: int) -> None:
+    if (limit is not None and limit < 0) or offset < 0:
+        raise UsageError("limit and offset must not be negative")
+
+
+def chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,283 @@
+"""Tool usage across every stored session (persistence).
+
+:func:`tool_usage`: per current tool name (the alias table as stored now applies at read
+time), calls, sessions, invalid calls, calls with an error result, calls without a result,
+first and last seen. Grouped by raw name in SQL from covering indexes (the argument JSON is
+never read) in a bounded number of queries, folded into current names here. Times are aware
+UTC; ``since`` inclusive, ``until`` exclusive, naive taken as UTC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    Connection,
+    and_,
+    case,
+    distinct,
+    func,
+    not_,
+    select,
+    true,
+)
+
+from store.audit.sql import (
+    aware,
+    calls_with_time,
+    check_page,
+    connect,
+    exists_row,
+    linked,
+    message_side,
+    time_filters,
+)
+from store.db.base import alias_table
+from store.db.tables import messages, sessions, tool_calls, tool_results
+from store.names import AliasTable
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["ToolUsage", "count_tools", "tool_usage"]
+
+_VALID = ("ok", "empty")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsage:
+    """Usage of one current tool name. ``raw_names``: the recorded names folded into it."""
+
+    name: str
+    raw_names: tuple[str, ...]
+    calls: int
+    sessions: int
+    invalid_calls: int
+    error_results: int  # calls with an error result
+    calls_without_result: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+def tool_usage(
+    store: TranscriptStore,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+    limit: int | None = 100,
+    offset: int = 0,
+) -> list[ToolUsage]:
+    """Usage per current tool name, most called first (then by name), paged (``limit=None``:
+    every tool; :func:`count_tools` gives the total).
+
+    A bounded number of statements whatever the number of tools (at most six), none reading
+    argument JSON (``store/db/search_schema.py``). Over the whole store: calls, sessions and
+    invalid calls per raw name from one scan of ``ix_tool_calls_usage``; calls with an error
+    result from ``ix_tool_results_errors``; calls without a result by an anti-join with
+    ``ix_tool_results_call``; first and last seen in one grouped join with
+    ``ix_messages_time``. With a time range or a session: one grouped join. Raw names that an
+    alias scoped to an agent renames are counted again per (agent, raw name) in one grouped
+    join with the sessions; the distinct sessions of a current name with several raw names
+    are counted exactly from the distinct (raw name, session) pairs of those names.
+    """
+    check_page(limit, offset)
+    with connect(store) as conn:
+        no_jit(conn)
+        out = _usage(conn, since, until, session_id)
+        conn.rollback()
+    out.sort(key=lambda u: (-u.calls, u.name))
+    return out[offset:] if limit is None else out[offset:offset + limit]
+
+
+def count_tools(
+    store: TranscriptStore,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+) -> int:
+    """How many current tool names :func:`tool_usage` reports (for "showing N of M")."""
+    return len(tool_usage(store, since=since, until=until, session_id=session_id, limit=None))
+
+
+_Key = tuple[str | None, str]  # (agent, raw name); agent None: calls of any agent
+
+
+def _usage(conn: Connection, since: datetime | None, until: datetime | None,
+           session_id: str | None) -> list[ToolUsage]:
+    whole = since is None and until is None and session_id is None
+    stats: dict[_Key, list[Any]] = {}
+    if whole:
+        for raw, row in _usage_whole_store(conn).items():
+            stats[(None, raw)] = row
+    else:
+        for found in conn.execute(usage_statement(since, until, session_id)):
+            stats[(None, found[0])] = list(found[1:])
+    aliases = alias_table(conn)
+    scoped_raws = sorted({raw for _, raw in aliases.scoped} & {raw for _, raw in stats})
+    if scoped_raws:  # count those again per agent
+        for raw in scoped_raws:
+            del stats[(None, raw)]
+        for found in conn.execute(usage_statement(since, until, session_id, scoped_raws)):
+            stats[(found[0], found[1])] = list(found[2:])
+    groups: dict[str, list[_Key]] = {}
+    for key in stats:
+        groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
+    shared = {name: keys for name, keys in groups.items() if len(keys) > 1}
+    sessions_of = _shared_sessions(conn, aliases, shared, since, until, session_id)
+    out = []
+    for name, keys in groups.items():
+        rows = [stats[key] for key in keys]
+        firsts = [row[5] for row in rows if row[5] is not None]
+        lasts = [row[6] for row in rows if row[6] is not None]
+        out.append(ToolUsage(
+            name, tuple(sorted({raw for _, raw in keys})),
+            sum(int(row[0]) for row in rows),
+            sessions_of[name] if name in sessions_of else int(rows[0][1]),
+            sum(int(row[2] or 0) for row in rows),
+            sum(int(row[3] or 0) for row in rows),
+            sum(int(row[4] or 0) for row in rows),
+            min(aware(t) for t in firsts) if firsts else None,
+            max(aware(t) for t in lasts) if lasts else None,
+        ))
+    return out
+
+
+def _shared_sessions(
+    conn: Connection, aliases: AliasTable, shared: dict[str, list[_Key]],
+    since: datetime | None, until: datetime | None, session_id: str | None,
+) -> dict[str, int]:
+    """Distinct sessions of each current name made of several (agent, raw) keys: one query
+    for the distinct (raw name, session) pairs of their raw names (and, when a scoped alias is
+    among them, one for those sessions' agents)."""
+    if not shared:
+        return {}
+    c = tool_calls
+    raws = sorted({raw for keys in shared.values() for _, raw in keys})
+    pairs = select(c.c.raw_name, c.c.session_id).where(c.c.raw_name.in_(raws))
+    if session_id is not None:
+        pairs = pairs.where(c.c.session_id == session_id)
+    if since is not None or until is not None:
+        pairs = pairs.select_from(calls_with_time(messages)).where(
+            *time_filters(since, until))
+    rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id)).all()
+    agents: dict[str, str | None] = {}
+    if any(agent is not None for keys in shared.values() for agent, _ in keys):
+        agents = {str(row[0]): row[1] for row in conn.execute(
+            select(sessions.c.session_id, sessions.c.agent)
+            .where(sessions.c.agent.is_not(None)))}
+    found: dict[str, set[str]] = {name: set() for name in shared}
+    for raw, sid in rows:
+        name = aliases.display_name(raw, agents.get(sid))
+        if name in found:
+            found[name].add(sid)
+    return {name: len(sids) for name, sids in found.items()}
+
+
+def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:
+    """[calls, sessions, invalid, errors, without result, None, None] per raw name."""
+    counts, errors, unanswered = usage_statements(conn.dialect.name)
+    stats: dict[str, list[Any]] = {}
+    for raw, calls, session_count, invalid in conn.execute(counts):
+        stats[raw] = [calls, session_count, invalid, 0, 0, None, None]
+    for raw, count in conn.execute(errors):
+        stats[raw][3] = count
+    for raw, count in conn.execute(unanswered):
+        stats[raw][4] = count
+    for raw, first, last in conn.execute(seen_statement()):
+        if raw in stats:
+            stats[raw][5], stats[raw][6] = first, last
+    return stats
+
+
+def usage_statements(dialect: str) -> tuple[Any, Any, Any]:
+    """The whole-store usage statements: counts, calls with an error result, calls without a
+    result, each per raw name."""
+    c = tool_calls
+    r = tool_results.alias("r")
+    invalid = func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1))
+    # One scan of ix_tool_calls_usage (covering): calls, sessions, invalid calls.
+    if dialect == "postgresql":  # grouped by (raw name, session) first: no sort for DISTINCT
+        per_session = (
+            select(c.c.raw_name, func.count().label("calls"), invalid.label("invalid"))
+            .group_by(c.c.raw_name, c.c.session_id).subquery("per_session")
+        )
+        p = per_session.c
+        counts = (select(p.raw_name, func.sum(p.calls), func.count(), func.sum(p.invalid))
+                  .group_by(p.raw_name))
+    else:
+        counts = (select(c.c.raw_name, func.count(), func.count(distinct(c.c.session_id)),
+                         invalid).group_by(c.c.raw_name))
+    # Error results are few: start from them (ix_tool_results_errors), look up their calls.
+    failed = (
+        select(r.c.session_id, r.c.call_position, r.c.call_index)
+        .where(r.c.is_error == true()).distinct().subquery("errors")
+    )
+    errors = (
+        select(c.c.raw_name, func.count())
+        .select_from(failed.join(c, and_(c.c.session_id == failed.c.session_id,
+                                         c.c.position == failed.c.call_position,
+                                         c.c.call_index == failed.c.call_index)))
+        .group_by(c.c.raw_name)
+    )
+    # An anti-join of ix_tool_calls_usage with ix_tool_results_call.
+    unanswered = (
+        select(c.c.raw_name, func.count()).where(not_(exists_row(r, linked(r))))
+        .group_by(c.c.raw_name)
+    )
+    return counts, errors, unanswered
+
+
+def no_jit(conn: Connection) -> None:
+    """PostgreSQL: no JIT compilation for this transaction (it costs more than it saves on
+    these index scans)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SET LOCAL jit = off")
+
+
+def usage_statement(
+    since: datetime | None, until: datetime | None, session_id: str | None,
+    scoped_raws: Sequence[str] | None = None,
+) -> Any:
+    """One grouped join: [raw, calls, sessions, invalid, errors, without result, first, last]
+    (for a time range or a session); with ``scoped_raws``: those raw names only, grouped by
+    (the session's agent, raw name), the agent first."""
+    c, m = tool_calls, message_side(timed=since is not None or until is not None)
+    r = tool_results.alias("r")
+    joined = linked(r)
+    filters = time_filters(since, until, m)
+    if session_id is not None:
+        filters.append(c.c.session_id == session_id)
+    source = calls_with_time(m)
+    keys: list[Any] = [c.c.raw_name]
+    if scoped_raws is not None:
+        filters.append(c.c.raw_name.in_(list(scoped_raws)))
+        source = source.join(sessions, sessions.c.session_id == c.c.session_id)
+        keys = [sessions.c.agent, c.c.raw_name]
+    return (
+        select(
+            *keys,
+            func.count(),
+            func.count(distinct(c.c.session_id)),
+            func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1)),
+            func.sum(case((exists_row(r, joined, r.c.is_error == true()), 1), else_=0)),
+            func.sum(case((exists_row(r, joined), 0), else_=1)),
+            func.min(m.c.created_at),
+            func.max(m.c.created_at),
+        )
+        .select_from(source)
+        .where(*filters)
+        .group_by(*keys)
+    )
+
+
+def seen_statement() -> Any:
+    """First and last seen per raw name: one grouped join of ``ix_tool_calls_usage`` with
+    ``ix_messages_time`` (covering)."""
+    c, m = tool_calls, message_side(timed=False)
+    return (select(c.c.raw_name, func.min(m.c.created_at), func.max(m.c.created_at))
+            .select_from(calls_with_time(m)).group_by(c.c.raw_name))
