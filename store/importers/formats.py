@@ -9,7 +9,7 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   or JSON lines with one message per line. The session id comes from the file's path; keys
   are ``<session id>:<index>`` (JSON) or ``<session id>:<line>`` (JSON lines).
 * ``claude-code``, ``codex``, ``kward``: agent JSON-lines transcripts
-  (:mod:`store.importers.jsonl`); ``gemini-cli``: Gemini CLI chats
+  (:mod:`store.importers.claude_code`, ``codex``, ``kward``); ``gemini-cli``: Gemini CLI chats
   (:mod:`store.importers.gemini_cli`); ``transcript-store``: this store's own
   ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
 
@@ -44,8 +44,10 @@ from store.importers.base import (
     read_source,
 )
 from store.importers.canonical import is_canonical_record, read_canonical
+from store.importers.claude_code import read_claude_code
+from store.importers.codex import decode_codex_output, read_codex
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
-from store.importers.jsonl import decode_codex_output, read_claude_code, read_codex, read_kward
+from store.importers.kward import read_kward
 from store.keys import canonical_keys
 
 __all__ = [

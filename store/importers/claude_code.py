@@ -1,0 +1,219 @@
+"""Reader of Claude Code project transcripts (``~/.claude/projects/<project>/<id>.jsonl``; domain).
+
+Assistant lines sharing ``message.id`` (one content block each) become one message, parts in
+line order, keyed by the ``message.id``, the lines' ``uuid``\\ s kept in metadata. A turn that
+ends the file with no ``stop_reason`` may still be growing: it is deferred unless the file is
+settled. Subagent lines (``isSidechain`` with an ``agentId``; files
+``<session>/subagents/agent-<id>.jsonl`` or, 2.0.x, ``agent-<id>.jsonl``) go to their own
+session ``<sessionId>:agent-<agentId>``, linked to the parent session and to the parent's
+``Task`` / ``Agent`` call (metadata ``parent_session``, ``parent_call_id``); 1.x inline
+sidechain lines (no ``agentId``) to ``<sessionId>:sidechain``. Results are separate lines,
+paired to calls by id when stored, whatever their order. ``summary`` lines give the title; other
+lines carrying no message are skipped with their type as reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from store.arguments import loads_json
+from store.importers.base import Collector, Record, path_session_id
+from store.importers.lines import record_top, text_of
+from store.model import Message, Part
+
+__all__ = ["read_claude_code"]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """An assistant turn split over several lines (one content block per line)."""
+
+    message_id: str
+    lines: list[int] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    uuids: list[str] = field(default_factory=list)
+    stopped: bool = False
+
+    def message(self) -> Message:
+        first, last = self.messages[0], self.messages[-1]
+        parts: list[Part] = [p for m in self.messages for p in m.parts]
+        metadata = {**first.metadata, "uuids": self.uuids, "lines": self.lines}
+        return Message("assistant", tuple(parts), "claude_code", self.message_id, last.extras,
+                       metadata)
+
+
+_CLAUDE_SESSION_KEYS = ("version", "git_branch")
+
+
+def read_claude_code(records: list[Record], last_line: int, collector: Collector) -> None:
+    """Claude Code project JSONL (see the module docstring)."""
+    default_sid: str | None = None
+    entries: dict[str, list[tuple[int, Message | _Turn, str]]] = {}
+    turns: dict[tuple[str, str], _Turn] = {}
+    info: dict[str, dict[str, Any]] = {}
+    summaries: list[tuple[str, Any]] = []
+    uuids: set[str] = set()
+    for line, record in records:
+        top = record_top(record, line, collector, "Claude Code")
+        if top is None:
+            continue
+        kind = top.get("type")
+        inner = top.get("message")
+        if kind == "summary":
+            if text_of(top.get("summary")):
+                summaries.append((top["summary"], top.get("leaf_uuid")))
+            collector.skip("claude-code: summary line")
+            continue
+        if not isinstance(inner, Mapping) and not (kind == "system" and "uuid" in top):
+            if isinstance(kind, str):
+                collector.skip(f"claude-code: {kind} line")
+            else:
+                collector.problem(line, "not a Claude Code line: keys "
+                                        f"{sorted(str(k) for k in record)}")
+            continue
+        message = collector.read(record, line)
+        if message is None:
+            continue
+        sid = text_of(top.get("session_id")) or default_sid or path_session_id(
+            collector.source.path)
+        default_sid = default_sid or sid
+        agent_id = text_of(top.get("agent_id"))
+        if top.get("is_sidechain") is not True:
+            chain = sid
+        else:  # a subagent: its own session (one per agent id; 1.x inline rows: one sidechain)
+            chain = f"{sid}:agent-{agent_id}" if agent_id else f"{sid}:sidechain"
+        uuid = text_of(top.get("uuid"))
+        if uuid is not None:
+            uuids.add(uuid)
+        meta = info.setdefault(chain, {"parent": sid, "agent_id": agent_id})
+        if "cwd" not in meta and text_of(top.get("cwd")):
+            meta["cwd"] = top["cwd"]
+        for name in _CLAUDE_SESSION_KEYS:
+            if name not in meta and text_of(top.get(name)):
+                meta[name] = top[name]
+        provider_id = text_of(message.metadata.get("provider_message_id"))
+        chain_entries = entries.setdefault(chain, [])
+        if message.role != "assistant" or provider_id is None or not isinstance(inner, Mapping):
+            chain_entries.append((line, message, uuid or f"{chain}:{line}"))
+            continue
+        model = inner.get("model")
+        if "model" not in meta and text_of(model) and model != "<synthetic>":
+            meta["model"] = model
+        turn = turns.get((chain, provider_id))
+        if turn is None:
+            turn = turns[(chain, provider_id)] = _Turn(provider_id)
+            chain_entries.append((line, turn, provider_id))
+        elif uuid is not None and uuid in turn.uuids:
+            collector.skip("claude-code: repeated line")
+            continue
+        turn.lines.append(line)
+        turn.messages.append(message)
+        if uuid is not None:
+            turn.uuids.append(uuid)
+        turn.stopped = turn.stopped or inner.get("stop_reason") is not None
+    title = next((s for s, leaf in summaries if leaf in uuids), None)
+    title = title or next((s for s, _ in summaries), None)
+    settled = collector.source.settled
+    for chain, items in entries.items():
+        meta = info[chain]
+        side = chain != meta["parent"]
+        agent_id = meta["agent_id"] if side else None
+        link: dict[str, Any] = {}
+        if agent_id is not None:
+            link = _subagent_link(collector.source.path, records, meta["parent"], agent_id)
+        kind = "subagent" if agent_id is not None else "sidechain"
+        label = link.get("agent_type")
+        session = collector.session(
+            chain, title=(f"{title or meta['parent']} ({kind}"
+                          + (f" {label})" if label else ")") if side else title),
+            provider="anthropic", model=meta.get("model"), cwd=meta.get("cwd"),
+            tags=("claude-code", kind) if side else ("claude-code",),
+            metadata={k: v for k, v in (("version", meta.get("version")),
+                                        ("git_branch", meta.get("git_branch")),
+                                        ("parent_session", meta["parent"] if side else None),
+                                        ("agent_id", agent_id),
+                                        ("parent_call_id", link.get("parent_call_id")),
+                                        ("agent_type", label),
+                                        ("spawn_depth", link.get("spawn_depth")))
+                      if v is not None},
+        )
+        for line, value, key in items:
+            if isinstance(value, _Turn):
+                if not (value.stopped or settled or value.lines[-1] < last_line):
+                    for turn_line in value.lines:  # the turn may still be growing
+                        collector.defer(turn_line)
+                    continue
+                collector.add(session, value.message(), key, line)
+            else:
+                collector.add(session, value, key, line)
+
+
+def _subagent_link(path: Any, records: list[Record], parent: str,
+                   agent_id: str) -> dict[str, Any]:
+    """Where a Claude Code subagent came from: the id of the parent's ``Task`` / ``Agent``
+    call (``parent_call_id``: from the result row whose ``toolUseResult.agentId`` is the agent,
+    else a ``progress`` row's ``parentToolUseID``) and the sidecar ``agent-<id>.meta.json``
+    (``agent_type``, ``spawn_depth``). The parent is this file's own rows (1.x), else
+    ``<project>/<parent>.jsonl`` next to ``<parent>/subagents/agent-<id>.jsonl`` (2.1.2+) or
+    next to ``agent-<id>.jsonl`` (2.0.x)."""
+    from pathlib import Path
+
+    found: dict[str, Any] = {}
+    file = Path(path)
+    sidecar = file.with_name(file.name.removesuffix(".jsonl") + ".meta.json")
+    try:
+        info = loads_json(sidecar.read_text(encoding="utf-8"))
+        if isinstance(info, Mapping):
+            if isinstance(info.get("agentType"), str):
+                found["agent_type"] = info["agentType"]
+            if isinstance(info.get("spawnDepth"), int):
+                found["spawn_depth"] = info["spawnDepth"]
+    except (OSError, ValueError):
+        pass
+    call = _parent_call((r for _, r in records), agent_id)
+    candidates = [file.parent / f"{parent}.jsonl"]
+    if file.parent.name == "subagents":
+        candidates.insert(0, file.parent.parent.parent / f"{parent}.jsonl")
+    for candidate in candidates:
+        if call is not None:
+            break
+        try:
+            with candidate.open(encoding="utf-8", errors="replace") as handle:
+                call = _parent_call(_rows_naming(handle, agent_id), agent_id)
+        except OSError:
+            continue
+    if call is not None:
+        found["parent_call_id"] = call
+    return found
+
+
+def _rows_naming(lines: Any, agent_id: str) -> Any:
+    for text in lines:
+        if agent_id in text:
+            try:
+                yield loads_json(text)
+            except ValueError:
+                continue
+
+
+def _parent_call(rows: Any, agent_id: str) -> str | None:
+    progress: str | None = None
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        outcome = row.get("toolUseResult")
+        message = row.get("message")
+        if (isinstance(outcome, Mapping) and outcome.get("agentId") == agent_id
+                and isinstance(message, Mapping) and isinstance(message.get("content"), list)):
+            for block in message["content"]:
+                if (isinstance(block, Mapping) and block.get("type") == "tool_result"
+                        and isinstance(block.get("tool_use_id"), str)):
+                    return str(block["tool_use_id"])
+        data = row.get("data")
+        if (progress is None and row.get("type") == "progress" and isinstance(data, Mapping)
+                and data.get("agentId") == agent_id
+                and isinstance(row.get("parentToolUseID"), str)):
+            progress = str(row["parentToolUseID"])
+    return progress

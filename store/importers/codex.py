@@ -1,0 +1,115 @@
+"""Reader of Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``; domain).
+
+``session_meta`` gives the session (id, cwd, provider, CLI version), ``turn_context`` the model,
+``response_item`` payloads the messages (dated by their line's ``timestamp``), a ``compacted``
+record a user message holding its summary (the record kept whole in the metadata);
+``event_msg``, ``ghost_snapshot`` ... are skipped with a reason. Old rollouts without the
+``{timestamp, type, payload}`` envelope (a header line, then bare items) read too. Outputs are
+stored verbatim; :func:`decode_codex_output` unwraps them for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from store.arguments import loads_json
+from store.importers.base import Collector, Record, path_session_id
+from store.importers.lines import record_top, text_of, with_metadata
+from store.keys import canonical_keys
+from store.model import Message, TextPart
+
+__all__ = ["decode_codex_output", "read_codex"]
+
+
+def decode_codex_output(text: Any) -> Any:
+    """The display text of a Codex tool output: the inner ``output`` of the double-encoded
+    ``{"output": ..., "metadata": {...}}`` envelope, else ``text`` unchanged.
+
+    Stored content is never changed: this is for display only.
+    """
+    if not isinstance(text, str) or not text.startswith("{"):
+        return text
+    try:
+        value = loads_json(text)
+    except ValueError:
+        return text
+    if (isinstance(value, dict) and isinstance(value.get("output"), str)
+            and set(value) <= {"output", "metadata"}):
+        return value["output"]
+    return text
+
+
+_CODEX_META = ("cli_version", "originator", "source", "timestamp", "git", "instructions")
+
+
+def _stamp(message: Message, top: Mapping[str, Any]) -> Any:
+    """The line's timestamp, unless the message carries its own."""
+    return None if "timestamp" in message.metadata else top.get("timestamp")
+
+
+def _codex_compacted(payload: Mapping[str, Any], top: Mapping[str, Any]) -> Message:
+    """A ``compacted`` record (the summary that replaced the history before it) as a user
+    message holding the summary text; the record (``replacement_history`` of a remote
+    compaction included) rides verbatim in the metadata, so nothing is dropped."""
+    summary = payload.get("message")
+    return Message("user", (TextPart(summary if isinstance(summary, str) else ""),), "codex",
+                   None, metadata={"codex_type": "compacted", "compacted": dict(payload),
+                                   **({"timestamp": top["timestamp"]}
+                                      if isinstance(top.get("timestamp"), str) else {})})
+
+
+def read_codex(records: list[Record], collector: Collector) -> None:
+    """Codex CLI rollout JSONL (see the module docstring)."""
+    sid: str | None = None
+    meta: dict[str, Any] = {}
+    cwd = provider = model = current = None
+    pending: list[tuple[int, Message]] = []
+    for number, (line, record) in enumerate(records):
+        top = record_top(record, line, collector, "Codex")
+        if top is None:
+            continue
+        kind = top.get("type")
+        payload = top.get("payload")
+        if isinstance(kind, str) and "payload" in top:
+            if not isinstance(payload, Mapping):
+                collector.problem(line, f"a Codex {kind!r} line without a payload object")
+                continue
+            if kind == "session_meta":
+                if sid is None:
+                    body, _ = canonical_keys(payload)
+                    sid = text_of(body.get("id"))
+                    cwd, provider = text_of(body.get("cwd")), text_of(body.get("model_provider"))
+                    meta = {k: body[k] for k in _CODEX_META if body.get(k) is not None}
+                collector.skip("codex: session_meta")
+            elif kind == "turn_context":
+                current = text_of(payload.get("model")) or current
+                model = model or current
+                collector.skip("codex: turn_context")
+            elif kind == "response_item":
+                reason = f"codex: response_item {payload.get('type')}"
+                message = collector.read(record, line, skip_reason=reason)
+                if message is not None:
+                    pending.append((line, with_metadata(message, model=current,
+                                                timestamp=_stamp(message, top))))
+            elif kind == "compacted":
+                pending.append((line, _codex_compacted(payload, top)))
+            else:
+                collector.skip(f"codex: {kind}")
+            continue
+        if "record_type" in top:  # old rollouts: {"record_type": "state"}
+            collector.skip("codex: state record")
+            continue
+        if number == 0 and "role" not in top and "type" not in top and "id" in top:
+            sid = text_of(top.get("id"))  # old rollouts: a header line, then bare items
+            meta = {k: top[k] for k in _CODEX_META if top.get(k) is not None}
+            collector.skip("codex: session header")
+            continue
+        message = collector.read(record, line)
+        if message is not None:
+            pending.append((line, with_metadata(message, "codex", timestamp=top.get("timestamp"))))
+    sid = sid or path_session_id(collector.source.path)
+    session = collector.session(sid, provider=provider or "openai", model=model, cwd=cwd,
+                                metadata=meta)
+    for line, message in pending:
+        collector.add(session, message, f"{sid}:{line}", line)
