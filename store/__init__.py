@@ -26,7 +26,19 @@ from store.audit.queries import (
     tool_usage,
 )
 from store.audit.schema_audit import load_schema_file, schema_audit
-from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+from store.db.admin import (
+    SchemaStatus,
+    check_database,
+    database_status,
+    distribute_database,
+    upgrade_database,
+)
+from store.db.distribute import (
+    DEFAULT_SHARD_COUNT,
+    DistributionReport,
+    DistributionState,
+    TableAction,
+)
 from store.db.store import TranscriptStore
 from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
@@ -36,6 +48,7 @@ from store.errors import (
     ConfigurationError,
     ConflictError,
     DatabaseError,
+    DistributionError,
     FrozenParametersError,
     ParametersError,
     RecordError,
@@ -111,7 +124,11 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "DEFAULT_ALIASES",
+    "DEFAULT_SHARD_COUNT",
     "DatabaseError",
+    "DistributionError",
+    "DistributionReport",
+    "DistributionState",
     "ExportStats",
     "FrozenParametersError",
     "IMPORT_FORMATS",
@@ -149,6 +166,7 @@ __all__ = [
     "StreamAssembler",
     "StreamError",
     "TARGETS",
+    "TableAction",
     "Target",
     "TextPart",
     "ThinkingPart",
@@ -174,6 +192,7 @@ __all__ = [
     "detect_format",
     "detect_provider",
     "display_name",
+    "distribute_database",
     "dumps_arguments",
     "explain_search",
     "explain_usage",

@@ -18,6 +18,9 @@ The tree::
     │   │                           driver's error, chained)
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
+    │   ├── DistributionError       the database cannot be distributed on Citus (``.problem``:
+    │   │                           not_citus | not_coordinator | no_workers | worker_unreachable
+    │   │                           | missing_extension | not_at_head | bad_option)
     │   └── SessionNotFound         (also KeyError) no session with that id
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
@@ -136,6 +139,19 @@ class SchemaOutOfDate(DatabaseError):
 
 class ConflictError(DatabaseError):
     """Another writer changed the session between reading and writing it."""
+
+
+class DistributionError(DatabaseError):
+    """``db distribute`` refuses: ``problem`` says why (see the tree above), the message names
+    the node or table concerned and what to do."""
+
+    def __init__(self, problem: str, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[DistributionError], tuple[str, str]]:
+        return (type(self), (self.problem, self.message))
 
 
 class SessionNotFound(DatabaseError, KeyError):

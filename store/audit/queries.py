@@ -411,7 +411,10 @@ def _usage_statement(
     linked = _linked(r)
     filters = _time_filters(since, until, m)
     if session_id is not None:
-        filters.append(c.c.session_id == session_id)
+        linked = and_(linked, r.c.session_id == session_id)
+        # on both sides of the join: Citus routes to one shard only when every distributed
+        # table of the query is filtered by the session
+        filters.extend([c.c.session_id == session_id, m.c.session_id == session_id])
     query = (
         select(
             c.c.raw_name,

@@ -16,13 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect
 
+from store.db.distribute import distributing_new_tables, finish_migration, prepare_migration
 from store.db.engine import redact_url
 from store.errors import DatabaseError, SchemaOutOfDate
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-__all__ = ["check", "current", "ensure_at_head", "head", "script_location", "upgrade"]
+__all__ = [
+    "check",
+    "current",
+    "downgrade",
+    "ensure_at_head",
+    "head",
+    "script_location",
+    "upgrade",
+]
 
 
 def script_location() -> str:
@@ -69,11 +78,34 @@ def current(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
-    """Upgrade the database to ``revision`` (default: head), in one transaction per run."""
+    """Upgrade the database to ``revision`` (default: head), in one transaction per run.
+
+    On Citus the transaction runs in sequential mode and, when the schema was distributed, the
+    tables the revisions create are distributed as they are created
+    (:mod:`store.db.distribute`: ``prepare_migration``, ``distributing_new_tables``,
+    ``finish_migration``): revisions stay plain Alembic scripts, written once for every
+    backend.
+    """
     from alembic import command
 
     with engine.begin() as conn:
-        command.upgrade(_config(conn), revision)
+        before = prepare_migration(conn)
+        with distributing_new_tables(conn, before):
+            command.upgrade(_config(conn), revision)
+        finish_migration(conn, before)
+    return current(engine)
+
+
+def downgrade(engine: Engine, revision: str) -> str | None:
+    """Downgrade the database to ``revision``, in one transaction (same Citus glue as
+    :func:`upgrade`)."""
+    from alembic import command
+
+    with engine.begin() as conn:
+        before = prepare_migration(conn)
+        with distributing_new_tables(conn, before):
+            command.downgrade(_config(conn), revision)
+        finish_migration(conn, before)
     return current(engine)
 
 

@@ -18,11 +18,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from backends import is_citus
+
 from store import TranscriptStore
 
 HELPER = Path(__file__).resolve().parents[1] / "helpers_procs.py"
 WORKERS = 4
 SECONDS = 2.0
+
+
+def seconds(url: str) -> float:
+    """How long the writers run: longer on Citus (a coordinator-to-worker hop per statement)."""
+    return 3 * SECONDS if is_citus(url) else SECONDS
 SHARED = "shared"
 
 
@@ -31,12 +38,14 @@ def own_session(worker: int) -> str:
 
 
 def run_workers(url: str, tmp_path: Path) -> dict[int, list[dict]]:
-    start_at = time.time() + 1.5  # time for every child to import and open the store
+    # time for every child to import and open the store (opening a store on Citus asks the
+    # coordinator more: give it longer)
+    start_at = time.time() + (5 if is_citus(url) else 1.5)
     outputs = {w: tmp_path / f"worker-{w}.jsonl" for w in range(WORKERS)}
     procs = [
         subprocess.Popen(
             [sys.executable, str(HELPER), "concurrency", url, str(w), SHARED, own_session(w),
-             repr(start_at), repr(SECONDS), str(outputs[w])],
+             repr(start_at), repr(seconds(url)), str(outputs[w])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         for w in range(WORKERS)
@@ -85,7 +94,7 @@ def test_concurrent_writers_lose_and_double_nothing(store_url, tmp_path):
     total = sum(len(keys) for keys in acked.values())
     assert len(order) == 2 * WORKERS, "every worker got appends into both sessions"
     print(f"{total} messages acknowledged")
-    assert total > 100, f"only {total} appends in {SECONDS} s: the test proves little"
+    assert total > 100, f"only {total} appends in {seconds(store_url)} s: the test proves little"
 
     with TranscriptStore.open(store_url) as store:
         for session in [SHARED, *(own_session(w) for w in range(WORKERS))]:

@@ -34,6 +34,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from backends import is_citus
 from helpers_procs import CRASH_SESSIONS, crash_batch, read_acks
 from sqlalchemy import text
 
@@ -50,7 +51,7 @@ def start_writer(url: str, acks: Path) -> subprocess.Popen[str]:
     )
 
 
-def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random) -> None:
+def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random, slower: float = 1) -> None:
     """Let the writer start appending, then SIGKILL it at a random moment."""
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("go\n")
@@ -61,7 +62,7 @@ def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random) -> None:
         proc.kill()
         _, err = proc.communicate()
         pytest.fail(f"the writer did not start: {line!r} {err[-2000:]}")
-    time.sleep(rng.uniform(0.05, 0.35))
+    time.sleep(rng.uniform(0.05, 0.35) * slower)
     if proc.poll() is not None:
         _, err = proc.communicate()
         pytest.fail(f"the writer died by itself ({proc.returncode}): {err[-2000:]}")
@@ -167,7 +168,7 @@ def test_a_writer_killed_mid_append_loses_and_tears_nothing(store_url, tmp_path)
     try:
         for _ in range(kills):
             proc, ready = ready, start_writer(store_url, acks)
-            kill_mid_append(proc, rng)
+            kill_mid_append(proc, rng, 3 if is_citus(store_url) else 1)
             acked = read_acks(acks)
             progress.append((len(acked), check_database(store_url, acked, checked)))
     finally:
