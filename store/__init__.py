@@ -50,6 +50,9 @@ from store.errors import (
     DatabaseError,
     DistributionError,
     FrozenParametersError,
+    ImportFileError,
+    MissingExtra,
+    NotAMessage,
     ParametersError,
     RecordError,
     SchemaOutOfDate,
@@ -59,10 +62,10 @@ from store.errors import (
     TooLargeError,
     ToolArgumentsError,
     UnrecognizedRecord,
+    UsageError,
 )
 from store.importers.formats import FORMATS as IMPORT_FORMATS
 from store.importers.formats import (
-    ImportFileError,
     ImportProblem,
     ParsedFile,
     ParsedSession,
@@ -86,7 +89,7 @@ from store.model import (
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
 from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
 from store.normalize.definitions import normalize_tool_definitions
-from store.normalize.messages import NotAMessage, normalize_message, normalize_payload
+from store.normalize.messages import normalize_message, normalize_payload
 from store.redact import Redactor
 from store.replay.render import render
 from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
@@ -139,6 +142,7 @@ __all__ = [
     "InvalidToolCall",
     "LoadedCall",
     "Message",
+    "MissingExtra",
     "NotAMessage",
     "OpaquePart",
     "PARAMETER_TYPES",
@@ -180,6 +184,7 @@ __all__ = [
     "TranscriptStore",
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
+    "UsageError",
     "VerifyProblem",
     "VerifyReport",
     "__version__",

@@ -33,7 +33,7 @@ from sqlalchemy import Connection, Engine, ForeignKeyConstraint, Table, event, t
 from sqlalchemy.schema import AddConstraint
 
 from store.db.tables import metadata
-from store.errors import DistributionError
+from store.errors import DistributionError, UsageError
 
 __all__ = [
     "DEFAULT_SHARD_COUNT",
@@ -270,8 +270,7 @@ def distribute(engine: Engine, url: str, *, shard_count: int | None = None,
     asked = shard_count
     shard_count = DEFAULT_SHARD_COUNT if shard_count is None else shard_count
     if not 1 <= shard_count <= 64000:
-        raise DistributionError("bad_option",
-                                f"shard count must be between 1 and 64000, got {shard_count}")
+        raise UsageError(f"shard_count must be between 1 and 64000, got {shard_count}")
     with engine.begin() as conn:
         _preflight(conn, url)
         if revision is not None and revision[0] != revision[1]:

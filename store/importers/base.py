@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from store.arguments import loads_json
-from store.errors import RecordError, StoreError
+from store.errors import ImportFileError, StoreError
 from store.model import Message
-from store.names import AliasTable
 from store.normalize.messages import NotAMessage, normalize_message
 
 __all__ = [
@@ -47,28 +46,11 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
-#: Names are kept as recorded: aliases apply when a session is loaded.
-NO_ALIASES = AliasTable()
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
 #: One parsed JSON line: its 1-based line number and the decoded value.
 Record = tuple[int, Any]
-
-
-class ImportFileError(RecordError):
-    """A file that cannot be imported at all; ``path`` names it and ``reason`` says why.
-
-    Raised for that file only: an import of several files reports it and goes on.
-    """
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = reason
-        super().__init__(f"{path}: {reason}")
-
-    def __reduce__(self) -> tuple[type[ImportFileError], tuple[Path, str]]:
-        return (type(self), (self.path, self.reason))
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +227,7 @@ class Collector:
             self.problem(line, f"not a record: a JSON {_json_type(record)}", item)
             return None
         try:
-            return normalize_message(record, NO_ALIASES)
+            return normalize_message(record)
         except NotAMessage as exc:
             self.skip(skip_reason or f"{self.format}: {exc}")
         except (StoreError, TypeError, ValueError) as exc:

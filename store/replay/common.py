@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from store.model import InvalidToolCall, Message, ToolCall, ToolResult
+from store.pairing import pair_messages
 from store.replay.repair import Target
 
 __all__ = [
@@ -52,39 +53,19 @@ class Native:
 
 
 class Pairs:
-    """Finds the call a result answers: by id among the latest calling message's calls, else
-    by id anywhere earlier, else the next unanswered call of the latest calling message."""
+    """The call each result answers, by the one pairing rule (:mod:`store.pairing`), for a
+    renderer that walks ``messages`` in order: :meth:`find` takes the message's index and the
+    result's index among that message's results."""
 
-    __slots__ = ("_by_id", "_open", "_used")
+    __slots__ = ("_calls", "_links")
 
-    def __init__(self) -> None:
-        self._by_id: dict[str, AnyCall] = {}
-        self._open: list[AnyCall] = []
-        self._used: set[int] = set()
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._links = pair_messages(messages)
+        self._calls = [m.tool_calls for m in messages]
 
-    def add(self, calls: Sequence[AnyCall]) -> None:
-        if not calls:
-            return
-        for call in calls:
-            if call.id:
-                self._by_id[call.id] = call
-        self._open = list(calls)
-        self._used = set()
-
-    def find(self, result: ToolResult) -> AnyCall | None:
-        if result.call_id:
-            for n, call in enumerate(self._open):
-                if n not in self._used and call.id == result.call_id:
-                    self._used.add(n)
-                    return call
-            found = self._by_id.get(result.call_id)
-            if found is not None:
-                return found
-        for n, call in enumerate(self._open):
-            if n not in self._used:
-                self._used.add(n)
-                return call
-        return None
+    def find(self, message_index: int, result_index: int) -> AnyCall | None:
+        ref = self._links.get((message_index, result_index))
+        return None if ref is None else self._calls[ref[0]][ref[1]]
 
 
 def call_input(call: AnyCall) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """Repair a transcript for replay ("resume"): pure, deterministic, idempotent (domain).
 
 :func:`repair` takes a loaded :class:`~store.transcript.Transcript` (results are paired with
-calls through its ``links``) or a plain sequence of :class:`~store.model.Message` (paired by
-``call_id``, else by position within the most recent calling message, as
-:mod:`store.pairing` does) and returns a :class:`Repaired` history in which:
+calls through its stored ``links``) or a plain sequence of :class:`~store.model.Message`
+(paired by the one rule of :mod:`store.pairing`, as storage pairs them: by id, an id that names
+no call making an orphan; id-less results by position within the same turn) and returns a
+:class:`Repaired` history in which:
 
 * every tool call has exactly one result, placed right after the message holding the call, in
   call order, carrying ``call_id`` equal to the call's id;
@@ -24,8 +25,8 @@ Nothing is mutated and no stored row changes: the result is new values. Every ch
 ``dropped_orphan_result``     a result matched no call: removed
 ``dropped_duplicate_result``  a second (third ...) result of one call: removed
 ``moved_result``              a result was not right after its call's message in call order
-``relinked_result``           a result named no id or another id than its call's: it now
-                              carries the call's id
+``relinked_result``           a result carried no id (it was paired by position within its
+                              turn): it now carries the call's id
 ``substituted_arguments``     invalid arguments were replaced (raw text and substitute named)
 ``renamed_tool``              ``aliases`` renamed a call (its recorded name stays in raw_name)
 ``unknown_tool``              a call names a tool not in ``tools``: advisory, with the alias
@@ -46,9 +47,10 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from store.arguments import dumps_json
-from store.errors import ToolArgumentsError
+from store.errors import ToolArgumentsError, UsageError
 from store.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
 from store.names import DEFAULT_ALIASES, AliasTable
+from store.pairing import pair_messages
 from store.transcript import Transcript
 
 __all__ = [
@@ -183,9 +185,9 @@ def repair(
     ``aliases`` renames calls (``renamed_tool``) and is used to resolve names against ``tools``.
     """
     if target is not None and target not in TARGETS:
-        raise ValueError(f"unknown repair target {target!r}; expected one of {TARGETS}")
+        raise UsageError(f"unknown repair target {target!r}; expected one of {TARGETS}")
     if dangling not in ("synthesize", "drop"):
-        raise ValueError(f"dangling must be 'synthesize' or 'drop', got {dangling!r}")
+        raise UsageError(f"dangling must be 'synthesize' or 'drop', got {dangling!r}")
     return _Repair(transcript, target, dangling, tools, aliases).run()
 
 
@@ -221,7 +223,7 @@ class _Repair:
         if isinstance(transcript, Transcript):
             self.links = self._stored_links(transcript)
         else:
-            self.links = self._pair()
+            self.links = pair_messages(self.messages)
         # The first result of each call, in input order; later ones are duplicates.
         self.primary: dict[Ref, Ref] = {}
         for i, results in enumerate(self.results):
@@ -241,36 +243,6 @@ class _Repair:
             if ri is None or ci is None or j >= len(self.results[ri]) or k >= len(self.calls[ci]):
                 continue
             links[(ri, j)] = (ci, k)
-        return links
-
-    def _pair(self) -> dict[Ref, Ref]:
-        """Pair a plain sequence: by id (the latest calling message with that id, its first
-        unanswered call), else by position among the latest calling message's calls."""
-        by_id: dict[str, list[Ref]] = {}  # id -> its calls in the latest message using it
-        open_calls: list[tuple[Ref, AnyCall]] = []
-        answered: set[Ref] = set()
-        links: dict[Ref, Ref] = {}
-        for i, calls in enumerate(self.calls):
-            if calls:
-                fresh: dict[str, list[Ref]] = {}
-                for k, call in enumerate(calls):
-                    if call.id:
-                        fresh.setdefault(call.id, []).append((i, k))
-                by_id.update(fresh)
-                open_calls = [((i, k), call) for k, call in enumerate(calls)]
-            for j, result in enumerate(self.results[i]):
-                ref: Ref | None = None
-                if result.call_id:
-                    refs = by_id.get(result.call_id)
-                    if refs:
-                        ref = next((r for r in refs if r not in answered), refs[0])
-                if ref is None:
-                    ref = next((r for r, call in open_calls if r not in answered and (
-                        result.name is None or result.name in (call.name, call.recorded_name)
-                    )), None)
-                if ref is not None:
-                    answered.add(ref)
-                    links[(i, j)] = ref
         return links
 
     # -- the run ----------------------------------------------------------------------------

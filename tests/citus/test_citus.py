@@ -34,11 +34,10 @@ from store.cli.main import cli
 from store.db import migrate
 from store.db.tables import metadata
 
-pytestmark = [
-    pytest.mark.citus,
-    pytest.mark.skipif(not CITUS_URL, reason="TRANSCRIPT_STORE_CITUS_URL is not set (Debian "
-                       "has no Citus package: CI cannot run the Citus tests)"),
-]
+if not CITUS_URL:
+    pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (Debian has no Citus package: CI cannot "
+                "run the Citus tests)", allow_module_level=True)
+pytestmark = pytest.mark.citus
 
 SHARDS = 4
 

@@ -1,0 +1,88 @@
+"""CLI: ``db upgrade | current | check | distribute``, schema administration (edge layer; public
+API only). On a Citus coordinator every one of them also says whether the schema is
+distributed."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+import store
+from store.cli._common import StoreGroup, db_option, emit_json
+
+
+@click.group(cls=StoreGroup)
+def db() -> None:
+    """Schema administration: upgrade, current revision, drift check, Citus distribution."""
+
+
+def _echo_distribution(status: store.SchemaStatus) -> None:
+    """The Citus layout line, on Citus only."""
+    line = status.describe_distribution()
+    if line is not None:
+        click.echo(f"{status.url}: {line}")
+
+
+@db.command("upgrade")
+@db_option
+@click.option("--revision", default="head", show_default=True, help="Target revision.")
+def db_upgrade(db_url: str | None, revision: str) -> None:
+    """Create or upgrade the database schema (on a distributed Citus schema, the tables a
+    revision creates are distributed too)."""
+    status = store.upgrade_database(db_url, revision)
+    click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
+    _echo_distribution(status)
+
+
+@db.command("current")
+@db_option
+def db_current(db_url: str | None) -> None:
+    """Show the database's schema revision; exit 1 when it is not at head."""
+    status = store.database_status(db_url)
+    state = "at head" if status.at_head else "NOT at head: run `transcript-store db upgrade`"
+    click.echo(f"{status.url}: revision {status.current or 'none'}, head {status.head} ({state})")
+    _echo_distribution(status)
+    if not status.at_head:
+        sys.exit(1)
+
+
+@db.command("check")
+@db_option
+def db_check(db_url: str | None) -> None:
+    """Check that the schema is at head and matches the code (and, on Citus, is not left
+    partly distributed); exit 1 otherwise."""
+    status = store.check_database(db_url)
+    click.echo(f"{status.url}: revision {status.current}, schema matches the code")
+    _echo_distribution(status)
+
+
+@db.command("distribute")
+@db_option
+@click.option("--shard-count", type=click.IntRange(1, 64000), default=None,
+              help=f"Shards per distributed table [default: {store.DEFAULT_SHARD_COUNT}]; "
+                   "ignored once sessions is distributed.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
+def db_distribute(db_url: str | None, shard_count: int | None, as_json: bool) -> None:
+    """Scale out on Citus: distribute the tables by session_id (co-located) and make the
+    alias table a reference table. Run on the coordinator after `db upgrade`; running it
+    again changes nothing."""
+    report = store.distribute_database(db_url, shard_count=shard_count)
+    if as_json:
+        emit_json({"table": a.table, "kind": a.kind, "outcome": a.outcome, "rows_moved": a.rows}
+                  for a in report.actions)
+        return
+    for action in report.actions:
+        form = ("reference table (a copy on every node)" if action.kind == "reference"
+                else f"distributed by session_id, {report.shard_count} shards")
+        if action.outcome == "already":
+            click.echo(f"{action.table}: already {form}")
+        else:
+            click.echo(f"{action.table}: now {form}, {action.rows} rows moved")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    verdict = "distributed" if report.changed else "already distributed, nothing changed"
+    click.echo(f"{report.url}: {verdict}; {report.state.describe()}")
+
+
+COMMANDS: list[click.Command] = [db]
