@@ -25,16 +25,15 @@ exclusive, naive datetimes are taken as UTC.
 
 from __future__ import annotations
 
-import weakref
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 from sqlalchemy import (
     Connection,
-    Engine,
     and_,
     case,
     distinct,
@@ -45,7 +44,6 @@ from sqlalchemy import (
     select,
     text,
     true,
-    union,
 )
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement, TextClause
@@ -53,12 +51,10 @@ from sqlalchemy.sql.selectable import Alias, Exists
 
 from store.arguments import ARGUMENT_STATUSES, loads_json
 from store.codec import decode_call
+from store.db.base import alias_table, driver_reason
+from store.db.search_index import KIND_CALL, has_search_index, tail_keys
 from store.db.search_schema import (
-    CALLS_FTS,
     MIN_TEXT,
-    RESULTS_FTS,
-    call_text_sql,
-    escaped,
     fts_phrase,
     like_pattern,
 )
@@ -67,6 +63,7 @@ from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
+from store.times import as_utc
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -137,6 +134,25 @@ class ArgumentCondition:
             orjson.dumps(self.value)
         except TypeError as exc:
             raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
+
+    @classmethod
+    def parse(cls, spec: str, op: Literal["eq", "contains"] = "eq") -> ArgumentCondition:
+        """A condition written ``PATH=VALUE`` (the CLI's ``--where`` and the viewer's form).
+
+        With ``eq`` the value is read as JSON when it is JSON (``30``, ``true``, ``null``,
+        ``"x"``, ``[...]``) and as the text itself otherwise; ``contains`` takes the text.
+        Raises :class:`UsageError` naming what is wrong.
+        """
+        path, sep, raw = spec.partition("=")
+        if not sep:
+            raise UsageError(f"expected PATH=VALUE, got {spec!r}")
+        value: Any = raw
+        if op == "eq":
+            try:
+                value = loads_json(raw)
+            except ValueError:
+                value = raw
+        return cls(path.strip(), op, value)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -253,7 +269,7 @@ def tool_usage(
         else:
             stats = {row[0]: list(row[1:]) for row in conn.execute(
                 _usage_statement(since, until, session_id))}
-        aliases = _aliases(conn)
+        aliases = alias_table(conn)
         groups: dict[str, list[str]] = {}
         for raw in stats:
             groups.setdefault(aliases.display_name(raw), []).append(raw)
@@ -451,9 +467,10 @@ def search_calls(
     ``redactor`` redacts argument texts and previews.
     """
     _check_page(limit, offset)
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        return list(_matches(conn, query or CallQuery(), limit, offset, preview_chars,
-                             redactor))
+        return list(_matches(conn, query, limit, offset, preview_chars, redactor))
 
 
 def iter_calls(
@@ -464,8 +481,21 @@ def iter_calls(
     redactor: Redactor | None = None,
 ) -> Iterator[CallMatch]:
     """Every call matching ``query``, oldest first, streamed (for exports)."""
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        yield from _matches(conn, query or CallQuery(), None, 0, preview_chars, redactor)
+        yield from _matches(conn, query, None, 0, preview_chars, redactor)
+
+
+def _catch_up(store: TranscriptStore, query: CallQuery) -> None:
+    """Before a search that uses the search index: bring it up to date when the store may
+    write (a read-only store scans what is not indexed yet instead; see
+    ``store/db/search_index.py``)."""
+    if (query.text is not None or query.where) and not store.read_only \
+            and query.session_id is None:
+        # (a search of one session scans its own unindexed tail exactly instead: it never
+        # pays for a catch-up of the whole store, and on Citus stays on the session's shard)
+        store.update_search_index()
 
 
 def _matches(
@@ -476,7 +506,7 @@ def _matches(
     preview_chars: int | None,
     redactor: Redactor | None,
 ) -> Iterator[CallMatch]:
-    aliases = _aliases(conn)
+    aliases = alias_table(conn)
     statement = _search_statement(conn, aliases, query)
     if statement is None:
         return
@@ -499,7 +529,6 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
     c = tool_calls
     m = _message_side(timed=query.since is not None or query.until is not None)
-    dialect = conn.dialect.name
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
         # Alias-aware: every raw name whose current name is the tool (ix_tool_calls_usage).
@@ -515,13 +544,16 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     conditions.extend(_time_filters(query.since, query.until, m))
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
-    fulltext = _has_fulltext(conn)
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(dialect, fulltext, number, condition))
+        conditions.append(_argument_condition(conn, number, condition, query.session_id))
     source = _calls_with_time(m)
     if query.text is not None:
-        # The keys of the calls the text indexes find drive the join (not a scan of calls).
-        hits = _text_hits(dialect, fulltext, query.text).subquery("hits")
+        # The keys of the calls the text index finds drive the join (not a scan of calls).
+        found = _text_hits(conn, query.text, results=True, prefix="text",
+                           session_id=query.session_id)
+        if found is None:
+            return None
+        hits = found.subquery("hits")
         source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
                                    c.c.position == hits.c.position,
                                    c.c.call_index == hits.c.call_index)).join(
@@ -548,11 +580,20 @@ def _status_condition(status: str) -> ColumnElement[bool]:
     return c.c.arguments_status == status
 
 
-def _argument_condition(
-    dialect: str, fulltext: bool, number: int, condition: ArgumentCondition
-) -> TextClause:
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition,
+                        session_id: str | None = None) -> TextClause:
+    dialect = conn.dialect.name
     keys, value = condition.keys, condition.value
     p, v = f"arg_path_{number}", f"arg_value_{number}"
+    # The decoded text of a call holds every string value of its arguments, each on a line of
+    # its own: a value containing a needle (MIN_TEXT+ characters), or equal to a string (the
+    # string between two line breaks), pre-filters by the search index.
+    needle: str | None = None
+    if isinstance(value, str):
+        if condition.op == "eq" and "\n" not in value:
+            needle = f"\n{value}\n"
+        elif len(value) >= MIN_TEXT:
+            needle = value
     if dialect == "postgresql":
         if condition.op == "eq":
             # ix_tool_calls_arguments_gin serves @> (exact for scalars); #> decides.
@@ -567,20 +608,16 @@ def _argument_condition(
         exact = (f"jsonb_typeof(tool_calls.arguments #> CAST(:{p} AS TEXT[])) = 'string' AND "
                  f"strpos(tool_calls.arguments #>> CAST(:{p} AS TEXT[]), :{v}) > 0")
         params: dict[str, Any] = {p: list(keys), v: value}
-        needle = escaped(value)
-        if len(needle) >= MIN_TEXT:  # ix_tool_calls_text_trgm pre-filters (LIKE)
-            exact = f"{call_text_sql(dialect)} LIKE :{v}_like AND " + exact
-            params[f"{v}_like"] = like_pattern(needle)
+        if needle is not None and "\x00" not in needle:
+            exact = _prefilter(conn, needle, f"{v}_hit", params, session_id) + exact
         return text(exact).bindparams(**params)
     path = "$" + "".join(f'."{key}"' for key in keys)
     kind = f"json_type(tool_calls.arguments, :{p})"
     extracted = f"json_extract(tool_calls.arguments, :{p})"
     params = {p: path}
-    prefilter: str | None = None
     if condition.op == "contains":
         sql = f"{kind} = 'text' AND instr({extracted}, :{v}) > 0"
         params[v] = value
-        prefilter = escaped(value)
     elif value is None:
         sql = f"{kind} = 'null'"
     elif isinstance(value, bool):
@@ -591,68 +628,100 @@ def _argument_condition(
     elif isinstance(value, str):
         sql = f"{kind} = 'text' AND {extracted} = :{v}"
         params[v] = value
-        prefilter = orjson.dumps(value).decode()  # the encoded string, quotes included
     else:
         sql = f"{kind} IN ('array', 'object') AND {extracted} = json(:{v})"
         params[v] = orjson.dumps(value).decode()
-    if fulltext and prefilter is not None and len(prefilter) >= MIN_TEXT:
-        # tool_calls_fts (trigram) pre-filters: the arguments' JSON text holds the value.
-        sql = (f"tool_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} WHERE {CALLS_FTS} "
-               f"MATCH :{v}_fts) AND " + sql)
-        params[f"{v}_fts"] = fts_phrase(prefilter)
+    if needle is not None and has_search_index(conn):
+        sql = _prefilter(conn, needle, f"{v}_hit", params, session_id) + sql
     return text(sql).bindparams(**params)
 
 
-def _text_hits(dialect: str, fulltext: bool, needle: str) -> Any:
-    """Full text: the keys of the calls whose argument text, or a linked result's content,
-    holds ``needle`` case-insensitively (a UNION over the two text indexes)."""
-    hit_calls = tool_calls.alias("hit_calls")
-    hit_results = tool_results.alias("hit_results")
-    target = escaped(needle)
-    if dialect == "postgresql":  # ix_tool_calls_text_trgm, ix_tool_results_text_trgm
-        pattern = like_pattern(target)
-        calls_match = text(f"{call_text_sql(dialect, 'hit_calls')} ILIKE :text_like"
-                           ).bindparams(text_like=pattern)
-        results_match = text("hit_results.content_json ILIKE :text_like_r"
-                             ).bindparams(text_like_r=pattern)
-    elif fulltext:  # tool_calls_fts, tool_results_fts (FTS5 trigram)
-        phrase = fts_phrase(target)
-        calls_match = text(f"hit_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} "
-                           f"WHERE {CALLS_FTS} MATCH :text_fts)").bindparams(text_fts=phrase)
-        results_match = text(f"hit_results.rowid IN (SELECT rowid FROM {RESULTS_FTS} "
-                             f"WHERE {RESULTS_FTS} MATCH :text_fts_r)"
-                             ).bindparams(text_fts_r=phrase)
-    else:  # no FTS5 in this SQLite: scan (ASCII case folding only)
-        calls_match = text(f"instr(lower({call_text_sql(dialect, 'hit_calls')}), "
-                           "lower(:text_plain)) > 0").bindparams(text_plain=target)
-        results_match = text("instr(lower(hit_results.content_json), lower(:text_plain_r)) > 0"
-                             ).bindparams(text_plain_r=target)
-    return union(
-        select(hit_calls.c.session_id, hit_calls.c.position, hit_calls.c.call_index)
-        .where(calls_match),
-        # Orphan results (no linked call: NULL position) drop out at the join with the calls.
-        select(hit_results.c.session_id,
-               hit_results.c.call_position.label("position"), hit_results.c.call_index)
-        .where(results_match),
-    )
+def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any],
+               session_id: str | None = None) -> str:
+    """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
+    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix,
+                                session_id=session_id)
+    params.update(hit_params)
+    if sql is None:
+        return "1 = 0 AND "
+    return ("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN "
+            f"({sql}) AND ")
+
+
+def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str,
+              session_id: str | None = None) -> tuple[str | None, dict[str, Any]]:
+    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
+    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
+    the search index's hits and an exact scan of what it has not caught up with yet. With
+    ``session_id``, of that session only (on Citus: one shard)."""
+    dialect = conn.dialect.name
+    indexed = has_search_index(conn)
+    tail = tail_keys(conn, needle, results=results, everything=not indexed,
+                     session_id=session_id)
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    kind = "" if results else f" AND kind = {KIND_CALL}"
+    if session_id is not None:
+        kind += f" AND session_id = :{prefix}_sid"
+        params[f"{prefix}_sid"] = session_id
+    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
+        params[f"{prefix}_like"] = like_pattern(needle)
+    elif indexed:  # search_fts (FTS5 trigram)
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
+                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
+        params[f"{prefix}_fts"] = fts_phrase(needle)
+    if tail:
+        if dialect == "postgresql":
+            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
+                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
+                         "AS tail(session_id, position, call_index)")
+            params[f"{prefix}_s"] = [k[0] for k in tail]
+            params[f"{prefix}_p"] = [k[1] for k in tail]
+            params[f"{prefix}_i"] = [k[2] for k in tail]
+        else:
+            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
+                         "value ->> 2 AS call_index "
+                         f"FROM json_each(:{prefix}_tail)")
+            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
+    if not parts:
+        return None, params
+    return " UNION ".join(parts), params
+
+
+def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str,
+               session_id: str | None = None) -> Any:
+    """Full text: the keys of the calls whose decoded argument text, or a linked result's,
+    holds ``needle`` case-insensitively; ``None`` when nothing can match."""
+    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix,
+                            session_id=session_id)
+    if sql is None:
+        return None
+    from sqlalchemy import Integer, String
+
+    # Orphan results (no linked call: NULL position) drop out at the join with the calls.
+    return text(sql).bindparams(**params).columns(
+        session_id=String, position=Integer, call_index=Integer)
 
 
 def _first_results(
     conn: Connection, keys: Sequence[tuple[str, int, int]]
 ) -> dict[tuple[str, int, int], tuple[bool, str]]:
     """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
-    r = tool_results
     out: dict[tuple[str, int, int], tuple[bool, str]] = {}
     if not keys:
         return out
-    # OR of the keys, not a row-value IN list (which SQLite answers with a scan).
-    rows = conn.execute(
-        select(r.c.session_id, r.c.call_position, r.c.call_index, r.c.is_error,
-               r.c.content_json)
-        .where(or_(*(and_(r.c.session_id == sid, r.c.call_position == pos,
-                          r.c.call_index == idx) for sid, pos, idx in keys)))
-        .order_by(r.c.session_id, r.c.position, r.c.result_index)
-    )
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver SQL,
+    # because building it as a Core construct cost more than running it.
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    condition = " OR ".join(
+        [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"] * len(keys))
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, call_position, call_index, is_error, content_json FROM tool_results "
+        f"WHERE {condition} ORDER BY session_id, position, result_index",
+        tuple(value for key in keys for value in key))
     for sid, pos, idx, is_error, content in rows:
         out.setdefault((sid, pos, idx), (bool(is_error), content))
     return out
@@ -704,7 +773,7 @@ class _connect:
         try:
             self._conn = self._store.engine.connect()
         except SQLAlchemyError as exc:
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
         return self._conn
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
@@ -713,27 +782,17 @@ class _connect:
         assert self._conn is not None
         self._conn.close()
         if isinstance(exc, SQLAlchemyError):
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
 
 
-def _reason(exc: Exception) -> str:
-    orig = getattr(exc, "orig", None)
-    return str(orig if orig is not None else exc).strip()
-
-
-def _aliases(conn: Connection) -> AliasTable:
-    from store.db.tables import tool_aliases
-
-    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
-    return AliasTable([(raw, current) for raw, current in rows])
-
-
+@functools.cache
 def _calls_with_time(m: Any) -> Any:
     """tool_calls joined to its message ``m`` (for the time)."""
     c = tool_calls
     return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
 
 
+@functools.cache
 def _message_side(timed: bool) -> Any:
     """The messages to join to calls: the table when a time range may drive the query (from
     ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
@@ -773,23 +832,16 @@ def _time_filters(
 ) -> list[ColumnElement[bool]]:
     out: list[ColumnElement[bool]] = []
     if since is not None:
-        out.append(m.c.created_at >= _utc(since))
+        out.append(m.c.created_at >= as_utc(since))
     if until is not None:
-        out.append(m.c.created_at < _utc(until))
+        out.append(m.c.created_at < as_utc(until))
     return out
-
-
-def _utc(value: datetime) -> datetime:
-    if not isinstance(value, datetime):
-        raise UsageError(f"a time filter must be a datetime, got {value!r}")
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _aware(value: Any) -> datetime:
     if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
         value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return as_utc(value)
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -806,23 +858,3 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-_FULLTEXT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
-
-
-def _has_fulltext(conn: Connection) -> bool:
-    """Whether this SQLite database has the FTS5 tables of revision 0004 (PostgreSQL: always
-    has its text indexes)."""
-    if conn.dialect.name != "sqlite":
-        return True
-    engine = conn.engine
-    known = _FULLTEXT.get(engine)
-    if known is None:
-        found = conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            (CALLS_FTS, RESULTS_FTS),
-        ).scalar_one()
-        known = _FULLTEXT[engine] = found == 2
-    return known
-

@@ -1,6 +1,6 @@
-"""CLI: ``db upgrade | current | check | distribute``, schema administration (edge layer; public
-API only). On a Citus coordinator every one of them also says whether the schema is
-distributed."""
+"""CLI: ``db upgrade | current | check | index | distribute``: the schema, the search index
+and the Citus layout (edge layer; public API only). On a Citus coordinator ``upgrade``,
+``current`` and ``check`` also say whether the schema is distributed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, db_option, emit_json
+from store.cli._common import StoreGroup, db_option, emit_json, open_store
 
 
 @click.group(cls=StoreGroup)
@@ -55,6 +55,16 @@ def db_check(db_url: str | None) -> None:
     status = store.check_database(db_url)
     click.echo(f"{status.url}: revision {status.current}, schema matches the code")
     _echo_distribution(status)
+
+
+@db.command("index")
+@db_option
+def db_index(db_url: str | None) -> None:
+    """Bring the search index up to date (searches and `import` also do it themselves)."""
+    with open_store(db_url) as opened:
+        done = opened.update_search_index()
+    click.echo(f"search index: {done.calls} calls and {done.results} results of "
+               f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
 
 
 @db.command("distribute")

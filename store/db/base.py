@@ -28,6 +28,7 @@ from store.db.writer import (
 )
 from store.errors import DatabaseError
 from store.names import AliasTable
+from store.times import as_utc
 from store.transcript import (
     SessionInfo,
 )
@@ -46,7 +47,7 @@ def _now() -> datetime:
 
 def _aware(value: datetime) -> datetime:
     """SQLite hands back naive datetimes: they were stored as UTC, so say so."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return as_utc(value)
 
 
 def check_session_id(session_id: object) -> str:
@@ -119,7 +120,7 @@ class StoreBase:
             with self._engine.connect() as conn:
                 yield conn
         except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -127,11 +128,11 @@ class StoreBase:
             with self._write_engine.connect() as conn, conn.begin():
                 yield conn
         except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
     def _alias_table_now(self, conn: Connection) -> AliasTable:
         """The alias table as stored now (through a Core connection)."""
-        return _alias_table(conn)
+        return alias_table(conn)
 
     def _retrying(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
@@ -145,7 +146,7 @@ class StoreBase:
                 if attempt < _RETRIES and _is_transient(exc):
                     time.sleep(min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random()))
                     continue
-                raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+                raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
@@ -174,7 +175,7 @@ def _is_transient(exc: BaseException) -> bool:
     return "database is locked" in message or "database is busy" in message
 
 
-def _reason(exc: BaseException) -> str:
+def driver_reason(exc: BaseException) -> str:
     """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc).strip()
@@ -184,7 +185,8 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _alias_table(conn: Connection) -> AliasTable:
+def alias_table(conn: Connection) -> AliasTable:
+    """The persisted alias table (``tool_aliases``), read on ``conn``."""
     rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
     return AliasTable([(r, c) for r, c in rows])
 
@@ -208,7 +210,7 @@ def _session_row(
         "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
         "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
-        "created_at": now, "updated_at": now, "next_position": 0,
+        "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
     }
 
 

@@ -8,7 +8,9 @@ shard-locally), and every other table of the schema (``tool_aliases``) into a re
 (a copy on every node, joinable locally with any shard). ``alembic_version`` stays a local
 table of the coordinator. The plan is derived from :data:`store.db.tables.metadata`, so a table
 added by a later revision is covered without editing this module; :data:`LOCAL_TABLES` and
-:data:`REFERENCE_TABLES` override the rule.
+:data:`REFERENCE_TABLES` override the rule, :data:`SQL_TABLES` adds the tables created by SQL
+(the search index: ``search_items``, co-located too, so that its catch-up is a shard-local
+``INSERT ... SELECT`` and a search joins it to the calls on each shard).
 
 Distribution is idempotent (tables already in the right form are left alone), runs in one
 transaction (it all happens or nothing does), moves the rows already stored into the shards,
@@ -24,6 +26,7 @@ distributed schema leaves it distributed (see :func:`prepare_migration` and
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,6 +51,7 @@ __all__ = [
     "distributing_new_tables",
     "distribution_state",
     "finish_migration",
+    "is_citus",
     "prepare_migration",
 ]
 
@@ -60,6 +64,9 @@ DEFAULT_SHARD_COUNT = 32
 LOCAL_TABLES: frozenset[str] = frozenset({"alembic_version"})
 #: Tables copied to every node whatever their columns (global vocabularies, small).
 REFERENCE_TABLES: frozenset[str] = frozenset({"tool_aliases"})
+#: Tables that revisions create with SQL on PostgreSQL, outside ``store/db/tables.py`` (the
+#: search index of ``store/db/search_index.py``, revision 0005), and the form they take.
+SQL_TABLES: dict[str, Kind] = {"search_items": "distributed"}
 #: The distribution column, and the table every distributed table is co-located with.
 DISTRIBUTION_COLUMN = "session_id"
 ANCHOR_TABLE = "sessions"
@@ -78,6 +85,7 @@ def distribution_plan() -> list[tuple[str, Kind]]:
         if table.name in LOCAL_TABLES:
             continue
         plan.append((table.name, _kind(table)))
+    plan.extend(SQL_TABLES.items())
     plan.sort(key=lambda item: (item[1] == "distributed", item[0] != ANCHOR_TABLE))
     return plan  # sort is stable: within each group the foreign-key order stays
 
@@ -175,6 +183,17 @@ def citus_version(conn: Connection) -> str | None:
         return None
     return conn.execute(text(
         "SELECT extversion FROM pg_extension WHERE extname = 'citus'")).scalar()
+
+
+_CITUS: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def is_citus(conn: Connection) -> bool:
+    """Whether ``conn``'s database has Citus (asked once per engine)."""
+    known = _CITUS.get(conn.engine)
+    if known is None:
+        known = _CITUS[conn.engine] = citus_version(conn) is not None
+    return known
 
 
 def distribution_state(conn: Connection) -> DistributionState | None:

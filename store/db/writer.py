@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -22,6 +22,7 @@ from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
 from store.model import Message
 from store.normalize.messages import normalize_message
 from store.pairing import TURN_ROLES, CallRef, Pairing
+from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
@@ -128,11 +129,7 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     """The transcript's own timestamp when it has a readable one, else the append time."""
     stamp = metadata.get("timestamp")
     if isinstance(stamp, str):
-        try:
-            parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-        except (ValueError, OverflowError):  # unreadable, or out of range once in UTC
-            return now
+        return parse_timestamp(stamp) or now  # unreadable, or out of range once in UTC
     return now
 
 

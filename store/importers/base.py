@@ -128,7 +128,7 @@ class Source:
     settled: bool
 
 
-def _reason(exc: OSError) -> str:
+def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
@@ -139,7 +139,7 @@ def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
         # O_NONBLOCK: opening a FIFO must not hang; it is refused just below.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise ImportFileError(path, f"cannot open: {_reason(exc)}") from exc
+        raise ImportFileError(path, f"cannot open: {_os_reason(exc)}") from exc
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -149,7 +149,7 @@ def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise ImportFileError(path, f"cannot read: {_reason(exc)}") from exc
+        raise ImportFileError(path, f"cannot read: {_os_reason(exc)}") from exc
     finally:
         os.close(fd)
     try:

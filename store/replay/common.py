@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from store.model import InvalidToolCall, Message, ToolCall, ToolResult
 from store.pairing import pair_messages
-from store.replay.repair import Target
+from store.providers import SOURCE_FAMILIES, Target
 
 __all__ = [
     "PLACEHOLDER_USER_TEXT",
-    "SOURCE_FAMILIES",
     "AnyCall",
     "Block",
     "Native",
@@ -24,15 +23,6 @@ __all__ = [
 
 #: The text of the user turn put in front of a history that opens with the model.
 PLACEHOLDER_USER_TEXT = "(continued)"
-
-#: The message sources that count as the target's own provider (``same_provider=None``).
-SOURCE_FAMILIES: Mapping[Target, frozenset[str]] = {
-    "openai-chat": frozenset({"openai_chat", "openai_chat_untyped", "legacy_function_call"}),
-    "openai-responses": frozenset({"openai_responses", "openai_responses_custom", "codex"}),
-    "anthropic": frozenset({"anthropic", "claude_code"}),
-    "gemini": frozenset({"gemini"}),
-    "bedrock": frozenset({"bedrock"}),
-}
 
 AnyCall = ToolCall | InvalidToolCall
 Block = dict[str, Any]

@@ -40,8 +40,6 @@ Repairing twice equals repairing once: the second pass returns equal messages an
 from __future__ import annotations
 
 import difflib
-import hashlib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
@@ -51,23 +49,17 @@ from store.errors import ToolArgumentsError, UsageError
 from store.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
 from store.names import DEFAULT_ALIASES, AliasTable
 from store.pairing import pair_messages
+from store.providers import TARGETS, Target, id_problem, remapped_id
 from store.transcript import Transcript
 
 __all__ = [
     "CHANGE_KINDS",
     "INTERRUPTED_TEXT",
-    "TARGETS",
     "ChangeKind",
     "RepairChange",
     "Repaired",
-    "Target",
-    "id_problem",
-    "remapped_id",
     "repair",
 ]
-
-Target = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"]
-TARGETS: tuple[Target, ...] = get_args(Target)
 
 ChangeKind = Literal[
     "synthesized_result",
@@ -86,14 +78,6 @@ CHANGE_KINDS: tuple[ChangeKind, ...] = get_args(ChangeKind)
 #: The content of a synthesized result.
 INTERRUPTED_TEXT = "Error: this tool call was interrupted and has no result."
 
-_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_ID_PREFIX: Mapping[Target, str] = {
-    "openai-chat": "call_",
-    "openai-responses": "call_",
-    "anthropic": "toolu_",
-    "gemini": "call_",
-    "bedrock": "tooluse_",
-}
 _DEFAULT_TABLE = AliasTable(DEFAULT_ALIASES)
 
 AnyCall = ToolCall | InvalidToolCall
@@ -137,37 +121,6 @@ class Repaired:
     def of_kind(self, kind: ChangeKind) -> tuple[RepairChange, ...]:
         """The changes of one kind, in order."""
         return tuple(change for change in self.changes if change.kind == kind)
-
-
-def id_problem(call_id: str | None, target: Target) -> str | None:
-    """Why ``target`` would refuse a call id on replay, or ``None`` when it accepts it.
-
-    Anthropic and Bedrock: ``^[a-zA-Z0-9_-]{1,64}$``; OpenAI Chat: non-empty, at most 40
-    characters; Responses: non-empty; Gemini: any id, or none. (Ids repeated within a
-    transcript are refused by every target; :func:`repair` checks that separately.)
-    """
-    if target == "gemini":
-        return None
-    if call_id is None:
-        return "it has no id"
-    if call_id == "":
-        return "its id is empty"
-    if target in ("anthropic", "bedrock") and _ID_PATTERN.fullmatch(call_id) is None:
-        return f"{target} ids must match ^[a-zA-Z0-9_-]{{1,64}}$"
-    if target == "openai-chat" and len(call_id) > 40:
-        return "OpenAI Chat ids are at most 40 characters"
-    return None
-
-
-def remapped_id(target: Target, position: int, index: int, original: str | None,
-                attempt: int = 0) -> str:
-    """The id that replaces a refused one: a target prefix and 24 hex digits of the SHA-256 of
-    ``(position, index, original id)`` (``attempt`` > 0 only to step past a collision)."""
-    seed = f"{position}:{index}:{'' if original is None else original}"
-    if attempt:
-        seed += f":{attempt}"
-    return _ID_PREFIX[target] + hashlib.sha256(seed.encode("utf-8", "surrogatepass")
-                                               ).hexdigest()[:24]
 
 
 def repair(
