@@ -1,7 +1,8 @@
 """Exports: canonical JSONL of sessions, CSV of calls; optionally redacted (persistence layer).
 
 * :func:`export_jsonl` writes one line per message, sessions in id order, messages in
-  position order. A line is a compact JSON object (orjson; UTF-8 as is; keys in this order):
+  position order. A line is a compact JSON object (exact: integers of any size, any depth
+  that append accepted; UTF-8 as is; keys in this order):
   ``session_id``, ``position``, ``role``, ``created_at`` (ISO 8601, UTC), ``message_id``,
   ``key``, ``source``, ``parts``, ``extras``, ``metadata``. Parts keep their recorded order:
   ``{"type": "text", "text"}``, ``{"type": "thinking", "text", "signature"}``,
@@ -26,9 +27,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-import orjson
 from sqlalchemy import select
 
+from store.arguments import dumps_json
 from store.audit.queries import CallQuery, iter_calls
 from store.codec import part_record
 from store.db.tables import sessions
@@ -81,7 +82,9 @@ def export_jsonl(
             if redactor is not None:
                 record, count = redactor.redact(record)
                 redactions += count
-            out.write(orjson.dumps(record).decode())
+            # Exact JSON of whatever append accepted (integers beyond 64 bits, deep nesting),
+            # where orjson alone refuses: an export is a backup.
+            out.write(dumps_json(record))
             out.write("\n")
             lines += 1
     return ExportStats(len(ids), lines, redactions)

@@ -55,11 +55,7 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
-    """Open the store for a command. Read-only commands open read-only when the database
-    exists, so that auditors need no write access."""
-    if read_only:
-        try:
-            return store.TranscriptStore.open(db_url, read_only=True)
-        except store.ConfigurationError:
-            pass  # no database yet: open normally, which creates it at head
-    return store.TranscriptStore.open(db_url)
+    """Open the store for a command. Read commands open read-only: they never create or
+    migrate a database (a missing one is an error naming it), and auditors need no write
+    access."""
+    return store.TranscriptStore.open(db_url, read_only=read_only)

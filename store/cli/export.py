@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -55,7 +56,11 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
     else:
         messages = [stored.message for stored in transcript]
     payload = store.render(messages, target)  # type: ignore[arg-type]
-    sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
+    try:
+        text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them exactly
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
 
 
 def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: str,

@@ -18,13 +18,9 @@ from store.viewer import is_loopback, make_server
 
 
 def _open_read_only(db_url: str | None) -> store.TranscriptStore:
-    """The store opened read-only; a database that does not exist yet is created (empty, at
-    head) first, as the other read-only commands do, then reopened read-only."""
-    opened = open_store(db_url, read_only=True)
-    if opened.read_only:
-        return opened
-    opened.close()
-    return store.TranscriptStore.open(db_url, read_only=True)
+    """The store opened read-only; a database that does not exist is an error (the viewer,
+    like every read, never creates one)."""
+    return open_store(db_url, read_only=True)
 
 
 @click.command()

@@ -62,8 +62,8 @@ class SchemaStatus:
 
 
 @contextmanager
-def _engine(url: str | None) -> Iterator[Engine]:
-    engine = create_store_engine(url or default_url())
+def _engine(url: str | None, read_only: bool = False) -> Iterator[Engine]:
+    engine = create_store_engine(url or default_url(), read_only=read_only)
     try:
         yield engine
     except SQLAlchemyError as exc:
@@ -73,8 +73,8 @@ def _engine(url: str | None) -> Iterator[Engine]:
         engine.dispose()
 
 
-def _with(url: str | None, work: Callable[[Engine], T]) -> T:
-    with _engine(url) as engine:
+def _with(url: str | None, work: Callable[[Engine], T], read_only: bool = False) -> T:
+    with _engine(url, read_only) as engine:
         return work(engine)
 
 
@@ -96,7 +96,7 @@ def upgrade_database(url: str | None = None, revision: str = "head") -> SchemaSt
 
 def database_status(url: str | None = None) -> SchemaStatus:
     """The database's revision next to the head this library needs (and its Citus layout)."""
-    return _with(url, _status)
+    return _with(url, _status, read_only=True)  # a read: never creates the database
 
 
 def distribute_database(url: str | None = None, *,
@@ -131,6 +131,8 @@ def check_database(url: str | None = None) -> SchemaStatus:
     """Raise ``DatabaseError`` unless the database is at head and matches the tables in code."""
     def work(engine: Engine) -> SchemaStatus:
         status = _status(engine)
+        if status.current is not None and not migrate.known_revision(status.current):
+            raise DatabaseError(migrate.newer_database(status.current, status.url, engine))
         if not status.at_head:
             raise DatabaseError(
                 f"database {status.url} is at revision {status.current or 'none'}, head is "
@@ -140,4 +142,4 @@ def check_database(url: str | None = None) -> SchemaStatus:
         if status.distribution is not None and status.distribution.partly:
             raise DatabaseError(f"database {status.url} is {status.distribution.describe()}")
         return status
-    return _with(url, work)
+    return _with(url, work, read_only=True)

@@ -20,13 +20,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from store.errors import ConfigurationError
+from store.errors import ConfigurationError, DatabaseError
 
 __all__ = ["Durability", "create_store_engine", "default_url", "redact_url"]
 
@@ -110,23 +111,64 @@ def create_store_engine(
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
 
 
+def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> Engine:
+    """A read-only SQLite engine that creates nothing and needs no write permission.
+
+    SQLite's ``mode=ro`` still creates the ``-wal`` and ``-shm`` files of a WAL database (and
+    leaves them behind), and fails when it may not create them (a reader who cannot write the
+    folder). So each connection looks first: while a writer has the database open its ``-wal``
+    file exists and ``mode=ro`` reads through it (creating nothing); otherwise the file holds
+    every committed write and is read with ``immutable=1`` (no lock, no side file). Connections
+    are not pooled, so that each read decides afresh.
+    """
+    import sqlite3
+
+    from sqlalchemy.pool import NullPool
+
+    if not path.is_file():
+        raise ConfigurationError(
+            f"no database at {path}: a read never creates one (check the path; a write or "
+            "`transcript-store db upgrade` creates it)"
+        )
+    wal = Path(f"{path}-wal")
+    quoted = quote(str(path), safe="/")
+
+    def connect() -> sqlite3.Connection:
+        mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        connection = sqlite3.connect(f"file:{quoted}?{mode}", uri=True,
+                                     timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+                                     check_same_thread=False)
+        connection.isolation_level = None
+        connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        return connection
+
+    options.pop("connect_args", None)
+    options["poolclass"] = NullPool
+    engine = create_engine(url.set(database=str(path)), creator=connect, **options)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.connection.dbapi_connection.execute("BEGIN")  # type: ignore[union-attr]
+
+    return engine
+
+
 def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
                    read_only: bool) -> Engine:
     database = url.database
     if read_only and database and database != ":memory:" and not database.startswith("file:"):
-        # SQLite's read-only open: no file is created, no write can succeed.
-        path = Path(database).expanduser().resolve()
-        if not path.is_file():
-            raise ConfigurationError(f"no SQLite database at {path} to open read-only")
-        url = url.set(database=f"file:{path}?mode=ro", query={"uri": "true"})
-        database = url.database
-    elif database and database != ":memory:" and not database.startswith("file:"):
+        return _sqlite_read_only_engine(url, Path(database).expanduser().resolve(), options)
+    if database and database != ":memory:" and not database.startswith("file:"):
         path = Path(database).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            # Create it readable by its owner only: transcripts hold secrets.
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                # Create it readable by its owner only: transcripts hold secrets.
+                fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+        except OSError as exc:
+            raise DatabaseError(f"cannot create the database {path}: "
+                                f"{exc.strerror or exc}") from exc
     options.setdefault("connect_args", {})
     options["connect_args"].setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
     options["connect_args"].setdefault("check_same_thread", False)
