@@ -12,7 +12,10 @@
   ``{"type": "opaque", "kind", "data"}``; a part's provider ``extras`` are added when present.
   The same rows give the same bytes.
 * :func:`export_calls_csv` writes a header and one row per call matching a ``CallQuery``
-  (``store.audit.queries``), oldest first, with the whole first result as text.
+  (``store.audit.queries``), oldest first, with the whole first result as text. A cell that
+  starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the
+  OWASP rule against formula injection: a spreadsheet would run it), unless
+  ``formulas=True`` asks for the exact text.
 
 With ``redactor=`` (``store.redact.Redactor``) every string of a line or row is redacted
 (argument texts inside wire records included) and each replacement is marked
@@ -46,7 +49,15 @@ from store.transcript import Transcript
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-__all__ = ["CSV_COLUMNS", "ExportStats", "export_calls_csv", "export_jsonl", "message_record"]
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMULA_STARTS",
+    "ExportStats",
+    "export_calls_csv",
+    "export_jsonl",
+    "message_record",
+    "neutralize_formula",
+]
 
 #: The columns of :func:`export_calls_csv`, in order.
 CSV_COLUMNS = (
@@ -96,26 +107,45 @@ def export_calls_csv(
     out: TextIO,
     *,
     redactor: Redactor | None = None,
+    formulas: bool = False,
 ) -> ExportStats:
     """Write the calls matching ``query`` (every call when ``None``) as CSV to ``out`` (open
     it with ``newline=""``): :data:`CSV_COLUMNS`, times in ISO 8601 UTC, booleans as
-    ``true``/``false``, no result as empty cells."""
+    ``true``/``false``, no result as empty cells; cells a spreadsheet would run as a formula
+    get a leading ``'`` unless ``formulas=True``."""
     writer = csv.writer(out)
+    cell = _exact if formulas else neutralize_formula
     writer.writerow(CSV_COLUMNS)
     rows = redactions = 0
     seen: set[str] = set()
     for match in iter_calls(store, query, preview_chars=None, redactor=redactor):
-        writer.writerow((
+        writer.writerow(tuple(cell(value) for value in (
             match.session_id, match.position, match.index, match.call_id, match.name,
             match.raw_name, match.status, match.arguments_error or "",
             _iso(match.created_at), match.arguments_text,
             "" if match.result_is_error is None else str(match.result_is_error).lower(),
             match.result_preview if match.result_preview is not None else "",
-        ))
+        )))
         rows += 1
         redactions += match.redactions
         seen.add(match.session_id)
     return ExportStats(len(seen), rows, redactions)
+
+
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize_formula(value: object) -> object:
+    """A string cell that a spreadsheet would run as a formula, with a leading ``'``; any other
+    value as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _exact(value: object) -> object:
+    return value
 
 
 def message_record(session_id: str, position: int, message: Message, key: str | None,

@@ -16,6 +16,7 @@ import sys
 import click
 
 import store
+import store.cli.aliases as aliases
 import store.cli.audit as audit
 import store.cli.db as db
 import store.cli.demo as demo
@@ -36,7 +37,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 
 
-for _module in (db, demo, sessions, imports, export, audit, serve):
+for _module in (db, demo, sessions, imports, export, audit, aliases, serve):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

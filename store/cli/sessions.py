@@ -8,11 +8,20 @@ from typing import Any
 
 import click
 import orjson
-from rich.markup import escape
-from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    more_rows,
+    open_store,
+    page_limit,
+    redaction_options,
+    redactor_from,
+    visible,
+)
+from store.cli._common import safe_markup as escape
 
 
 @click.group()
@@ -22,9 +31,12 @@ def sessions() -> None:
 
 def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
     return {
-        "session_id": info.session_id, "title": info.title, "provider": info.provider,
-        "model": info.model, "cwd": info.cwd, "tags": list(info.tags),
-        "messages": info.message_count, "created_at": info.created_at.isoformat(),
+        "session_id": info.session_id, "title": info.title, "agent": info.agent,
+        "provider": info.provider, "model": info.model, "cwd": info.cwd,
+        "tags": list(info.tags), "messages": info.message_count,
+        "started_at": info.started_at.isoformat() if info.started_at else None,
+        "ended_at": info.ended_at.isoformat() if info.ended_at else None,
+        "created_at": info.created_at.isoformat(),
         "updated_at": info.updated_at.isoformat(),
     }
 
@@ -35,31 +47,50 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--model", help="Only sessions of this model.")
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
-@click.option("--since", type=click.DateTime(), help="Updated at or after (UTC).")
-@click.option("--until", type=click.DateTime(), help="Updated before (UTC).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
+@click.option("--agent", help="Only sessions recorded by this agent (claude-code, codex ...).")
+@click.option("--since", type=click.DateTime(),
+              help="With a message at or after this time (UTC; the session's own times).")
+@click.option("--until", type=click.DateTime(),
+              help="With a message before this time (UTC; the session's own times).")
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+              help="At most this many sessions (0: all).")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@redaction_options
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
-                  tag: str | None, title_contains: str | None, since: datetime | None,
-                  until: datetime | None, limit: int, offset: int, as_json: bool) -> None:
+                  tag: str | None, title_contains: str | None, agent: str | None,
+                  since: datetime | None, until: datetime | None, limit: int, offset: int,
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """List sessions, most recently updated first."""
+    from rich.table import Table
+
+    filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
+                               "title_contains": title_contains, "agent": agent,
+                               "since": _utc(since), "until": _utc(until)}
     with open_store(db_url, read_only=True) as opened:
-        found = opened.list_sessions(provider=provider, model=model, tag=tag,
-                                     title_contains=title_contains, since=_utc(since),
-                                     until=_utc(until), limit=limit, offset=offset)
+        found = opened.list_sessions(**filters, limit=page_limit(limit), offset=offset)
+        total = (len(found) + offset if limit == 0 or len(found) < limit
+                 else opened.count_sessions(**filters))
     rows = [_session_dict(info) for info in found]
+    redactor = redactor_from(redact, patterns)
+    if redactor is not None:  # titles and folders can hold what the transcript held
+        for row in rows:
+            row["title"], _ = redactor.redact(row["title"])
+            row["cwd"], _ = redactor.redact(row["cwd"])
     if as_json:
         emit_json(rows)
+        more_rows(len(rows), total, offset, "sessions")
         return
-    table = Table(title=f"{len(rows)} sessions")
-    for column in ("session", "title", "provider", "model", "messages", "updated"):
+    table = Table(title=f"{len(rows)} of {total:,} sessions")
+    for column in ("session", "title", "agent", "model", "messages", "started", "ended"):
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(escape(row["session_id"]), escape(row["title"] or ""),
-                      escape(row["provider"] or ""), escape(row["model"] or ""),
-                      str(row["messages"]), row["updated_at"][:19])
+                      escape(row["agent"] or row["provider"] or ""),
+                      escape(row["model"] or ""), str(row["messages"]),
+                      (row["started_at"] or "-")[:19], (row["ended_at"] or "-")[:19])
     console().print(table)
+    more_rows(len(rows), total, offset, "sessions")
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -109,11 +140,15 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @click.argument("session_id")
 @click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
+@redaction_options
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
-                  as_json: bool) -> None:
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Show a transcript: roles, text, each call with its arguments and result."""
+    redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(session_id, last_turns=last_turns)
+    if redactor is not None:
+        transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
     if as_json:
         emit_json({"position": m.position, "role": m.message.role, "text": m.message.text,
@@ -130,7 +165,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
         if role == "tool" or (role == "user" and stored.message.tool_results
                               and not stored.message.text):
             continue  # results are shown beside their calls
-        out.print(f"\n[bold green]#{stored.position} {role}[/bold green]")
+        out.print(f"\n[bold green]#{stored.position} {escape(role)}[/bold green]")
         for line in _part_lines(stored.message, results, stored.position):
             out.print(line)
     orphans = list(transcript.orphan_results())
@@ -172,7 +207,7 @@ def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
         for p in report.problems:
             where = ", ".join(str(x) for x in (p.session_id, p.position, p.index)
                               if x is not None)
-            click.echo(f"{p.severity}: [{p.check}] {where}: {p.detail}")
+            click.echo(visible(f"{p.severity}: [{p.check}] {where}: {p.detail}"))
     if not report.ok:
         sys.exit(1)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,8 +84,32 @@ def _scripts() -> Any:
         return ScriptDirectory.from_config(_config())
 
 
+_REVISION = re.compile(r'^revision: str = "([^"]+)"$', re.M)
+_DOWN = re.compile(r'^down_revision: str \| None = (?:"([^"]+)"|None)$', re.M)
+
+
+@functools.cache
 def head() -> str:
-    """The revision this library's tables match."""
+    """The revision this library's tables match (read from the scripts' headers without
+    importing Alembic: every open asks, and Alembic's import was most of a CLI start-up; a
+    script written another way sends the question to Alembic)."""
+    revisions: set[str] = set()
+    downs: set[str] = set()
+    for path in Path(script_location(), "versions").glob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(text), _DOWN.search(text)
+        if revision is None or down is None:
+            return _alembic_head()
+        revisions.add(revision.group(1))
+        if down.group(1):
+            downs.add(down.group(1))
+    heads = sorted(revisions - downs)
+    return heads[0] if len(heads) == 1 else _alembic_head()
+
+
+def _alembic_head() -> str:
     heads = _scripts().get_heads()
     if len(heads) != 1:
         raise DatabaseError(f"the migration scripts have {len(heads)} heads: {heads}")
@@ -99,9 +124,19 @@ def _current_on(conn: Connection) -> str | None:
 
 
 def current(engine: Engine) -> str | None:
-    """The database's revision, ``None`` for a database that was never migrated."""
-    with _ALEMBIC, _database_errors(engine), engine.connect() as conn:
-        return _current_on(conn)
+    """The database's revision, ``None`` for a database that was never migrated (read from
+    ``alembic_version`` as Alembic does, without importing it)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip()
+        raise DatabaseError(f"{redact_url(engine.url)}: {reason}") from exc
+    return str(rows[0][0]) if rows else None
 
 
 @contextmanager

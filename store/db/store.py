@@ -23,6 +23,7 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Self
 
@@ -129,6 +130,7 @@ class TranscriptStore(SessionsMixin):
         model: str | None = None,
         cwd: str | None = None,
         tags: Iterable[str] = (),
+        agent: str | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -140,7 +142,7 @@ class TranscriptStore(SessionsMixin):
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
-        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now())
+        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
         return self._retrying(lambda conn: write_append(conn, sid, prepared, new_session))
 
     # -- load -----------------------------------------------------------------------------------
@@ -163,6 +165,8 @@ class TranscriptStore(SessionsMixin):
         from its call (a few more queries find where it starts).
         """
         sid = session_id
+        if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
+            raise SessionNotFound(sid)
         with self._read() as conn:
             st = statements(self.dialect)
             start = 0
@@ -186,9 +190,11 @@ class TranscriptStore(SessionsMixin):
                 cursor.close()
         read_time = st.read_time
         apply = aliases.apply
+        agent = srow[session_columns.index("agent")] if "agent" in session_columns else None
         calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
         for pos, idx, call_id, wire, status, error, extras, source, minted in crows:
-            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)))
+            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)),
+                         agent)
             if strict and isinstance(call, InvalidToolCall):
                 err = call.error
                 err.args = (f"session {sid!r}, message {pos}, call {idx} ({call.name}): "
@@ -215,7 +221,11 @@ class TranscriptStore(SessionsMixin):
         session_row = dict(zip(session_columns, srow, strict=True))
         session_row["created_at"] = read_time(session_row["created_at"])
         session_row["updated_at"] = read_time(session_row["updated_at"])
-        return Transcript(_session_info(session_row), tuple(out), links)
+        info = _session_info(session_row)
+        if out and start == 0:
+            info = replace(info, started_at=min(m.created_at for m in out),
+                           ended_at=max(m.created_at for m in out))
+        return Transcript(info, tuple(out), links)
 
     # -- search index ---------------------------------------------------------------------------
 
@@ -272,25 +282,27 @@ class TranscriptStore(SessionsMixin):
         if not contains:
             raise UsageError("find_calls needs a non-empty search term")
         needle = dumps_json(contains)[1:-1]
-        query = (
-            select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
-                   tool_calls.c.call_id, tool_calls.c.raw_name)
-            .where(self._contains(tool_calls.c.wire_json, needle))
-            .order_by(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index)
-        )
+        postgres = self.dialect == "postgresql"
+        # Driver SQL on the DBAPI cursor, as load does: building a Core statement per call
+        # cost more than the query on a small store.
+        test = "strpos(wire_json, %s) > 0" if postgres else "instr(wire_json, ?) > 0"
+        sql = ("SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
+               f"WHERE {test} ORDER BY session_id, position, call_index")
+        params: tuple[Any, ...] = (needle,)
         if limit is not None:
-            query = query.limit(limit)
+            sql += " LIMIT %s" if postgres else " LIMIT ?"
+            params = (needle, int(limit))
         with self._read() as conn:
-            rows = conn.execute(query).all()
-            table = self._alias_table_now(conn)
+            st = statements(self.dialect)
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(sql, params)
+                rows = cursor.fetchall()
+                table = self._aliases_from(cursor, st)
+            finally:
+                cursor.close()
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
-
-    def _contains(self, column: Any, needle: str) -> Any:
-        """An exact, case-sensitive substring test (``instr`` / ``strpos``: no wildcards)."""
-        if self.dialect == "postgresql":
-            return func.strpos(column, needle) > 0
-        return func.instr(column, needle) > 0
 
     def verify(self, session_id: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written (see ``store.db.verify``); reports
