@@ -70,8 +70,8 @@ def db_index(db_url: str | None) -> None:
 @db.command("distribute")
 @db_option
 @click.option("--shard-count", type=click.IntRange(1, 64000), default=None,
-              help=f"Shards per distributed table [default: {store.DEFAULT_SHARD_COUNT}]; "
-                   "ignored once sessions is distributed.")
+              help="Shards per distributed table [default: 32, "
+                   "store.DEFAULT_SHARD_COUNT]; ignored once sessions is distributed.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
 def db_distribute(db_url: str | None, shard_count: int | None, as_json: bool) -> None:
     """Scale out on Citus: distribute the tables by session_id (co-located) and make the
