@@ -37,6 +37,9 @@ from store.errors import (
     ConflictError,
     DatabaseError,
     FrozenParametersError,
+    ImportFileError,
+    MissingExtra,
+    NotAMessage,
     ParametersError,
     RecordError,
     SchemaOutOfDate,
@@ -46,10 +49,10 @@ from store.errors import (
     TooLargeError,
     ToolArgumentsError,
     UnrecognizedRecord,
+    UsageError,
 )
 from store.importers.formats import FORMATS as IMPORT_FORMATS
 from store.importers.formats import (
-    ImportFileError,
     ImportProblem,
     ParsedFile,
     ParsedSession,
@@ -73,7 +76,7 @@ from store.model import (
 from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
 from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
 from store.normalize.definitions import normalize_tool_definitions
-from store.normalize.messages import NotAMessage, normalize_message, normalize_payload
+from store.normalize.messages import normalize_message, normalize_payload
 from store.redact import Redactor
 from store.replay.render import render
 from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
@@ -122,6 +125,7 @@ __all__ = [
     "InvalidToolCall",
     "LoadedCall",
     "Message",
+    "MissingExtra",
     "NotAMessage",
     "OpaquePart",
     "PARAMETER_TYPES",
@@ -162,6 +166,7 @@ __all__ = [
     "TranscriptStore",
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
+    "UsageError",
     "VerifyProblem",
     "VerifyReport",
     "__version__",

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from store.errors import ToolArgumentsError
+from store.errors import RecordError, ToolArgumentsError
 
 __all__ = [
     "ARGUMENT_STATUSES",
@@ -55,7 +55,7 @@ _JSON_TYPE_NAMES = {list: "array", str: "string", bool: "boolean", int: "number"
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise RecordError(f"{name} is not valid JSON")  # caught: the text is invalid_json
 
 
 _EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)

@@ -7,8 +7,10 @@ The tree::
     │                               ``.kind`` is unsupported_type | non_object_json | invalid_json
     ├── RecordError                 (also ValueError) a record cannot be read
     │   ├── UnrecognizedRecord      no known shape matches; says what was found
+    │   │   └── NotAMessage         a known record kind that carries no message (headers)
     │   ├── AmbiguousRecord         two spellings of one key carry different values
-    │   └── TooLargeError           a value over a configured size limit
+    │   ├── TooLargeError           a value over a configured size limit
+    │   └── ImportFileError         a file that cannot be imported at all (``path``, ``reason``)
     ├── StreamError                 (also ValueError) a stream event cannot be assembled,
     │                               e.g. a fragment for no open call
     ├── AliasError                  (also ValueError) a tool-name alias is malformed
@@ -20,6 +22,10 @@ The tree::
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
     │   └── SessionNotFound         (also KeyError) no session with that id
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
+    ├── UsageError                  (also ValueError) a function called with a value it cannot use
+    │                               (a negative limit, an unknown target); names the parameter
+    ├── MissingExtra                (also ImportError) an integration used without its framework;
+    │                               names the extra to install
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
                                     ``.problems`` lists every problem at once
 
@@ -29,6 +35,7 @@ never have to parse messages.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 ArgumentErrorKind = Literal["unsupported_type", "non_object_json", "invalid_json"]
@@ -81,6 +88,10 @@ class AmbiguousRecord(RecordError):
 
     def __reduce__(self) -> tuple[type[AmbiguousRecord], tuple[str, tuple[str, ...]]]:
         return (type(self), (self.key, self.spellings))
+
+
+class NotAMessage(UnrecognizedRecord):
+    """A record of a known kind that carries no message (headers, metadata lines)."""
 
 
 class TooLargeError(RecordError):
@@ -154,6 +165,30 @@ class SessionNotFound(DatabaseError, KeyError):
 
 class ConfigurationError(StoreError, ValueError):
     """A database URL or option that cannot be used."""
+
+
+class UsageError(StoreError, ValueError):
+    """A function was called with a value it cannot use (a negative limit, an unknown target,
+    an empty search term); the message names the parameter and what it takes."""
+
+
+class MissingExtra(StoreError, ImportError):
+    """An integration was used without its framework installed; the message names the extra."""
+
+
+class ImportFileError(RecordError):
+    """A file that cannot be imported at all; ``path`` names it and ``reason`` says why.
+
+    Raised for that file only: an import of several files reports it and goes on.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+    def __reduce__(self) -> tuple[type[ImportFileError], tuple[Path, str]]:
+        return (type(self), (self.path, self.reason))
 
 
 class ArgumentValidationError(StoreError, ValueError):

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from store.errors import UsageError
+
 __all__ = ["BUILTIN_DETECTORS", "Detector", "Redactor", "marker"]
 
 T = TypeVar("T")
@@ -61,13 +63,13 @@ class Detector:
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or not _KIND.fullmatch(self.kind):
-            raise ValueError(
+            raise UsageError(
                 f"a redaction kind must be lower-case letters, digits and _, got {self.kind!r}"
             )
         if not isinstance(self.pattern, re.Pattern):
             object.__setattr__(self, "pattern", re.compile(self.pattern))
         if not self.pattern.pattern or self.pattern.match(""):
-            raise ValueError(f"redaction pattern {self.pattern.pattern!r} matches empty text")
+            raise UsageError(f"redaction pattern {self.pattern.pattern!r} matches empty text")
 
 
 def _detector(kind: str, pattern: str, flags: int = 0) -> Detector:
@@ -184,7 +186,7 @@ def _compiled(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
     try:
         return pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"not a regular expression: {pattern!r}: {exc}") from None
+        raise UsageError(f"not a regular expression: {pattern!r}: {exc}") from None
 
 
 def _apply(detector: Detector, text: str) -> tuple[str, int]:

@@ -31,6 +31,7 @@ from sqlalchemy import select
 
 from store.audit.queries import CallQuery, iter_calls
 from store.db.tables import sessions
+from store.errors import RecordError
 from store.model import (
     InvalidToolCall,
     Message,
@@ -148,7 +149,7 @@ def message_record(session_id: str, position: int, message: Message, key: str | 
         elif isinstance(part, OpaquePart):
             item = {"type": "opaque", "kind": part.kind, "data": part.data}
         else:  # pragma: no cover - every part type is listed above
-            raise TypeError(f"unknown message part {type(part).__name__}")
+            raise RecordError(f"unknown message part {type(part).__name__}")
         extras = getattr(part, "extras", None)
         if extras:
             item["extras"] = dict(extras)

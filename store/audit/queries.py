@@ -63,7 +63,7 @@ from store.db.search_schema import (
     like_pattern,
 )
 from store.db.tables import messages, tool_calls, tool_results
-from store.errors import DatabaseError
+from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
@@ -125,18 +125,18 @@ class ArgumentCondition:
     def __post_init__(self) -> None:
         keys = tuple(self.path.split(".")) if isinstance(self.path, str) else tuple(self.path)
         if not keys or not all(isinstance(k, str) and k for k in keys):
-            raise ValueError(f"an argument path needs non-empty keys, got {self.path!r}")
+            raise UsageError(f"an argument path needs non-empty keys, got {self.path!r}")
         if any('"' in k for k in keys):
-            raise ValueError(f"an argument path key must not contain '\"', got {self.path!r}")
+            raise UsageError(f"an argument path key must not contain '\"', got {self.path!r}")
         object.__setattr__(self, "path", keys)
         if self.op not in ("eq", "contains"):
-            raise ValueError(f"an argument condition is 'eq' or 'contains', got {self.op!r}")
+            raise UsageError(f"an argument condition is 'eq' or 'contains', got {self.op!r}")
         if self.op == "contains" and (not isinstance(self.value, str) or not self.value):
-            raise ValueError("'contains' needs a non-empty string value")
+            raise UsageError("'contains' needs a non-empty string value")
         try:
             orjson.dumps(self.value)
         except TypeError as exc:
-            raise ValueError(f"an argument condition needs a JSON value: {exc}") from None
+            raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -162,16 +162,16 @@ class CallQuery:
             statuses = tuple(statuses)
             unknown = [s for s in statuses if s not in CALL_STATUSES]
             if unknown or not statuses:
-                raise ValueError(
+                raise UsageError(
                     f"unknown call status {unknown or statuses!r}: use {', '.join(CALL_STATUSES)}"
                 )
         object.__setattr__(self, "status", statuses)
         conditions = tuple(self.where)
         if not all(isinstance(c, ArgumentCondition) for c in conditions):
-            raise ValueError("CallQuery.where takes ArgumentCondition values")
+            raise UsageError("CallQuery.where takes ArgumentCondition values")
         object.__setattr__(self, "where", conditions)
         if self.text is not None and len(self.text) < MIN_TEXT:
-            raise ValueError(f"a full-text search needs at least {MIN_TEXT} characters")
+            raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
 
 
 @dataclass(frozen=True, slots=True)
@@ -778,7 +778,7 @@ def _time_filters(
 
 def _utc(value: datetime) -> datetime:
     if not isinstance(value, datetime):
-        raise ValueError(f"a time filter must be a datetime, got {value!r}")
+        raise UsageError(f"a time filter must be a datetime, got {value!r}")
     return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
@@ -791,7 +791,7 @@ def _aware(value: Any) -> datetime:
 
 def _check_page(limit: int, offset: int) -> None:
     if limit < 0 or offset < 0:
-        raise ValueError("limit and offset must not be negative")
+        raise UsageError("limit and offset must not be negative")
 
 
 def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:

@@ -1,5 +1,4 @@
-"""The command line (edge layer): thin, calling only the public API in ``store``."""
+"""The command line (edge layer): thin, calling only the public API in ``store``.
 
-from store.cli.main import main
-
-__all__ = ["main"]
+One module per command group; :mod:`store.cli.main` builds the root group from them.
+"""

@@ -15,20 +15,20 @@ import orjson
 from rich.table import Table
 
 import store
-from store.cli.main import cli, console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store
 
 
-@cli.group()
+@click.group()
 def tools() -> None:
     """Tool usage across every session."""
 
 
-@cli.group()
+@click.group()
 def calls() -> None:
     """Find any tool call ever made, and show one."""
 
 
-@cli.group()
+@click.group()
 def audit() -> None:
     """Schema audit of stored calls; search-index upkeep."""
 
@@ -294,3 +294,6 @@ def audit_reindex(db_url: str | None) -> None:
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [tools, calls, audit]

@@ -8,10 +8,10 @@ import click
 import orjson
 
 import store
-from store.cli.main import cli, db_option, open_store
+from store.cli._common import db_option, open_store
 
 
-@cli.command("export")
+@click.command("export")
 @db_option
 @click.argument("session_ids", nargs=-1)
 @click.option("--to", "target", type=click.Choice([*store.TARGETS, "jsonl", "csv"]),
@@ -81,3 +81,6 @@ def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: st
             total += stats.records
             redacted += stats.redactions
         click.echo(f"{total} calls, {redacted} secrets redacted", err=True)
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [export_command]

@@ -10,10 +10,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 import store
-from store.cli.main import cli, console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store
 
 
-@cli.command("import")
+@click.command("import")
 @db_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(store.IMPORT_FORMATS),
@@ -70,3 +70,6 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
         click.echo(f"failed: {failed}", err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [import_command]

@@ -13,7 +13,7 @@ import secrets
 import click
 
 import store
-from store.cli.main import cli, db_option, open_store
+from store.cli._common import db_option, open_store
 from store.viewer import is_loopback, make_server
 
 
@@ -27,7 +27,7 @@ def _open_read_only(db_url: str | None) -> store.TranscriptStore:
     return store.TranscriptStore.open(db_url, read_only=True)
 
 
-@cli.command()
+@click.command()
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind. Anything but loopback requires --token.")
@@ -64,3 +64,6 @@ def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bo
             server.server_close()
     finally:
         opened.close()
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [serve]

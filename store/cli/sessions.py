@@ -12,10 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 
 import store
-from store.cli.main import cli, console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store
 
 
-@cli.group()
+@click.group()
 def sessions() -> None:
     """List, show and fork stored sessions."""
 
@@ -154,7 +154,7 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
     click.echo(f"forked {session_id} at {position} into {info.session_id}")
 
 
-@cli.command()
+@click.command()
 @db_option
 @click.option("--session", "session_id", help="Only this session.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
@@ -177,3 +177,6 @@ def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
             click.echo(f"{p.severity}: [{p.check}] {where}: {p.detail}")
     if not report.ok:
         sys.exit(1)
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [sessions, verify]

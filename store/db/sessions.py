@@ -28,7 +28,7 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
-from store.errors import AliasError, ConflictError, DatabaseError, SessionNotFound
+from store.errors import AliasError, ConflictError, DatabaseError, SessionNotFound, UsageError
 from store.names import AliasTable
 from store.normalize.definitions import normalize_tool_definitions
 from store.transcript import (
@@ -95,7 +95,7 @@ class SessionsMixin(StoreBase):
     ) -> list[SessionInfo]:
         """Sessions, most recently updated first, filtered and paged."""
         if limit < 0 or offset < 0:
-            raise ValueError("limit and offset must not be negative")
+            raise UsageError("limit and offset must not be negative")
         query = select(sessions)
         if provider is not None:
             query = query.where(sessions.c.provider == provider)
@@ -150,7 +150,7 @@ class SessionsMixin(StoreBase):
         here". The new session's metadata records where it came from."""
         new_id = check_session_id(new_session_id) if new_session_id else uuid.uuid4().hex
         if at_position < 0:
-            raise ValueError("at_position must not be negative")
+            raise UsageError("at_position must not be negative")
         now = _now()
         with self._write() as conn:
             source = conn.execute(
@@ -192,7 +192,7 @@ class SessionsMixin(StoreBase):
         ``ConflictError`` is raised, so two writers cannot remove one message twice.
         """
         if position < 0:
-            raise ValueError("position must not be negative")
+            raise UsageError("position must not be negative")
         with self._write() as conn:
             # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
             # the comparison and the delete one step.

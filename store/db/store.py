@@ -43,7 +43,7 @@ from store.db.tables import (
     tool_calls,
     tool_results,
 )
-from store.db.verify import VerifyReport
+from store.db.verify import VerifyReport, verify
 from store.db.writer import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -52,7 +52,7 @@ from store.db.writer import (
     prepare_append,
     write_append,
 )
-from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound
+from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.transcript import (
     AppendResult,
@@ -238,7 +238,7 @@ class TranscriptStore(SessionsMixin):
         backends.
         """
         if not contains:
-            raise ValueError("find_calls needs a non-empty search term")
+            raise UsageError("find_calls needs a non-empty search term")
         needle = dumps_json(contains)[1:-1]
         query = (
             select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
@@ -263,10 +263,9 @@ class TranscriptStore(SessionsMixin):
     def verify(self, session_id: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written (see ``store.db.verify``); reports
         problems and changes nothing."""
-        from store.db.verify import verify
-
         try:
-            return verify(self, session_id)
+            with self.engine.connect() as conn:
+                return verify(conn, session_id)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
 
@@ -295,7 +294,7 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
     candidates = []
     if last_turns is not None:
         if last_turns < 1:
-            raise ValueError("last_turns must be at least 1")
+            raise UsageError("last_turns must be at least 1")
         # A turn starts at a user message whose first part is not a tool result.
         starts = conn.execute(
             select(messages.c.position)
@@ -306,7 +305,7 @@ def _window_start(conn: Connection, sid: str, last_turns: int | None,
         candidates.append(starts[-1] if len(starts) == last_turns else 0)
     if since_position is not None:
         if since_position < 0:
-            raise ValueError("since_position must not be negative")
+            raise UsageError("since_position must not be negative")
         candidates.append(since_position)
     if since is not None:
         first = conn.execute(

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from sqlalchemy import select, text
+from sqlalchemy import Connection, select, text
 
 from store.arguments import loads_json
 from store.codec import decode_call
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.model import InvalidToolCall, ToolCall
-
-if TYPE_CHECKING:
-    from store.db.store import TranscriptStore
 
 __all__ = ["VerifyProblem", "VerifyReport", "verify"]
 
@@ -77,25 +74,24 @@ def _nul_free(value: Any) -> Any:
     return value
 
 
-def verify(store: TranscriptStore, session_id: str | None = None) -> VerifyReport:
-    """Check the whole database (or one session) and report; nothing is changed."""
+def verify(conn: Connection, session_id: str | None = None) -> VerifyReport:
+    """Check the whole database (or one session) on ``conn`` and report; nothing is changed."""
     problems: list[VerifyProblem] = []
     counts = Counter[str]()
-    with store.engine.connect() as conn:
-        query = select(sessions.c.session_id, sessions.c.next_position)
-        if session_id is not None:
-            query = query.where(sessions.c.session_id == session_id)
-        for sid, next_position in conn.execute(query.order_by(sessions.c.session_id)).all():
-            counts["sessions"] += 1
-            _verify_session(conn, sid, next_position, problems, counts)
-        if store.dialect == "sqlite":
-            result = conn.execute(text("PRAGMA integrity_check")).scalars().all()
-            if result != ["ok"]:
-                problems.append(VerifyProblem("error", "integrity", None, None, None,
-                                              "; ".join(map(str, result))))
-            for row in conn.execute(text("PRAGMA foreign_key_check")).all():
-                problems.append(VerifyProblem("error", "foreign_key", None, None, None,
-                                              f"row without its parent: {tuple(row)}"))
+    query = select(sessions.c.session_id, sessions.c.next_position)
+    if session_id is not None:
+        query = query.where(sessions.c.session_id == session_id)
+    for sid, next_position in conn.execute(query.order_by(sessions.c.session_id)).all():
+        counts["sessions"] += 1
+        _verify_session(conn, sid, next_position, problems, counts)
+    if conn.dialect.name == "sqlite":
+        result = conn.execute(text("PRAGMA integrity_check")).scalars().all()
+        if result != ["ok"]:
+            problems.append(VerifyProblem("error", "integrity", None, None, None,
+                                          "; ".join(map(str, result))))
+        for row in conn.execute(text("PRAGMA foreign_key_check")).all():
+            problems.append(VerifyProblem("error", "foreign_key", None, None, None,
+                                          f"row without its parent: {tuple(row)}"))
     return VerifyReport(counts["sessions"], counts["messages"], counts["calls"],
                         counts["results"], tuple(problems))
 

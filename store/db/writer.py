@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from store.codec import EncodedMessage, encode_message, minted_call_id
 from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
-from store.errors import RecordError, StoreError, TooLargeError
+from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
 from store.model import Message
 from store.names import AliasTable
 from store.normalize.messages import normalize_message
@@ -309,7 +309,7 @@ def _check_column_order() -> None:
     for table, columns in expected.items():
         actual = tuple(c.name for c in table.columns)
         if actual != columns:  # pragma: no cover - a schema change without this update
-            raise RuntimeError(f"store.db.writer row layout is stale for {table.name}: {actual}")
+            raise DatabaseError(f"store.db.writer row layout is stale for {table.name}: {actual}")
 
 
 _check_column_order()

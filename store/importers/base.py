@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from store.arguments import loads_json
-from store.errors import RecordError, StoreError
+from store.errors import ImportFileError, StoreError
 from store.model import Message
 from store.names import AliasTable
 from store.normalize.messages import NotAMessage, normalize_message
@@ -54,21 +54,6 @@ _DEFERRED = "held back: possibly still being written (imported once the file gro
 
 #: One parsed JSON line: its 1-based line number and the decoded value.
 Record = tuple[int, Any]
-
-
-class ImportFileError(RecordError):
-    """A file that cannot be imported at all; ``path`` names it and ``reason`` says why.
-
-    Raised for that file only: an import of several files reports it and goes on.
-    """
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = reason
-        super().__init__(f"{path}: {reason}")
-
-    def __reduce__(self) -> tuple[type[ImportFileError], tuple[Path, str]]:
-        return (type(self), (self.path, self.reason))
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,7 @@ import store
 
 __all__ = ["MissingExtra", "Source", "pack", "require", "unpack"]
 
-
-class MissingExtra(ImportError):
-    """An integration was used without its framework installed; the message names the extra."""
+MissingExtra = store.MissingExtra
 
 
 def require(module: str, extra: str, what: str) -> None:
@@ -42,7 +40,7 @@ def require(module: str, extra: str, what: str) -> None:
     try:
         importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtra(
+        raise store.MissingExtra(
             f"{what} needs the {module.split('.')[0]!r} package: "
             f"pip install 'transcript-store[{extra}]'"
         ) from exc

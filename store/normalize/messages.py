@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.errors import UnrecognizedRecord
+from store.errors import NotAMessage, UnrecognizedRecord
 from store.keys import canonical_keys
 from store.model import (
     InvalidToolCall,
@@ -41,10 +41,6 @@ from store.names import AliasTable
 from store.normalize.calls import read_call
 
 __all__ = ["NotAMessage", "normalize_message", "normalize_payload"]
-
-
-class NotAMessage(UnrecognizedRecord):
-    """A record of a known kind that carries no message (headers, metadata lines)."""
 
 
 _ROLES: dict[str, Role] = {

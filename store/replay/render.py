@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from store.errors import UsageError
 from store.model import Message
 from store.replay.anthropic import render_anthropic, render_bedrock
 from store.replay.common import PLACEHOLDER_USER_TEXT, SOURCE_FAMILIES, Native
@@ -56,5 +57,5 @@ def render(messages: Sequence[Message], target: Target, *,
            same_provider: bool | None = None) -> dict[str, Any]:
     """The provider-ready request history of ``messages`` for ``target`` (see module doc)."""
     if target not in TARGETS:
-        raise ValueError(f"unknown render target {target!r}; expected one of {TARGETS}")
+        raise UsageError(f"unknown render target {target!r}; expected one of {TARGETS}")
     return _RENDERERS[target](messages, Native(target, same_provider))

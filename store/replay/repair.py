@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from store.arguments import dumps_json
-from store.errors import ToolArgumentsError
+from store.errors import ToolArgumentsError, UsageError
 from store.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
 from store.names import DEFAULT_ALIASES, AliasTable
 from store.transcript import Transcript
@@ -183,9 +183,9 @@ def repair(
     ``aliases`` renames calls (``renamed_tool``) and is used to resolve names against ``tools``.
     """
     if target is not None and target not in TARGETS:
-        raise ValueError(f"unknown repair target {target!r}; expected one of {TARGETS}")
+        raise UsageError(f"unknown repair target {target!r}; expected one of {TARGETS}")
     if dangling not in ("synthesize", "drop"):
-        raise ValueError(f"dangling must be 'synthesize' or 'drop', got {dangling!r}")
+        raise UsageError(f"dangling must be 'synthesize' or 'drop', got {dangling!r}")
     return _Repair(transcript, target, dangling, tools, aliases).run()
 
 

@@ -67,7 +67,7 @@ from typing import Any
 
 import orjson
 
-from store.errors import StreamError
+from store.errors import StreamError, UsageError
 from store.model import InvalidToolCall, ToolCall
 from store.stream.events import (
     AnthropicHandler,
@@ -186,7 +186,7 @@ class StreamAssembler:
 
     def __init__(self, provider: str = "auto") -> None:
         if provider != "auto" and provider not in HANDLERS:
-            raise ValueError(
+            raise UsageError(
                 f"unknown stream provider {provider!r}; expected 'auto' or one of {PROVIDERS}"
             )
         self._requested = provider

@@ -25,16 +25,18 @@ import re
 import socket
 import sys
 import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import store
+import store.viewer.pages as pages
+import store.viewer.session as session
+from store.viewer.http import BadRequest, NotFound, Request, Response
 
 __all__ = [
     "COOKIE",
@@ -74,78 +76,6 @@ _STATIC_TYPES = {
 }
 
 
-class BadRequest(Exception):
-    """A parameter the route cannot use: answered with ``400`` and the message."""
-
-
-class NotFound(Exception):
-    """Nothing at this address: answered with ``404`` and the message."""
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One request: ``segments`` are the path's percent-decoded segments (``/a/b%2Fc`` is
-    ``("a", "b/c")``); ``query`` maps each parameter to its values in order."""
-
-    method: str
-    path: str
-    segments: tuple[str, ...]
-    query: Mapping[str, list[str]]
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, method: str, target: str, headers: Mapping[str, str]) -> Request:
-        """Parse a request target (``/path?query``) as the handler received it."""
-        split = urlsplit(target)
-        raw = [s for s in split.path.split("/") if s]
-        segments = tuple(unquote(s, errors="replace") for s in raw)
-        query = parse_qs(split.query, keep_blank_values=True, errors="replace")
-        lowered = {k.lower(): v for k, v in headers.items()}
-        return cls(method, split.path or "/", segments, query, lowered)
-
-    def arg(self, name: str) -> str | None:
-        """The first non-blank value of a parameter, stripped, else ``None``."""
-        for value in self.query.get(name, ()):
-            if value.strip():
-                return value.strip()
-        return None
-
-    def args(self, name: str) -> list[str]:
-        """Every non-blank value of a parameter, stripped."""
-        return [v.strip() for v in self.query.get(name, ()) if v.strip()]
-
-    def int_arg(self, name: str, default: int, *, minimum: int = 0) -> int:
-        """An integer parameter (``BadRequest`` when it is not one, or below ``minimum``)."""
-        raw = self.arg(name)
-        if raw is None:
-            return default
-        if not raw.isdigit() or int(raw) < minimum or len(raw) > 9:
-            raise BadRequest(f"{name} must be a whole number from {minimum}, got {raw!r}")
-        return int(raw)
-
-
-@dataclass(slots=True)
-class Response:
-    """A response: status, body bytes, content type, extra headers."""
-
-    status: int
-    body: bytes
-    content_type: str = "text/html; charset=utf-8"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-
-    @classmethod
-    def text(cls, status: int, text: str) -> Response:
-        """Plain UTF-8 text (lone surrogates replaced)."""
-        return cls(status, text.encode("utf-8", "replace"), "text/plain; charset=utf-8")
-
-    @classmethod
-    def redirect(cls, location: str, status: int = 303) -> Response:
-        """A redirect to a same-origin path (``location`` must start with one ``/``)."""
-        if not location.startswith("/") or location.startswith("//"):
-            raise ValueError(f"not a same-origin path: {location!r}")
-        return cls(status, b"", "text/plain; charset=utf-8", [("Location", location)])
-
-
 Route = Callable[["Viewer", Request], Response]
 
 
@@ -177,13 +107,11 @@ class Viewer:
 
     def __init__(self, opened: store.TranscriptStore, *, token: str | None = None,
                  page_size: int = 50, messages_per_page: int = 200) -> None:
-        from store.viewer.session import TranscriptCache
-
         self.store = opened
         self.token = token
         self.page_size = page_size
         self.messages_per_page = messages_per_page
-        self.transcripts = TranscriptCache(opened)
+        self.transcripts = session.TranscriptCache(opened)
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -249,8 +177,6 @@ class Viewer:
                                   "printed when it started\n")
 
     def _route(self, request: Request) -> Response:
-        from store.viewer import pages, session
-
         seg = request.segments
         if not seg:
             return Response.redirect("/sessions", 302)
@@ -356,8 +282,10 @@ def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: in
     serving (call ``serve_forever``). Raises ``ValueError`` for a non-loopback host without a
     token, or a token that is not 16 to 256 URL- and cookie-safe characters."""
     if token is not None and _TOKEN.fullmatch(token) is None:
-        raise ValueError("the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
+        raise store.ConfigurationError(
+            "the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
     if token is None and not is_loopback(host):
-        raise ValueError(f"refusing to serve on {host!r} without an access token: "
-                         "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
+        raise store.ConfigurationError(
+            f"refusing to serve on {host!r} without an access token: "
+            "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
     return ViewerServer((host, port), Viewer(opened, token=token), log_requests=log_requests)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
-from store.viewer.app import BadRequest, Request, Response
+from store.viewer.http import BadRequest, Request, Response
 from store.viewer.markup import Markup, html, join, url
 
 __all__ = [

@@ -17,18 +17,22 @@ is read with one extra row to know whether a next one exists).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
 import store
-from store.viewer.app import BadRequest, Request, Response
 from store.viewer.chart import usage_series, usage_svg
+from store.viewer.http import BadRequest, Request, Response
 from store.viewer.layout import datalist, field, page, pager, parse_time, when
 from store.viewer.markup import Markup, html, join, url
 
-if TYPE_CHECKING:
-    from store.viewer.app import Viewer
+
+class Viewer(Protocol):
+    """What the list pages need of the application (:class:`store.viewer.app.Viewer`)."""
+
+    store: store.TranscriptStore
+    page_size: int
 
 __all__ = ["search_page", "sessions_page", "tools_page"]
 

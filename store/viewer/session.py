@@ -26,18 +26,23 @@ import threading
 import time
 from bisect import bisect_left
 from collections import Counter, OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import orjson
 
 import store
-from store.viewer.app import BadRequest, NotFound, Request, Response
+from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.layout import page, pager, select, when
 from store.viewer.markup import Markup, html, join, url
 from store.viewer.transcript_html import CallIndex, message_html, part_text
 
-if TYPE_CHECKING:
-    from store.viewer.app import Viewer
+
+class Viewer(Protocol):
+    """What the session routes need of the application (:class:`store.viewer.app.Viewer`)."""
+
+    store: store.TranscriptStore
+    messages_per_page: int
+    transcripts: TranscriptCache
 
 __all__ = ["TranscriptCache", "route"]
 

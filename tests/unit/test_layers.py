@@ -89,3 +89,82 @@ def test_public_api_is_complete():
 def test_every_public_name_exists():
     for name in store.__all__:
         assert hasattr(store, name), name
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package modules it imports (at any level, except
+    under ``if TYPE_CHECKING``)."""
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+        graph[name] = {m for m in found if m in modules and m not in (name, "store")}
+    return graph
+
+
+def test_no_import_cycles():
+    """Dependencies point one way: no module reaches itself through its imports."""
+    graph = _import_graph()
+    cycles = []
+    for start in graph:
+        seen: set[str] = set()
+        stack = list(graph[start])
+        while stack:
+            current = stack.pop()
+            if current == start:
+                cycles.append(start)
+                break
+            if current not in seen:
+                seen.add(current)
+                stack.extend(graph[current])
+    assert cycles == []
+
+
+#: Exceptions a module may raise that are not store errors: caught inside the package (viewer
+#: routes answer BadRequest/NotFound as 4xx; the schema coercer's marker; a path step missing
+#: in an integration record), Python protocol errors (``__getattr__``/frozen ``__setattr__``
+#: raise AttributeError), internal assertions, the stream handlers' helpers (which build a
+#: StreamError) and click's own usage errors in the CLI.
+_INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "AttributeError",
+                    "AssertionError", "self.error", "self.no_open_call", "click.BadParameter",
+                    "click.UsageError", "click.ClickException"}
+
+
+def test_the_package_raises_only_store_errors():
+    """Every ``raise SomeError(...)`` names a class of the one tree in ``store.errors``."""
+    import store.errors as errors
+
+    tree_names = {name for name, value in vars(errors).items()
+                  if isinstance(value, type) and issubclass(value, errors.StoreError)}
+    stray = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                name = ast.unparse(node.exc.func).removeprefix("store.")
+                if name not in tree_names and name not in _INTERNAL_RAISES:
+                    stray.append(f"{module_name(path)}:{node.lineno}: raise {name}")
+    assert stray == []
+
+
+def test_every_error_class_lives_in_the_one_tree():
+    """Exception classes are defined in store/errors.py only (internal markers aside)."""
+    elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name not in _INTERNAL_RAISES and any(
+                    ast.unparse(b).endswith(("Error", "Exception")) for b in node.bases):
+                elsewhere.append(f"{module_name(path)}.{node.name}")
+    assert elsewhere == []

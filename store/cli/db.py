@@ -1,0 +1,47 @@
+"""CLI: ``db upgrade | current | check``, schema administration (edge layer; public API only)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+import store
+from store.cli._common import StoreGroup, db_option
+
+
+@click.group(cls=StoreGroup)
+def db() -> None:
+    """Schema administration: upgrade, current revision, drift check."""
+
+
+@db.command("upgrade")
+@db_option
+@click.option("--revision", default="head", show_default=True, help="Target revision.")
+def db_upgrade(db_url: str | None, revision: str) -> None:
+    """Create or upgrade the database schema."""
+    status = store.upgrade_database(db_url, revision)
+    click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
+
+
+@db.command("current")
+@db_option
+def db_current(db_url: str | None) -> None:
+    """Show the database's schema revision; exit 1 when it is not at head."""
+    status = store.database_status(db_url)
+    state = "at head" if status.at_head else "NOT at head: run `transcript-store db upgrade`"
+    click.echo(f"{status.url}: revision {status.current or 'none'}, head {status.head} ({state})")
+    if not status.at_head:
+        sys.exit(1)
+
+
+@db.command("check")
+@db_option
+def db_check(db_url: str | None) -> None:
+    """Check that the schema is at head and matches the code; exit 1 otherwise."""
+    status = store.check_database(db_url)
+    click.echo(f"{status.url}: revision {status.current}, schema matches the code")
+
+
+
+COMMANDS: list[click.Command] = [db]

@@ -1,0 +1,102 @@
+"""CLI: ``demo``, the main job: store the bundled example sessions and print them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+from rich.table import Table
+
+import store
+from store.cli._common import console, db_option
+
+
+def _example_files() -> Iterator[tuple[str, str]]:
+    folder = resources.files("store").joinpath("examples")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith((".json", ".jsonl")):
+            yield entry.name, entry.read_text(encoding="utf-8")
+
+
+def _session_records(name: str, text: str) -> tuple[list[Any], list[str], dict[str, Any]]:
+    """Records of an example file, their keys (file:line), and session metadata."""
+    records: list[Any] = []
+    keys: list[str] = []
+    meta: dict[str, Any] = {}
+    lines = text.splitlines() if name.endswith(".jsonl") else [text]
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        record = orjson.loads(line)
+        if isinstance(record, dict) and record.get("type") == "session":
+            meta = {k: record.get(k) for k in ("provider", "model", "cwd")}
+            continue
+        records.append(record)
+        keys.append(f"{name}:{number}")
+    return records, keys, meta
+
+
+@click.command()
+@db_option
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per stored tool call.")
+def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Store the bundled example sessions (or PATHS, one session per file) and print them.
+
+    Each file becomes a session named after it; each record is keyed by file and line, so
+    running it again stores nothing twice.
+    """
+    sources = (
+        [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
+    )
+    with store.TranscriptStore.open(db_url) as opened:
+        summary = Table(title=f"stored in {opened.url}")
+        for column in ("session", "new messages", "already stored", "calls", "invalid"):
+            summary.add_column(column)
+        rows: list[dict[str, Any]] = []
+        for name, text in sources:
+            records, keys, meta = _session_records(name, text)
+            session_id = Path(name).stem
+            result = opened.append(session_id, records, keys=keys, title=name, **meta)
+            transcript = opened.load(session_id)
+            calls = list(transcript.calls())
+            invalid = sum(1 for c in calls if isinstance(c.call, store.InvalidToolCall))
+            summary.add_row(session_id, str(len(result.stored)), str(len(result.skipped_keys)),
+                            str(len(calls)), str(invalid))
+            rows.extend(_call_row(session_id, c) for c in calls)
+    if as_json:
+        for row in rows:
+            click.echo(orjson.dumps(row).decode())
+        return
+    out = console()
+    out.print(summary)
+    table = Table(title=f"{len(rows)} tool calls")
+    for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["session"], str(row["position"]), row["id"], row["name"],
+                      row["raw_name"] or "", row["status"], row["arguments"],
+                      (row["result"] or "-")[:60])
+    out.print(table)
+
+
+def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
+    call = loaded.call
+    status = "ok" if isinstance(call, store.ToolCall) else call.error_kind
+    return {
+        "session": session_id,
+        "position": loaded.position,
+        "id": call.id,
+        "name": call.name,
+        "raw_name": call.raw_name,
+        "status": status,
+        "arguments": call.arguments_text,
+        "result": loaded.result.text if loaded.result is not None else None,
+    }
+
+
+COMMANDS: list[click.Command] = [demo]
