@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conformance_select import select_excluded
 
 from store.integrations.langchain import TranscriptChatMessageHistory
 
@@ -47,3 +48,13 @@ def _install() -> None:
 
 
 _install()
+
+
+#: node id -> why it does not apply (none: every test of the two files runs).
+EXCLUDED: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep = list(items)
+    select_excluded(config, keep, [], EXCLUDED)
+    items[:] = keep
