@@ -5,6 +5,8 @@ The public API is exactly what ``__all__`` lists (a test keeps it sorted and com
 
 from __future__ import annotations
 
+import logging
+
 from store.arguments import (
     ARGUMENT_STATUSES,
     argument_status,
@@ -26,7 +28,13 @@ from store.audit.queries import (
     tool_usage,
 )
 from store.audit.schema_audit import load_schema_file, schema_audit
-from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+from store.db.admin import (
+    SchemaStatus,
+    check_database,
+    database_status,
+    downgrade_database,
+    upgrade_database,
+)
 from store.db.store import TranscriptStore
 from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
@@ -97,6 +105,11 @@ from store.transcript import (
     ToolDefinition,
     Transcript,
 )
+
+# The package logs under "store" (migrations applied, retries after lock conflicts, import
+# progress and problems, viewer requests at debug) and is silent until the application
+# configures logging (the CLI does with -v).
+logging.getLogger("store").addHandler(logging.NullHandler())
 
 
 def _version() -> str:
@@ -186,6 +199,7 @@ __all__ = [
     "camelize_args",
     "check_database",
     "database_status",
+    "downgrade_database",
     "decode_codex_output",
     "detect_format",
     "detect_provider",

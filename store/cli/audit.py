@@ -15,7 +15,7 @@ import orjson
 from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, one_line, open_store
 
 
 @click.group()
@@ -188,8 +188,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         table.add_column(column, overflow="fold")
     for m in matches:
         table.add_row(m.session_id, f"{m.position}.{m.index}", m.call_id, m.name, m.status,
-                      m.created_at.isoformat(timespec="seconds"), m.arguments_text[:120],
-                      (m.result_preview or "-")[:60])
+                      m.created_at.isoformat(timespec="seconds"), one_line(m.arguments_text, 120),
+                      one_line(m.result_preview or "-"))
     console().print(table)
 
 
@@ -285,6 +285,15 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                    + "; ".join(v.problems))
     if violations:
         sys.exit(1)
+    if not as_json:
+        with open_store(db_url, read_only=True) as opened:
+            count = opened.count_calls(session)
+        scope = f" of session {session}" if session else ""
+        against = (f"the schemas in {schema_file}" if schema_file else
+                   "the tool definitions recorded with each session (sessions without "
+                   "definitions are skipped)")
+        click.echo(f"no schema violations: checked the {count} stored calls{scope}"
+                   + (f" to {tool}" if tool else "") + f" against {against}")
 
 
 @audit.command("reindex")

@@ -12,7 +12,7 @@ from store.cli._common import StoreGroup, db_option
 
 @click.group(cls=StoreGroup)
 def db() -> None:
-    """Schema administration: upgrade, current revision, drift check."""
+    """Schema administration: upgrade, downgrade, current revision, drift check."""
 
 
 @db.command("upgrade")
@@ -22,6 +22,27 @@ def db_upgrade(db_url: str | None, revision: str) -> None:
     """Create or upgrade the database schema."""
     status = store.upgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
+
+
+@db.command("downgrade")
+@db_option
+@click.argument("revision")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
+    """Downgrade the schema to REVISION (an id, -1 for one step, or base for none).
+
+    What the undone revisions added (tables, columns, indexes) is dropped with its data:
+    it asks first. This version of transcript-store needs the head revision to open the
+    database again (`db upgrade`).
+    """
+    status = store.database_status(db_url)
+    if not yes:
+        click.confirm(f"downgrade {status.url} from revision {status.current or 'none'} to "
+                      f"{revision}? Data in what those revisions added is lost",
+                      abort=True, err=True)
+    status = store.downgrade_database(db_url, revision)
+    click.echo(f"{status.url}: at revision {status.current or 'base (no schema)'} "
+               f"(head {status.head})")
 
 
 @db.command("current")

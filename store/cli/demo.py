@@ -12,7 +12,7 @@ import orjson
 from rich.table import Table
 
 import store
-from store.cli._common import console, db_option
+from store.cli._common import console, db_option, one_line
 
 
 def _example_files() -> Iterator[tuple[str, str]]:
@@ -54,7 +54,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
         [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
     )
     with store.TranscriptStore.open(db_url) as opened:
-        summary = Table(title=f"stored in {opened.url}")
+        url = opened.url
+        summary = Table()  # the URL is printed on its own line: a table title wraps mid-URL
         for column in ("session", "new messages", "already stored", "calls", "invalid"):
             summary.add_column(column)
         rows: list[dict[str, Any]] = []
@@ -73,14 +74,15 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
             click.echo(orjson.dumps(row).decode())
         return
     out = console()
+    click.echo(f"stored in {url}")
     out.print(summary)
     table = Table(title=f"{len(rows)} tool calls")
     for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(row["session"], str(row["position"]), row["id"], row["name"],
-                      row["raw_name"] or "", row["status"], row["arguments"],
-                      (row["result"] or "-")[:60])
+                      row["raw_name"] or "", row["status"], one_line(row["arguments"], 120),
+                      one_line(row["result"] or "-"))
     out.print(table)
 
 

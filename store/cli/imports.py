@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store, verbosity
 
 
 @click.command("import")
@@ -22,8 +23,10 @@ from store.cli._common import console, db_option, emit_json, open_store
               help="Seconds unchanged after which a file counts as complete (0: every file).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
-                   settle: float, quiet: bool, as_json: bool) -> None:
+                   settle: float, quiet: bool, as_json: bool, verbose: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
@@ -58,7 +61,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files]}])
     else:
-        table = Table(title=f"imported into {url}", show_header=False)
+        click.echo(f"imported into {url}")  # its own line: a table title wraps mid-URL
+        table = Table(show_header=False)
         for label, value in counts:
             table.add_row(label, str(value))
         out.print(table)
@@ -66,10 +70,24 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             click.echo(f"skipped {count} x {reason}")
     for problem in summary.problems:
         click.echo(f"problem: {problem}", err=True)
-    for failed in summary.failed_files:
-        click.echo(f"failed: {failed}", err=True)
+    _report_failed(summary, verbose or verbosity() > 0)
     if summary.failed_files or summary.problems:
         sys.exit(1)
+
+def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
+    """One line per file that was not imported; files that failed for the same reason are
+    grouped into one line with a count, unless ``verbose``."""
+    by_reason: dict[str, list[Any]] = {}
+    for entry in summary.failed_files:
+        by_reason.setdefault(entry.error, []).append(entry)
+    for reason, entries in by_reason.items():
+        if verbose or len(entries) == 1:
+            for entry in entries:
+                click.echo(f"failed: {entry}", err=True)
+        else:
+            click.echo(f"failed: {len(entries)} files: {reason} (--verbose lists them)",
+                       err=True)
+
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [import_command]

@@ -19,7 +19,8 @@ from store.db import migrate
 from store.db.engine import create_store_engine, default_url, redact_url
 from store.errors import DatabaseError
 
-__all__ = ["SchemaStatus", "check_database", "database_status", "upgrade_database"]
+__all__ = ["SchemaStatus", "check_database", "database_status", "downgrade_database",
+           "upgrade_database"]
 
 T = TypeVar("T")
 
@@ -58,6 +59,19 @@ def upgrade_database(url: str | None = None, revision: str = "head") -> SchemaSt
     """Upgrade the database (creating it when new) to ``revision``; returns the new status."""
     def work(engine: Engine) -> SchemaStatus:
         migrate.upgrade(engine, revision)
+        return SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
+    return _with(url, work)
+
+
+def downgrade_database(url: str | None = None, revision: str = "-1") -> SchemaStatus:
+    """Downgrade the database to ``revision`` (an id, ``-N`` steps back, or ``base``: drops
+    every table of the store); returns the new status. Data in dropped tables and columns is
+    lost: the CLI asks first."""
+    def work(engine: Engine) -> SchemaStatus:
+        if migrate.current(engine) is None:
+            raise DatabaseError(f"{redact_url(engine.url)} has no transcript-store schema to "
+                                "downgrade")
+        migrate.downgrade(engine, revision)
         return SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
     return _with(url, work)
 

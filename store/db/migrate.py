@@ -10,6 +10,7 @@ upgrade command) for an older one, unless the caller asks to upgrade.
 from __future__ import annotations
 
 import io
+import logging
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 __all__ = ["check", "current", "ensure_at_head", "head", "script_location", "upgrade"]
+
+
+_log = logging.getLogger(__name__)
 
 
 def script_location() -> str:
@@ -72,9 +76,32 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
     """Upgrade the database to ``revision`` (default: head), in one transaction per run."""
     from alembic import command
 
+    before = current(engine)
     with engine.begin() as conn:
         command.upgrade(_config(conn), revision)
-    return current(engine)
+    after = current(engine)
+    if after != before:
+        _log.info("migrated %s from revision %s to %s", redact_url(engine.url),
+                  before or "none (empty database)", after)
+    return after
+
+
+def downgrade(engine: Engine, revision: str) -> str | None:
+    """Downgrade the database to ``revision`` (an id, ``-N`` steps, or ``base``: no schema),
+    in one transaction; returns the new revision."""
+    from alembic import command
+    from alembic.util.exc import CommandError
+
+    before = current(engine)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_config(conn), revision)
+    except CommandError as exc:
+        raise DatabaseError(f"cannot downgrade to {revision!r}: {exc}") from exc
+    after = current(engine)
+    _log.info("downgraded %s from revision %s to %s", redact_url(engine.url), before,
+              after or "base (no schema)")
+    return after
 
 
 def check(engine: Engine) -> None:

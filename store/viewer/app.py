@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import re
 import socket
 import sys
@@ -205,6 +206,9 @@ def _static(name: str) -> Response:
 # -- the server -------------------------------------------------------------------------------
 
 
+_log = logging.getLogger(__name__)
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Adapts ``http.server`` to :meth:`Viewer.handle`; every method but GET/HEAD is 405."""
 
@@ -246,10 +250,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(response.body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        line = format % args
+        if "token=" in line:
+            line = line.split("token=")[0] + "token=[hidden]"
+        _log.debug("%s - %s", self.address_string(), line)
         if self.server.log_requests:
-            line = format % args
-            if "token=" in line:
-                line = line.split("token=")[0] + "token=[hidden]"
             sys.stderr.write(f"{self.address_string()} - {line}\n")
 
 

@@ -46,7 +46,7 @@ def test_the_agents_sdk_session_tests_pass_with_our_session(tmp_path):
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     got = counts(data["junit"])
     assert got["failures"] == got["errors"] == got["skipped"] == 0
-    assert got["tests"] == len(data["run"]) >= 200
+    assert got["tests"] == len(data["run"]) >= 120
     # the genuine failures of the issue run here (not excluded) and pass
     run_ids = "\n".join(data["run"])
     for name in ("test_session_limit_drops_unmatched_history_function_call_output[run]",
