@@ -172,6 +172,11 @@ class UsageError(StoreError, ValueError):
     an empty search term); the message names the parameter and what it takes."""
 
 
+class SettingsError(UsageError, TypeError):
+    """Settings of the wrong type or with an unknown field (``session_settings={"limitt": 1}``):
+    also a ``TypeError``, as the frameworks raise for them."""
+
+
 class MissingExtra(StoreError, ImportError):
     """An integration was used without its framework installed; the message names the extra."""
 

@@ -47,8 +47,9 @@ def db_option(function: F) -> F:
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
     do not fold ids and names into pieces. No colour with ``--no-color`` or ``NO_COLOR``."""
+    plain = no_color()
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200,
-                   no_color=no_color() or None)
+                   no_color=plain or None, color_system=None if plain else "auto")
 
 
 def one_line(text: str | None, limit: int = 60) -> str:

@@ -26,10 +26,11 @@ def db_upgrade(db_url: str | None, revision: str) -> None:
 
 @db.command("downgrade")
 @db_option
-@click.argument("revision")
+@click.argument("revision", default="-1")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
-    """Downgrade the schema to REVISION (an id, -1 for one step, or base for none).
+    """Downgrade the schema to REVISION: a revision id, base (no schema), or by default one
+    step back (`db downgrade -- -2`: two steps).
 
     What the undone revisions added (tables, columns, indexes) is dropped with its data:
     it asks first. This version of transcript-store needs the head revision to open the

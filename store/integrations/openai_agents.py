@@ -117,11 +117,12 @@ class TranscriptStoreSession:
         elif isinstance(session_settings, Mapping):
             unknown = sorted(set(session_settings) - _settings_fields(SessionSettings))
             if unknown:
-                raise TypeError(f"Unknown session settings: {', '.join(map(str, unknown))}")
+                raise store.SettingsError(
+                    f"Unknown session settings: {', '.join(map(str, unknown))}")
             self.session_settings = SessionSettings(**session_settings)
         else:
-            raise TypeError("session_settings must be a SessionSettings or a dict, not "
-                            f"{type(session_settings).__name__}")
+            raise store.SettingsError("session_settings must be a SessionSettings or a dict, "
+                                      f"not {type(session_settings).__name__}")
         self.pair_safe_limit = pair_safe_limit
         self._labels: dict[str, Any] = {"title": title, "tags": tuple(tags), "model": model}
         self._db = db if isinstance(db, store.TranscriptStore) else None
