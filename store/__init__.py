@@ -86,9 +86,10 @@ from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
 from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
 from store.normalize.definitions import normalize_tool_definitions
 from store.normalize.messages import normalize_message, normalize_payload
+from store.providers import TARGETS, Target
 from store.redact import Redactor
 from store.replay.render import render
-from store.replay.repair import TARGETS, RepairChange, Repaired, Target, repair
+from store.replay.repair import RepairChange, Repaired, repair
 from store.schemas import (
     PARAMETER_TYPES,
     Parameter,
@@ -98,6 +99,7 @@ from store.schemas import (
     validate_arguments,
 )
 from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
+from store.times import as_utc
 from store.transcript import (
     AppendResult,
     LoadedCall,
@@ -197,6 +199,7 @@ __all__ = [
     "VerifyReport",
     "__version__",
     "argument_status",
+    "as_utc",
     "assemble",
     "camelize_args",
     "check_database",

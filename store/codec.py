@@ -42,6 +42,8 @@ __all__ = [
     "decode_result",
     "encode_call",
     "encode_message",
+    "part_from_record",
+    "part_record",
     "minted_call_id",
 ]
 
@@ -88,8 +90,7 @@ def encode_call(index: int, call: ToolCall | InvalidToolCall) -> EncodedCall:
     """One call's row values; raises ``RecordError`` when a value cannot be stored exactly."""
     wire = dumps_json(call.to_wire())
     if isinstance(call, ToolCall):
-        status = "ok" if call.input else "empty"
-        return EncodedCall(index, call, wire, status, None, call.input,
+        return EncodedCall(index, call, wire, call.status, None, call.input,
                            _optional_json(call.extras))
     return EncodedCall(index, call, wire, call.error_kind, call.error_message, None,
                        _optional_json(call.extras))
@@ -120,22 +121,10 @@ def _encode(parts: Sequence[Part], extras: Mapping[str, Any],
                 len(results), part, dumps_json(part.content), _optional_json(part.extras)
             ))
             encoded.append({"type": "tool_result", "index": len(results) - 1})
-        elif isinstance(part, TextPart):
-            texts.append(part.text)
-            item: dict[str, Any] = {"type": "text", "text": part.text}
-            if part.extras:
-                item["extras"] = dict(part.extras)
-            encoded.append(item)
-        elif isinstance(part, ThinkingPart):
-            item = {"type": "thinking", "text": part.text, "signature": part.signature}
-            if part.extras:
-                item["extras"] = dict(part.extras)
-            encoded.append(item)
-        elif isinstance(part, ServerToolCall):
-            encoded.append({"type": "server_tool_call", "id": part.id, "name": part.name,
-                            "input": part.input, "source": part.source})
         else:
-            encoded.append({"type": "opaque", "kind": part.kind, "data": part.data})
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            encoded.append(part_record(part))
     return EncodedMessage(
         "\n".join(texts), dumps_json(encoded), _optional_json(extras), _optional_json(metadata),
         tuple(calls), tuple(results),
@@ -214,13 +203,37 @@ def decode_parts(
             out.append(calls[item["index"]])
         elif kind == "tool_result":
             out.append(results[item["index"]])
-        elif kind == "text":
-            out.append(TextPart(item["text"], item.get("extras") or EMPTY_EXTRAS))
-        elif kind == "thinking":
-            out.append(ThinkingPart(item["text"], item.get("signature"),
-                                    item.get("extras") or EMPTY_EXTRAS))
-        elif kind == "server_tool_call":
-            out.append(ServerToolCall(item["id"], item["name"], item["input"], item["source"]))
         else:
-            out.append(OpaquePart(item["kind"], item["data"]))
+            out.append(part_from_record(item))
     return tuple(out)
+
+
+def part_record(part: TextPart | ThinkingPart | ServerToolCall | OpaquePart) -> dict[str, Any]:
+    """The one record form of a part that has no row of its own (text, thinking, server
+    calls, opaque parts): stored in ``messages.parts_json`` and written by the JSONL export."""
+    if isinstance(part, TextPart):
+        item: dict[str, Any] = {"type": "text", "text": part.text}
+    elif isinstance(part, ThinkingPart):
+        item = {"type": "thinking", "text": part.text, "signature": part.signature}
+    elif isinstance(part, ServerToolCall):
+        return {"type": "server_tool_call", "id": part.id, "name": part.name,
+                "input": part.input, "source": part.source}
+    else:
+        return {"type": "opaque", "kind": part.kind, "data": part.data}
+    if part.extras:
+        item["extras"] = dict(part.extras)
+    return item
+
+
+def part_from_record(item: Mapping[str, Any]) -> TextPart | ThinkingPart | ServerToolCall | \
+        OpaquePart:
+    """The part a :func:`part_record` describes."""
+    kind = item["type"]
+    if kind == "text":
+        return TextPart(item["text"], item.get("extras") or EMPTY_EXTRAS)
+    if kind == "thinking":
+        return ThinkingPart(item["text"], item.get("signature"),
+                            item.get("extras") or EMPTY_EXTRAS)
+    if kind == "server_tool_call":
+        return ServerToolCall(item["id"], item["name"], item["input"], item["source"])
+    return OpaquePart(item["kind"], item["data"])

@@ -120,6 +120,12 @@ class ToolCall:
     def is_valid(self) -> bool:
         return True
 
+    @property
+    def status(self) -> str:
+        """The argument status stored and shown for the call: ``ok``, or ``empty`` for ``{}``
+        (an invalid call's status is its error kind)."""
+        return "ok" if self.input else "empty"
+
     def to_wire(self) -> dict[str, Any]:
         """The canonical wire record (``name`` is the recorded name, so nothing is lost)."""
         return {
@@ -173,6 +179,11 @@ class InvalidToolCall:
     @property
     def is_valid(self) -> bool:
         return False
+
+    @property
+    def status(self) -> str:
+        """The error kind: ``unsupported_type``, ``non_object_json`` or ``invalid_json``."""
+        return self.error_kind
 
     @property
     def error(self) -> ToolArgumentsError:

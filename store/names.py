@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import overload
 
 from store.errors import AliasError
-from store.model import UNKNOWN_TOOL, InvalidToolCall, ToolCall
+from store.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall
 
 __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
 
@@ -144,6 +144,14 @@ class AliasTable(Mapping[str, str]):
         if current == call.name:
             return call
         return replace(call, name=current, raw_name=None if current == recorded else recorded)
+
+    def apply_message(self, message: Message) -> Message:
+        """The message with every tool call given its current name (other parts unchanged)."""
+        if not any(isinstance(p, ToolCall | InvalidToolCall) for p in message.parts):
+            return message
+        parts = tuple(self.apply(p) if isinstance(p, ToolCall | InvalidToolCall) else p
+                      for p in message.parts)
+        return replace(message, parts=parts)
 
 
 def _check_name(name: object, what: str) -> None:

@@ -23,26 +23,23 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 from sqlalchemy import select
 
 from store.audit.queries import CallQuery, iter_calls
+from store.codec import part_record
 from store.db.tables import sessions
-from store.errors import RecordError
 from store.model import (
     InvalidToolCall,
     Message,
-    OpaquePart,
-    ServerToolCall,
-    TextPart,
-    ThinkingPart,
     ToolCall,
     ToolResult,
 )
 from store.redact import Redactor
+from store.times import iso_utc
 from store.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -130,7 +127,7 @@ def message_record(session_id: str, position: int, message: Message, key: str | 
             valid = isinstance(part, ToolCall)
             item = {"type": "tool_call", "index": call_number, "call": part.to_wire(),
                     "name": part.name,
-                    "status": _status(part),
+                    "status": part.status,
                     "error": None if valid else part.error_message}  # type: ignore[union-attr]
             call_number += 1
         elif isinstance(part, ToolResult):
@@ -139,19 +136,10 @@ def message_record(session_id: str, position: int, message: Message, key: str | 
                     "call": list(link) if link is not None else None,
                     "is_error": part.is_error, "name": part.name, "content": part.content}
             result_number += 1
-        elif isinstance(part, TextPart):
-            item = {"type": "text", "text": part.text}
-        elif isinstance(part, ThinkingPart):
-            item = {"type": "thinking", "text": part.text, "signature": part.signature}
-        elif isinstance(part, ServerToolCall):
-            item = {"type": "server_tool_call", "id": part.id, "name": part.name,
-                    "input": part.input, "source": part.source}
-        elif isinstance(part, OpaquePart):
-            item = {"type": "opaque", "kind": part.kind, "data": part.data}
-        else:  # pragma: no cover - every part type is listed above
-            raise RecordError(f"unknown message part {type(part).__name__}")
+        else:
+            item = part_record(part)
         extras = getattr(part, "extras", None)
-        if extras:
+        if extras and isinstance(part, ToolCall | InvalidToolCall | ToolResult):
             item["extras"] = dict(extras)
         parts.append(item)
     return {
@@ -174,15 +162,8 @@ def _records(transcript: Transcript) -> Iterable[dict[str, Any]]:
                              stored.key, stored.created_at, transcript)
 
 
-def _status(call: ToolCall | InvalidToolCall) -> str:
-    if isinstance(call, InvalidToolCall):
-        return call.error_kind
-    return "ok" if call.input else "empty"
-
-
 def _iso(value: datetime) -> str:
-    value = value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return value.isoformat().replace("+00:00", "Z")
+    return iso_utc(value)
 
 
 def _all_session_ids(store: TranscriptStore) -> list[str]:

@@ -28,17 +28,16 @@ if TYPE_CHECKING:
 
 from store.audit.queries import (
     CallQuery,
-    _aliases,
     _connect,
     _has_fulltext,
     _no_jit,
-    _reason,
     _search_statement,
     _seen_statement,
     _usage_statement,
     _usage_statements,
     _walk_statement,
 )
+from store.db.base import alias_table, driver_reason
 
 __all__ = ["explain_search", "explain_usage", "refill_search_index"]
 
@@ -90,7 +89,7 @@ def explain_search(
 ) -> str:
     """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`)."""
     with _connect(store) as conn:
-        statement = _search_statement(conn, _aliases(conn), query or CallQuery())
+        statement = _search_statement(conn, alias_table(conn), query or CallQuery())
         if statement is None:
             return "no call can match (the tool has no raw name)"
         return _explain(conn, statement.limit(limit), enable_seqscan)
@@ -148,7 +147,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
             for statement in sqlite_refill_statements():
                 conn.exec_driver_sql(statement)
     except SQLAlchemyError as exc:
-        raise DatabaseError(f"{store.url}: {_reason(exc)}") from exc
+        raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     return True
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
@@ -53,6 +53,7 @@ from sqlalchemy.sql.selectable import Alias, Exists
 
 from store.arguments import ARGUMENT_STATUSES, loads_json
 from store.codec import decode_call
+from store.db.base import alias_table, driver_reason
 from store.db.search_schema import (
     CALLS_FTS,
     MIN_TEXT,
@@ -67,6 +68,7 @@ from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
 from store.redact import Redactor
+from store.times import as_utc
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -253,7 +255,7 @@ def tool_usage(
         else:
             stats = {row[0]: list(row[1:]) for row in conn.execute(
                 _usage_statement(since, until, session_id))}
-        aliases = _aliases(conn)
+        aliases = alias_table(conn)
         groups: dict[str, list[str]] = {}
         for raw in stats:
             groups.setdefault(aliases.display_name(raw), []).append(raw)
@@ -473,7 +475,7 @@ def _matches(
     preview_chars: int | None,
     redactor: Redactor | None,
 ) -> Iterator[CallMatch]:
-    aliases = _aliases(conn)
+    aliases = alias_table(conn)
     statement = _search_statement(conn, aliases, query)
     if statement is None:
         return
@@ -701,7 +703,7 @@ class _connect:
         try:
             self._conn = self._store.engine.connect()
         except SQLAlchemyError as exc:
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
         return self._conn
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
@@ -710,19 +712,7 @@ class _connect:
         assert self._conn is not None
         self._conn.close()
         if isinstance(exc, SQLAlchemyError):
-            raise DatabaseError(f"{self._store.url}: {_reason(exc)}") from exc
-
-
-def _reason(exc: Exception) -> str:
-    orig = getattr(exc, "orig", None)
-    return str(orig if orig is not None else exc).strip()
-
-
-def _aliases(conn: Connection) -> AliasTable:
-    from store.db.tables import tool_aliases
-
-    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
-    return AliasTable([(raw, current) for raw, current in rows])
+            raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
 
 
 def _calls_with_time(m: Any) -> Any:
@@ -770,23 +760,16 @@ def _time_filters(
 ) -> list[ColumnElement[bool]]:
     out: list[ColumnElement[bool]] = []
     if since is not None:
-        out.append(m.c.created_at >= _utc(since))
+        out.append(m.c.created_at >= as_utc(since))
     if until is not None:
-        out.append(m.c.created_at < _utc(until))
+        out.append(m.c.created_at < as_utc(until))
     return out
-
-
-def _utc(value: datetime) -> datetime:
-    if not isinstance(value, datetime):
-        raise UsageError(f"a time filter must be a datetime, got {value!r}")
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def _aware(value: Any) -> datetime:
     if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
         value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return as_utc(value)
 
 
 def _check_page(limit: int, offset: int) -> None:

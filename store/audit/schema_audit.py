@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 from store.audit.queries import (
     SchemaViolation,
-    _aliases,
     _check_page,
     _connect,
 )
+from store.db.base import alias_table
 
 __all__ = ["load_schema_file", "schema_audit"]
 
@@ -141,7 +141,7 @@ def _violations(
     redactor: Redactor | None,
 ) -> Generator[SchemaViolation, None, None]:
     c = tool_calls
-    aliases = _aliases(conn)
+    aliases = alias_table(conn)
     statement = select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
                        c.c.arguments_status, c.c.arguments_error, c.c.wire_json,
                        c.c.extras_json, c.c.source, c.c.id_minted)

@@ -226,7 +226,7 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
             result, _ = redactor.redact(result)
         row = {"session_id": sid, "position": loaded.position, "index": loaded.index,
                "call_id": call.id, "name": call.name, "raw_name": call.raw_name,
-               "status": "ok" if isinstance(call, store.ToolCall) else call.error_kind,
+               "status": call.status,
                "arguments": arguments, "result": result,
                "result_is_error": loaded.result.is_error if loaded.result else None}
         if as_json:

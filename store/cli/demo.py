@@ -88,7 +88,7 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
 
 def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
     call = loaded.call
-    status = "ok" if isinstance(call, store.ToolCall) else call.error_kind
+    status = call.status
     return {
         "session": session_id,
         "position": loaded.position,

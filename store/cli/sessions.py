@@ -63,9 +63,7 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    from datetime import UTC
-
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    return None if value is None else store.as_utc(value)
 
 
 def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], position: int

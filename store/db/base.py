@@ -29,6 +29,7 @@ from store.db.writer import (
 )
 from store.errors import DatabaseError
 from store.names import AliasTable
+from store.times import as_utc
 from store.transcript import (
     SessionInfo,
 )
@@ -47,7 +48,7 @@ def _now() -> datetime:
 
 def _aware(value: datetime) -> datetime:
     """SQLite hands back naive datetimes: they were stored as UTC, so say so."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return as_utc(value)
 
 
 def check_session_id(session_id: object) -> str:
@@ -122,7 +123,7 @@ class StoreBase:
             with self._engine.connect() as conn:
                 yield conn
         except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
@@ -130,11 +131,11 @@ class StoreBase:
             with self._write_engine.connect() as conn, conn.begin():
                 yield conn
         except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
     def _alias_table_now(self, conn: Connection) -> AliasTable:
         """The alias table as stored now (through a Core connection)."""
-        return _alias_table(conn)
+        return alias_table(conn)
 
     def _retrying(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
@@ -151,7 +152,7 @@ class StoreBase:
                               self.url, _reason(exc), pause * 1000, attempt + 1, _RETRIES)
                     time.sleep(pause)
                     continue
-                raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+                raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
@@ -181,7 +182,7 @@ def _is_transient(exc: BaseException) -> bool:
     return "database is locked" in message or "database is busy" in message
 
 
-def _reason(exc: BaseException) -> str:
+def driver_reason(exc: BaseException) -> str:
     """The driver's message (without SQLAlchemy's statement dump, which may hold data)."""
     orig = getattr(exc, "orig", None)
     return str(orig if orig is not None else exc).strip()
@@ -191,7 +192,8 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _alias_table(conn: Connection) -> AliasTable:
+def alias_table(conn: Connection) -> AliasTable:
+    """The persisted alias table (``tool_aliases``), read on ``conn``."""
     rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
     return AliasTable([(r, c) for r, c in rows])
 

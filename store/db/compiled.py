@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ClauseElement, and_, bindparam, func, select, update
+from sqlalchemy import ClauseElement, and_, bindparam, func, literal_column, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.engine import Dialect
@@ -31,6 +31,7 @@ from store.db.tables import (
     tool_calls,
     tool_results,
 )
+from store.pairing import TURN_ROLES
 
 __all__ = ["Compiled", "Statements", "statements"]
 
@@ -114,13 +115,27 @@ class Statements:
             .order_by(tool_calls.c.position, tool_calls.c.call_index)
         )
         self.last_calls = self._compile(
-            select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.raw_name)
+            select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.raw_name,
+                   tool_calls.c.id_minted)
             .where(and_(
                 tool_calls.c.session_id == sid,
                 tool_calls.c.position == select(func.max(tool_calls.c.position))
                 .where(tool_calls.c.session_id == sid).scalar_subquery(),
             ))
             .order_by(tool_calls.c.call_index)
+        )
+        # Has a new turn begun after the calling message at :position (a user, system or
+        # developer message that carries no tool result)? The one pairing rule (store.pairing).
+        later = messages.alias("later")
+        self.turn_begun = self._compile(
+            select(func.min(later.c.position))
+            .where(and_(
+                later.c.session_id == sid, later.c.position > bindparam("position"),
+                or_(*(later.c.role == literal_column(f"'{role}'") for role in sorted(TURN_ROLES))),
+                ~select(tool_results.c.position).where(and_(
+                    tool_results.c.session_id == later.c.session_id,
+                    tool_results.c.position == later.c.position)).exists(),
+            ))
         )
         self.answered = self._compile(
             select(tool_results.c.call_position, tool_results.c.call_index)

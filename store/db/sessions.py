@@ -13,11 +13,11 @@ from sqlalchemy import and_, delete, insert, literal, select, update
 from store.arguments import dumps_json, loads_json
 from store.db.base import (
     StoreBase,
-    _alias_table,
     _escape_like,
     _now,
     _session_info,
     _session_row,
+    alias_table,
     check_session_id,
 )
 from store.db.tables import (
@@ -275,7 +275,7 @@ class SessionsMixin(StoreBase):
     def aliases(self) -> AliasTable:
         """The alias table as stored now."""
         with self._read() as conn:
-            return _alias_table(conn)
+            return alias_table(conn)
 
     def add_alias(self, raw_name: str, current_name: str) -> AliasTable:
         """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias)."""
@@ -285,7 +285,7 @@ class SessionsMixin(StoreBase):
             conn.execute(insert(tool_aliases), [{"raw_name": raw_name,
                                                  "current_name": current_name,
                                                  "created_at": _now()}])
-            return _alias_table(conn)
+            return alias_table(conn)
 
     def remove_alias(self, raw_name: str) -> AliasTable:
         """Remove the alias of ``raw_name``; ``AliasError`` when it has none."""
@@ -293,5 +293,5 @@ class SessionsMixin(StoreBase):
             done = conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
             if done.rowcount == 0:
                 raise AliasError(f"no alias for tool name {raw_name!r}")
-            return _alias_table(conn)
+            return alias_table(conn)
 

@@ -29,10 +29,10 @@ from store.arguments import dumps_json, loads_json
 from store.codec import decode_call, decode_parts, decode_result
 from store.db.base import (
     _now,
-    _reason,
     _session_info,
     _session_row,
     check_session_id,
+    driver_reason,
 )
 from store.db.compiled import statements
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
@@ -103,7 +103,7 @@ class TranscriptStore(SessionsMixin):
                 ensure_at_head(engine, upgrade_if_older=upgrade)
         except SQLAlchemyError as exc:
             engine.dispose()
-            raise DatabaseError(f"cannot open {redact_url(engine.url)}: {_reason(exc)}"
+            raise DatabaseError(f"cannot open {redact_url(engine.url)}: {driver_reason(exc)}"
                                 ) from exc
         except BaseException:
             engine.dispose()
@@ -269,7 +269,7 @@ class TranscriptStore(SessionsMixin):
             with self.engine.connect() as conn:
                 return verify(conn, session_id)
         except self._errors as exc:
-            raise DatabaseError(f"{self.url}: {_reason(exc)}") from exc
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
     # -- counts ---------------------------------------------------------------------------------
 

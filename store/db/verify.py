@@ -142,8 +142,7 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
                    f"wire name {call.recorded_name!r} differs from raw_name {raw_name!r}")
         if not minted and call.id != call_id:
             report("error", "wire", pos, idx, f"wire id {call.id!r} differs from {call_id!r}")
-        parsed_status = call.error_kind if isinstance(call, InvalidToolCall) else (
-            "ok" if call.input else "empty")
+        parsed_status = call.status
         if parsed_status != status:
             report("error", "status", pos, idx,
                    f"stored status {status!r}, but the stored text parses as {parsed_status!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -20,9 +20,9 @@ from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
 from store.model import Message
-from store.names import AliasTable
 from store.normalize.messages import normalize_message
-from store.pairing import CallLinker, CallRef
+from store.pairing import TURN_ROLES, CallRef, Pairing
+from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
@@ -30,7 +30,6 @@ __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append
 MessageInput = Message | Mapping[str, Any]
 
 # Names are stored as recorded: aliases apply at load time, so normalize without any.
-_NO_ALIASES = AliasTable()
 # Bound parameters per IN (...) list, below SQLite's limit.
 _IN_CHUNK = 500
 
@@ -80,11 +79,11 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
     for number, item in enumerate(items):
         try:
             if type(item) is dict:
-                message = normalize_message(item, _NO_ALIASES)
+                message = normalize_message(item)
             elif isinstance(item, Message):
                 message = item
             elif isinstance(item, Mapping):
-                message = normalize_message(item, _NO_ALIASES)
+                message = normalize_message(item)
             else:
                 raise RecordError(
                     f"a message must be a Message or a record, got {type(item).__name__}"
@@ -130,11 +129,7 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     """The transcript's own timestamp when it has a readable one, else the append time."""
     stamp = metadata.get("timestamp")
     if isinstance(stamp, str):
-        try:
-            parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-        except (ValueError, OverflowError):  # unreadable, or out of range once in UTC
-            return now
+        return parse_timestamp(stamp) or now  # unreadable, or out of range once in UTC
     return now
 
 
@@ -216,6 +211,7 @@ def _write(
             enc.extras_json, enc.metadata_json,
             now_value if created_at is now else time(created_at),
         ))
+        linker.begin_message(message.role, bool(enc.results))
         opened = []
         used: set[str] = set()
         for call in enc.calls:
@@ -223,7 +219,8 @@ def _write(
             minted = not provider_id or provider_id in used
             call_id = minted_call_id(position, call.index) if minted else provider_id
             used.add(call_id)  # type: ignore[arg-type]
-            opened.append((call.index, None if minted else provider_id, call.call.recorded_name))
+            # A repeated id is stored minted, but still answers results by that id (in order).
+            opened.append((call.index, provider_id or None, (call.call.recorded_name,)))
             arguments = call.arguments
             if postgres:
                 arguments = _nul_safe_arguments(arguments, call.call.arguments_text)
@@ -255,18 +252,21 @@ def _write(
 
 
 def _linker_for(cursor: Any, st: Statements, sid: str,
-                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> CallLinker:
-    """A linker primed with the stored calls that this batch's results may refer to.
+                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> Pairing:
+    """The one pairing rule (:mod:`store.pairing`) primed with the stored calls that this
+    batch's results may refer to.
 
     Ids are looked up only for results that name a call not made in the batch; the most
-    recent calling message (for pairing by position) is read only when a result has no id,
-    or names an id that no stored call has.
+    recent calling message (for pairing by position) is read only when a result before the
+    batch's first call has no id, and only while no new turn has begun since that message.
     """
     ids_in_batch: set[str] = set()
     needs_ids: set[str] = set()
     needs_position = False
     calls_seen = False
-    for _, _, _, enc in batch:
+    for _, message, _, enc in batch:
+        if not calls_seen and message.role in TURN_ROLES and not enc.results:
+            calls_seen = True  # a new turn: id-less results cannot reach stored calls
         if enc.calls:  # the writer links a message's results after its own calls
             calls_seen = True
             ids_in_batch.update(c.call.id for c in enc.calls if c.call.id)
@@ -276,22 +276,33 @@ def _linker_for(cursor: Any, st: Statements, sid: str,
                 needs_position = needs_position or not calls_seen
             elif call_id not in ids_in_batch:
                 needs_ids.add(call_id)
-    prior_ids: dict[str, CallRef] = {}
+    prior_ids: dict[str, list[CallRef]] = {}
     ids = sorted(needs_ids)
     for start in range(0, len(ids), _IN_CHUNK):
         chunk = ids[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
-        for call_id, pos, idx in cursor.fetchall():
-            prior_ids[call_id] = (pos, idx)  # ordered by position: the latest wins
-    prior_open: list[tuple[CallRef, str]] = []
-    answered: list[CallRef] = []
+        for call_id, pos, idx in cursor.fetchall():  # ordered by position
+            refs = prior_ids.setdefault(call_id, [])
+            if refs and refs[0][0] != pos:
+                refs.clear()  # the latest message that used the id wins
+            refs.append((pos, idx))
+    prior_open: list[tuple[CallRef, tuple[str, ...], bool]] = []
+    answered: set[CallRef] = set()
     if needs_position or len(prior_ids) < len(needs_ids):
         cursor.execute(st.last_calls.sql, (sid, sid))
-        prior_open = [((p, i), n) for p, i, n in cursor.fetchall()]
+        prior_open = [((p, i), (n,), minted) for p, i, n, minted in cursor.fetchall()]
         if prior_open:
-            cursor.execute(st.answered.sql, (sid, prior_open[0][0][0]))
-            answered = [(p, i) for p, i in cursor.fetchall()]
-    return CallLinker(prior_ids, prior_open, answered)
+            cursor.execute(st.turn_begun.sql, _params(st.turn_begun.names, {
+                "sid": sid, "position": prior_open[0][0][0]}))
+            if cursor.fetchone()[0] is not None:
+                prior_open = []  # a user turn since: id-less results are orphans
+    # Which of those calls are answered matters only where there is a choice: an id that
+    # several calls of one message share, or pairing by position.
+    choices = [r for refs in prior_ids.values() if len(refs) > 1 for r in refs]
+    for position in sorted({p for p, _ in [*choices, *(r for r, _, _ in prior_open)]}):
+        cursor.execute(st.answered.sql, (sid, position))
+        answered.update((p, i) for p, i in cursor.fetchall())
+    return Pairing(prior_ids, prior_open, answered)
 
 
 def _check_column_order() -> None:

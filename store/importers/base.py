@@ -28,7 +28,6 @@ from typing import Any
 from store.arguments import loads_json
 from store.errors import ImportFileError, StoreError
 from store.model import Message
-from store.names import AliasTable
 from store.normalize.messages import NotAMessage, normalize_message
 
 __all__ = [
@@ -47,8 +46,6 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
-#: Names are kept as recorded: aliases apply when a session is loaded.
-NO_ALIASES = AliasTable()
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
@@ -131,7 +128,7 @@ class Source:
     settled: bool
 
 
-def _reason(exc: OSError) -> str:
+def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
@@ -142,7 +139,7 @@ def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
         # O_NONBLOCK: opening a FIFO must not hang; it is refused just below.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise ImportFileError(path, f"cannot open: {_reason(exc)}") from exc
+        raise ImportFileError(path, f"cannot open: {_os_reason(exc)}") from exc
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -152,7 +149,7 @@ def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise ImportFileError(path, f"cannot read: {_reason(exc)}") from exc
+        raise ImportFileError(path, f"cannot read: {_os_reason(exc)}") from exc
     finally:
         os.close(fd)
     try:
@@ -230,7 +227,7 @@ class Collector:
             self.problem(line, f"not a record: a JSON {_json_type(record)}", item)
             return None
         try:
-            return normalize_message(record, NO_ALIASES)
+            return normalize_message(record)
         except NotAMessage as exc:
             self.skip(skip_reason or f"{self.format}: {exc}")
         except (StoreError, TypeError, ValueError) as exc:

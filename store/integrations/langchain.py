@@ -66,7 +66,6 @@ __all__ = ["BYTES", "ESCAPED", "KEY", "TranscriptChatMessageHistory", "decode_by
 #: The metadata key under which a message's own JSON form is kept.
 KEY = "langchain"
 _SOURCE = "langchain"
-_NO_ALIASES = store.AliasTable()
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 _ROLES: Mapping[str, Role] = {
     "human": "user", "user": "user", "ai": "assistant", "assistant": "assistant",
@@ -301,7 +300,6 @@ def _call_part(call: Mapping[str, Any], valid: bool) -> store.ToolCall | store.I
         {"id": call_id if isinstance(call_id, str) else None, "type": "function",
          "function": {"name": name if isinstance(name, str) and name else store.UNKNOWN_TOOL,
                       "arguments": args}},
-        _NO_ALIASES,
     )
 
 

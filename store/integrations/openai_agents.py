@@ -70,7 +70,6 @@ __all__ = ["KEY", "TranscriptStoreSession"]
 #: The metadata key under which the original item (or a tombstone) is kept.
 KEY = "openai_agents"
 _SOURCE = "openai_agents"
-_NO_ALIASES = store.AliasTable()
 _POP_ATTEMPTS = 16
 _T = TypeVar("_T")
 
@@ -282,7 +281,7 @@ def to_message(item: Mapping[str, Any]) -> store.Message:
     if not isinstance(item, Mapping):
         raise store.RecordError(f"a session item must be a dict, got {type(item).__name__}")
     try:
-        message = store.normalize_message(item, _NO_ALIASES)
+        message = store.normalize_message(item)
     except store.UnrecognizedRecord:  # an item kind the normalizer does not read: kept opaque
         kind = item.get("type")
         message = store.Message(

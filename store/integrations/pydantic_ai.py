@@ -67,7 +67,6 @@ __all__ = [
 #: The metadata key under which a message's JSON form is kept.
 KEY = "pydantic_ai"
 _SOURCE = "pydantic_ai"
-_NO_ALIASES = store.AliasTable()
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
@@ -210,7 +209,6 @@ def _response_part(raw: Mapping[str, Any]) -> tuple[Role, list[store.Part], list
             {"id": call_id if isinstance(call_id, str) else None, "type": "function",
              "function": {"name": name if isinstance(name, str) and name else store.UNKNOWN_TOOL,
                           "arguments": args}},
-            _NO_ALIASES,
         )
         attribute = "arguments_text" if isinstance(args, str) else "input"
         return "assistant", [call], [(("args",), 0, attribute)]

@@ -37,11 +37,9 @@ from store.arguments import loads_json
 from store.errors import AmbiguousRecord, UnrecognizedRecord
 from store.keys import canonical_keys, strip_symbol_keys
 from store.model import InvalidToolCall, ServerToolCall, ToolCall, make_tool_call
-from store.names import AliasTable
 
 __all__ = ["normalize_tool_call", "parse_text_tool_calls", "read_call"]
 
-_DEFAULT_ALIASES = AliasTable.default()
 
 # Structural keys of each shape; anything else on the record is an extra, kept verbatim.
 _FUNCTION_WRAPPER_KEYS = frozenset({"id", "type", "function"})
@@ -52,26 +50,25 @@ _SERVER_CALL_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 _CLIENT_ITEM_TYPES = frozenset({"function_call", "custom_tool_call", "tool_use", "tool_call"})
 
 
-def normalize_tool_call(
-    record: Mapping[str, Any], aliases: AliasTable | None = None
-) -> ToolCall | InvalidToolCall:
-    """Read one client tool-call record of any known shape, with aliases applied.
+def normalize_tool_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall:
+    """Read one client tool-call record of any known shape, with the name as recorded.
+
+    No alias is applied here: the store records raw names and applies its persisted alias
+    table when it reads (``load``, audits, the CLI); apply one yourself with
+    :meth:`AliasTable.apply <store.names.AliasTable.apply>`.
 
     Raises ``UnrecognizedRecord`` (saying what was found) for anything that is not a client
     tool call, ``AmbiguousRecord`` when two spellings of one key disagree.
     """
-    table = _DEFAULT_ALIASES if aliases is None else aliases
     common = _read_common(record) if type(record) is dict else None
     if common is not None:  # hot path: skip the general reader
-        if table.resolve(common.name) == common.name:
-            return common
-        return table.apply(common)
+        return common
     call = read_call(record)
     if isinstance(call, ServerToolCall):
         raise UnrecognizedRecord(
             f"a server-side tool call ({call.source}, name {call.name!r}), not a client tool call"
         )
-    return table.apply(call)
+    return call
 
 
 def read_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall | ServerToolCall:
@@ -285,9 +282,7 @@ def _read_flat(
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
-def parse_text_tool_calls(text: str, aliases: AliasTable | None = None) -> list[
-    ToolCall | InvalidToolCall
-]:
+def parse_text_tool_calls(text: str) -> list[ToolCall | InvalidToolCall]:
     """Read tool calls that an open model wrote as text (inherited open-model formats).
 
     Accepts Hermes/Qwen ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` blocks, or,
@@ -300,7 +295,6 @@ def parse_text_tool_calls(text: str, aliases: AliasTable | None = None) -> list[
     tagged = bool(blocks)
     if not tagged:
         blocks = [text.strip()]
-    table = _DEFAULT_ALIASES if aliases is None else aliases
     calls: list[ToolCall | InvalidToolCall] = []
     for block in blocks:
         try:
@@ -317,5 +311,5 @@ def parse_text_tool_calls(text: str, aliases: AliasTable | None = None) -> list[
         call = read_call(record)
         if isinstance(call, ServerToolCall):
             raise UnrecognizedRecord(f"a text tool call names a server-side tool: {block!r}")
-        calls.append(table.apply(replace(call, source="text")))
+        calls.append(replace(call, source="text"))
     return calls

@@ -27,17 +27,14 @@ from typing import Any
 from store.errors import NotAMessage, UnrecognizedRecord
 from store.keys import canonical_keys
 from store.model import (
-    InvalidToolCall,
     Message,
     OpaquePart,
     Part,
     Role,
     TextPart,
     ThinkingPart,
-    ToolCall,
     ToolResult,
 )
-from store.names import AliasTable
 from store.normalize.calls import read_call
 
 __all__ = ["NotAMessage", "normalize_message", "normalize_payload"]
@@ -57,7 +54,6 @@ _ROLES: dict[str, Role] = {
     "toolresult": "tool",
     "ipython": "tool",
 }
-_DEFAULT_ALIASES = AliasTable.default()
 _CHAT_STRUCTURAL = frozenset(
     {"role", "content", "tool_calls", "function_call", "tool_call_id", "name", "tool_name", "id"}
 )
@@ -67,22 +63,12 @@ _CLAUDE_CODE_KEYS = ("uuid", "parent_uuid", "is_sidechain", "session_id", "times
                      "is_meta", "is_compact_summary")
 
 
-def normalize_message(record: Mapping[str, Any], aliases: AliasTable | None = None) -> Message:
-    """Read one message record of any known shape (see the module docstring)."""
+def normalize_message(record: Mapping[str, Any]) -> Message:
+    """Read one message record of any known shape (see the module docstring); tool names
+    stay as recorded (aliases apply on read: :meth:`AliasTable.apply_message`)."""
     if type(record) is not dict and not isinstance(record, Mapping):
         raise UnrecognizedRecord(f"a message must be an object, got {type(record).__name__}")
-    message = _read_message(record)
-    table = _DEFAULT_ALIASES if aliases is None else aliases
-    if any(isinstance(p, ToolCall | InvalidToolCall) for p in message.parts):
-        parts = tuple(
-            table.apply(p) if isinstance(p, ToolCall | InvalidToolCall) else p
-            for p in message.parts
-        )
-        message = Message(
-            message.role, parts, message.source, message.message_id, message.extras,
-            message.metadata,
-        )
-    return message
+    return _read_message(record)
 
 
 def _read_message(record: Mapping[str, Any]) -> Message:
@@ -395,7 +381,7 @@ def _read_bedrock(top: Mapping[str, Any], role: Role) -> Message:
 # -- whole bodies ---------------------------------------------------------------------------------
 
 
-def normalize_payload(payload: Any, aliases: AliasTable | None = None) -> list[Message]:
+def normalize_payload(payload: Any) -> list[Message]:
     """Read a whole response or request body (or a list of records) into messages.
 
     Accepts OpenAI Chat completions (``choices``), Responses (``output`` / ``input`` items),
@@ -408,7 +394,7 @@ def normalize_payload(payload: Any, aliases: AliasTable | None = None) -> list[M
         out: list[Message] = []
         for record in payload:
             try:
-                out.append(normalize_message(record, aliases))
+                out.append(normalize_message(record))
             except NotAMessage:
                 continue
         return out
@@ -428,14 +414,14 @@ def normalize_payload(payload: Any, aliases: AliasTable | None = None) -> list[M
             record = entry[inner]
             if key == "candidates" and "role" not in record:
                 record = {"role": "model", **record}
-            out.append(normalize_message(record, aliases))
+            out.append(normalize_message(record))
         return out
     for key in ("output", "input", "contents", "messages"):
         items = body.get(key)
         if isinstance(items, list):
-            return normalize_payload(items, aliases)
+            return normalize_payload(items)
         if key == "output" and isinstance(items, Mapping) and "message" in items:
-            return [normalize_message(items["message"], aliases)]
+            return [normalize_message(items["message"])]
     if "error" in body and "role" not in body:
         raise NotAMessage("an API error body carries no message")
-    return [normalize_message(payload, aliases)]
+    return [normalize_message(payload)]

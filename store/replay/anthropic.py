@@ -22,6 +22,7 @@ from store.model import (
 )
 from store.replay.common import (
     PLACEHOLDER_USER_TEXT,
+    AnyCall,
     Block,
     Native,
     Pairs,
@@ -83,11 +84,11 @@ def _bedrock_result(content: Any) -> list[Block]:
 def _render(messages: Sequence[Message], native: Native, bedrock: bool) -> dict[str, Any]:
     system, rest = split_system(messages)
     turns = Turns("user", "assistant")
-    pairs = Pairs()
-    for message in rest:
+    pairs = Pairs(rest)
+    for i, message in enumerate(rest):
         own = native(message)
         role = "assistant" if message.role == "assistant" else "user"
-        pairs.add(message.tool_calls)
+        j = 0
         for part in message.parts:
             if type(part) is TextPart:
                 if part.text.strip() if bedrock else part.text:
@@ -100,7 +101,8 @@ def _render(messages: Sequence[Message], native: Native, bedrock: bool) -> dict[
                     else {"type": "tool_use", "id": call_id, "name": part.name,
                           "input": arguments})
             elif type(part) is ToolResult:
-                turns.add("user", _result_block(part, pairs, bedrock))
+                turns.add("user", _result_block(part, pairs.find(i, j), bedrock))
+                j += 1
             elif own and type(part) is ThinkingPart and not bedrock:
                 if part.extras.get("type") == "redacted_thinking" and part.extras.get("data"):
                     turns.add("assistant", {"type": "redacted_thinking",
@@ -125,8 +127,8 @@ def _render(messages: Sequence[Message], native: Native, bedrock: bool) -> dict[
     return body
 
 
-def _result_block(result: ToolResult, pairs: Pairs, bedrock: bool) -> Block:
-    call_id = result_call_id(pairs.find(result), result)
+def _result_block(result: ToolResult, call: AnyCall | None, bedrock: bool) -> Block:
+    call_id = result_call_id(call, result)
     if bedrock:
         return {"toolResult": {"toolUseId": call_id,
                                "content": _bedrock_result(result.content),

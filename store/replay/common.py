@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from store.model import InvalidToolCall, Message, ToolCall, ToolResult
-from store.replay.repair import Target
+from store.pairing import pair_messages
+from store.providers import SOURCE_FAMILIES, Target
 
 __all__ = [
     "PLACEHOLDER_USER_TEXT",
-    "SOURCE_FAMILIES",
     "AnyCall",
     "Block",
     "Native",
@@ -23,15 +23,6 @@ __all__ = [
 
 #: The text of the user turn put in front of a history that opens with the model.
 PLACEHOLDER_USER_TEXT = "(continued)"
-
-#: The message sources that count as the target's own provider (``same_provider=None``).
-SOURCE_FAMILIES: Mapping[Target, frozenset[str]] = {
-    "openai-chat": frozenset({"openai_chat", "openai_chat_untyped", "legacy_function_call"}),
-    "openai-responses": frozenset({"openai_responses", "openai_responses_custom", "codex"}),
-    "anthropic": frozenset({"anthropic", "claude_code"}),
-    "gemini": frozenset({"gemini"}),
-    "bedrock": frozenset({"bedrock"}),
-}
 
 AnyCall = ToolCall | InvalidToolCall
 Block = dict[str, Any]
@@ -52,39 +43,19 @@ class Native:
 
 
 class Pairs:
-    """Finds the call a result answers: by id among the latest calling message's calls, else
-    by id anywhere earlier, else the next unanswered call of the latest calling message."""
+    """The call each result answers, by the one pairing rule (:mod:`store.pairing`), for a
+    renderer that walks ``messages`` in order: :meth:`find` takes the message's index and the
+    result's index among that message's results."""
 
-    __slots__ = ("_by_id", "_open", "_used")
+    __slots__ = ("_calls", "_links")
 
-    def __init__(self) -> None:
-        self._by_id: dict[str, AnyCall] = {}
-        self._open: list[AnyCall] = []
-        self._used: set[int] = set()
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self._links = pair_messages(messages)
+        self._calls = [m.tool_calls for m in messages]
 
-    def add(self, calls: Sequence[AnyCall]) -> None:
-        if not calls:
-            return
-        for call in calls:
-            if call.id:
-                self._by_id[call.id] = call
-        self._open = list(calls)
-        self._used = set()
-
-    def find(self, result: ToolResult) -> AnyCall | None:
-        if result.call_id:
-            for n, call in enumerate(self._open):
-                if n not in self._used and call.id == result.call_id:
-                    self._used.add(n)
-                    return call
-            found = self._by_id.get(result.call_id)
-            if found is not None:
-                return found
-        for n, call in enumerate(self._open):
-            if n not in self._used:
-                self._used.add(n)
-                return call
-        return None
+    def find(self, message_index: int, result_index: int) -> AnyCall | None:
+        ref = self._links.get((message_index, result_index))
+        return None if ref is None else self._calls[ref[0]][ref[1]]
 
 
 def call_input(call: AnyCall) -> dict[str, Any]:

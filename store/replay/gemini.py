@@ -43,11 +43,11 @@ def render_gemini(messages: Sequence[Message], native: Native) -> dict[str, Any]
     """
     system, rest = split_system(messages)
     turns = Turns("user", "model")
-    pairs = Pairs()
-    for message in rest:
+    pairs = Pairs(rest)
+    for i, message in enumerate(rest):
         own = native(message)
         role = "model" if message.role == "assistant" else "user"
-        pairs.add(message.tool_calls)
+        j = 0
         pending_signature = _signature(message.extras)
         for part in message.parts:
             block: Block
@@ -64,7 +64,8 @@ def render_gemini(messages: Sequence[Message], native: Native) -> dict[str, Any]
                 pending_signature = None  # a message-level signature goes on its first call
                 turns.add("model", block)
             elif type(part) is ToolResult:
-                found = pairs.find(part)
+                found = pairs.find(i, j)
+                j += 1
                 response: Block = {
                     "name": found.name if found is not None else part.name or "unknown_tool",
                     "response": _response(part),

@@ -27,12 +27,12 @@ def render_openai_chat(messages: Sequence[Message], native: Native) -> dict[str,
     server-side calls and opaque parts are not sent (Chat has no request form for them).
     """
     out: list[dict[str, Any]] = []
-    pairs = Pairs()
-    for message in messages:
+    pairs = Pairs(messages)
+    for i, message in enumerate(messages):
         calls = message.tool_calls
         has_text = any(type(p) is TextPart for p in message.parts)
-        for result in message.tool_results:
-            out.append({"role": "tool", "tool_call_id": result_call_id(pairs.find(result), result),
+        for j, result in enumerate(message.tool_results):
+            out.append({"role": "tool", "tool_call_id": result_call_id(pairs.find(i, j), result),
                         "content": content_text(result.content)})
         if calls:
             out.append({
@@ -44,7 +44,6 @@ def render_openai_chat(messages: Sequence[Message], native: Native) -> dict[str,
                     for call in calls
                 ],
             })
-            pairs.add(calls)
         elif has_text:
             out.append({"role": "user" if message.role == "tool" else message.role,
                         "content": message.text})
@@ -61,14 +60,14 @@ def render_openai_responses(messages: Sequence[Message], native: Native) -> dict
     items are echoed as stored (each only when an item it produced follows it).
     """
     items: list[dict[str, Any]] = []
-    pairs = Pairs()
+    pairs = Pairs(messages)
     custom: set[str] = set()
-    for message in messages:
+    for i, message in enumerate(messages):
+        j = 0
         own = native(message)
         role = "user" if message.role == "tool" else message.role
         kind = "output_text" if role == "assistant" else "input_text"
         texts: list[Block] = []
-        pairs.add(message.tool_calls)
         for part in message.parts:
             if type(part) is TextPart:
                 if part.text:
@@ -79,7 +78,8 @@ def render_openai_responses(messages: Sequence[Message], native: Native) -> dict
                 items.append(_call_item(part, own, custom))
             elif type(part) is ToolResult:
                 _flush(items, role, texts)
-                call_id = result_call_id(pairs.find(part), part)
+                call_id = result_call_id(pairs.find(i, j), part)
+                j += 1
                 item_type = ("custom_tool_call_output" if call_id in custom
                              else "function_call_output")
                 items.append({"type": item_type, "call_id": call_id,

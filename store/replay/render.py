@@ -36,13 +36,13 @@ from typing import Any
 
 from store.errors import UsageError
 from store.model import Message
+from store.providers import TARGETS, Target
 from store.replay.anthropic import render_anthropic, render_bedrock
-from store.replay.common import PLACEHOLDER_USER_TEXT, SOURCE_FAMILIES, Native
+from store.replay.common import PLACEHOLDER_USER_TEXT, Native
 from store.replay.gemini import render_gemini
 from store.replay.openai import render_openai_chat, render_openai_responses
-from store.replay.repair import TARGETS, Target
 
-__all__ = ["PLACEHOLDER_USER_TEXT", "SOURCE_FAMILIES", "render"]
+__all__ = ["PLACEHOLDER_USER_TEXT", "render"]
 
 _RENDERERS: Mapping[Target, Callable[[Sequence[Message], Native], dict[str, Any]]] = {
     "openai-chat": render_openai_chat,

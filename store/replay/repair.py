@@ -1,9 +1,10 @@
 """Repair a transcript for replay ("resume"): pure, deterministic, idempotent (domain).
 
 :func:`repair` takes a loaded :class:`~store.transcript.Transcript` (results are paired with
-calls through its ``links``) or a plain sequence of :class:`~store.model.Message` (paired by
-``call_id``, else by position within the most recent calling message, as
-:mod:`store.pairing` does) and returns a :class:`Repaired` history in which:
+calls through its stored ``links``) or a plain sequence of :class:`~store.model.Message`
+(paired by the one rule of :mod:`store.pairing`, as storage pairs them: by id, an id that names
+no call making an orphan; id-less results by position within the same turn) and returns a
+:class:`Repaired` history in which:
 
 * every tool call has exactly one result, placed right after the message holding the call, in
   call order, carrying ``call_id`` equal to the call's id;
@@ -24,8 +25,8 @@ Nothing is mutated and no stored row changes: the result is new values. Every ch
 ``dropped_orphan_result``     a result matched no call: removed
 ``dropped_duplicate_result``  a second (third ...) result of one call: removed
 ``moved_result``              a result was not right after its call's message in call order
-``relinked_result``           a result named no id or another id than its call's: it now
-                              carries the call's id
+``relinked_result``           a result carried no id (it was paired by position within its
+                              turn): it now carries the call's id
 ``substituted_arguments``     invalid arguments were replaced (raw text and substitute named)
 ``renamed_tool``              ``aliases`` renamed a call (its recorded name stays in raw_name)
 ``unknown_tool``              a call names a tool not in ``tools``: advisory, with the alias
@@ -39,8 +40,6 @@ Repairing twice equals repairing once: the second pass returns equal messages an
 from __future__ import annotations
 
 import difflib
-import hashlib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
@@ -49,23 +48,18 @@ from store.arguments import dumps_json
 from store.errors import ToolArgumentsError, UsageError
 from store.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
 from store.names import DEFAULT_ALIASES, AliasTable
+from store.pairing import pair_messages
+from store.providers import TARGETS, Target, id_problem, remapped_id
 from store.transcript import Transcript
 
 __all__ = [
     "CHANGE_KINDS",
     "INTERRUPTED_TEXT",
-    "TARGETS",
     "ChangeKind",
     "RepairChange",
     "Repaired",
-    "Target",
-    "id_problem",
-    "remapped_id",
     "repair",
 ]
-
-Target = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"]
-TARGETS: tuple[Target, ...] = get_args(Target)
 
 ChangeKind = Literal[
     "synthesized_result",
@@ -84,14 +78,6 @@ CHANGE_KINDS: tuple[ChangeKind, ...] = get_args(ChangeKind)
 #: The content of a synthesized result.
 INTERRUPTED_TEXT = "Error: this tool call was interrupted and has no result."
 
-_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_ID_PREFIX: Mapping[Target, str] = {
-    "openai-chat": "call_",
-    "openai-responses": "call_",
-    "anthropic": "toolu_",
-    "gemini": "call_",
-    "bedrock": "tooluse_",
-}
 _DEFAULT_TABLE = AliasTable(DEFAULT_ALIASES)
 
 AnyCall = ToolCall | InvalidToolCall
@@ -135,37 +121,6 @@ class Repaired:
     def of_kind(self, kind: ChangeKind) -> tuple[RepairChange, ...]:
         """The changes of one kind, in order."""
         return tuple(change for change in self.changes if change.kind == kind)
-
-
-def id_problem(call_id: str | None, target: Target) -> str | None:
-    """Why ``target`` would refuse a call id on replay, or ``None`` when it accepts it.
-
-    Anthropic and Bedrock: ``^[a-zA-Z0-9_-]{1,64}$``; OpenAI Chat: non-empty, at most 40
-    characters; Responses: non-empty; Gemini: any id, or none. (Ids repeated within a
-    transcript are refused by every target; :func:`repair` checks that separately.)
-    """
-    if target == "gemini":
-        return None
-    if call_id is None:
-        return "it has no id"
-    if call_id == "":
-        return "its id is empty"
-    if target in ("anthropic", "bedrock") and _ID_PATTERN.fullmatch(call_id) is None:
-        return f"{target} ids must match ^[a-zA-Z0-9_-]{{1,64}}$"
-    if target == "openai-chat" and len(call_id) > 40:
-        return "OpenAI Chat ids are at most 40 characters"
-    return None
-
-
-def remapped_id(target: Target, position: int, index: int, original: str | None,
-                attempt: int = 0) -> str:
-    """The id that replaces a refused one: a target prefix and 24 hex digits of the SHA-256 of
-    ``(position, index, original id)`` (``attempt`` > 0 only to step past a collision)."""
-    seed = f"{position}:{index}:{'' if original is None else original}"
-    if attempt:
-        seed += f":{attempt}"
-    return _ID_PREFIX[target] + hashlib.sha256(seed.encode("utf-8", "surrogatepass")
-                                               ).hexdigest()[:24]
 
 
 def repair(
@@ -221,7 +176,7 @@ class _Repair:
         if isinstance(transcript, Transcript):
             self.links = self._stored_links(transcript)
         else:
-            self.links = self._pair()
+            self.links = pair_messages(self.messages)
         # The first result of each call, in input order; later ones are duplicates.
         self.primary: dict[Ref, Ref] = {}
         for i, results in enumerate(self.results):
@@ -241,36 +196,6 @@ class _Repair:
             if ri is None or ci is None or j >= len(self.results[ri]) or k >= len(self.calls[ci]):
                 continue
             links[(ri, j)] = (ci, k)
-        return links
-
-    def _pair(self) -> dict[Ref, Ref]:
-        """Pair a plain sequence: by id (the latest calling message with that id, its first
-        unanswered call), else by position among the latest calling message's calls."""
-        by_id: dict[str, list[Ref]] = {}  # id -> its calls in the latest message using it
-        open_calls: list[tuple[Ref, AnyCall]] = []
-        answered: set[Ref] = set()
-        links: dict[Ref, Ref] = {}
-        for i, calls in enumerate(self.calls):
-            if calls:
-                fresh: dict[str, list[Ref]] = {}
-                for k, call in enumerate(calls):
-                    if call.id:
-                        fresh.setdefault(call.id, []).append((i, k))
-                by_id.update(fresh)
-                open_calls = [((i, k), call) for k, call in enumerate(calls)]
-            for j, result in enumerate(self.results[i]):
-                ref: Ref | None = None
-                if result.call_id:
-                    refs = by_id.get(result.call_id)
-                    if refs:
-                        ref = next((r for r in refs if r not in answered), refs[0])
-                if ref is None:
-                    ref = next((r for r, call in open_calls if r not in answered and (
-                        result.name is None or result.name in (call.name, call.recorded_name)
-                    )), None)
-                if ref is not None:
-                    answered.add(ref)
-                    links[(i, j)] = ref
         return links
 
     # -- the run ----------------------------------------------------------------------------

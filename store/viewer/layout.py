@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
+import store
 from store.viewer.http import BadRequest, Request, Response
 from store.viewer.markup import Markup, html, join, url
 
@@ -115,10 +116,9 @@ def parse_time(raw: str | None, name: str, *, end: bool = False) -> datetime | N
             day = date.fromisoformat(raw)
             start = datetime.combine(day, time(), UTC)
             return start + timedelta(days=1) if end else start
-        value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
+        return store.as_utc(datetime.fromisoformat(raw.replace("Z", "+00:00")))
+    except (ValueError, store.UsageError):
         raise BadRequest(f"{name}: not a date (YYYY-MM-DD) or ISO 8601 time: {raw!r}") from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def when(value: datetime | None) -> Markup:

@@ -127,7 +127,9 @@ SPELLINGS = [
 class TestLegacySpellings:
     @pytest.mark.parametrize("record", SPELLINGS, ids=[str(i) for i in range(len(SPELLINGS))])
     def test_every_spelling_normalizes_to_the_same_call(self, record):
-        call = normalize_tool_call(record)
+        recorded = normalize_tool_call(record)
+        assert recorded == ToolCall("c", "run_shell_command", {"command": "ls"})
+        call = AliasTable.default().apply(recorded)
         assert call == ToolCall("c", "bash", {"command": "ls"})
         assert call.raw_name == "run_shell_command"
 
@@ -198,18 +200,27 @@ class TestBadRecords:
 
 
 class TestAliases:
+    """Normalizers keep the recorded name; a table applies on read (``AliasTable.apply``)."""
+
+    def test_the_normalizer_applies_no_alias(self):
+        call = normalize_tool_call({"name": "read_file", "arguments": "{}"})
+        assert (call.name, call.raw_name) == ("read_file", None)
+        with pytest.raises(TypeError):
+            normalize_tool_call({"name": "shell", "arguments": "{}"},
+                                aliases=AliasTable())  # type: ignore[call-arg]
+
     def test_a_custom_table_is_used(self):
         table = AliasTable({"shell": "bash"})
-        call = normalize_tool_call({"name": "shell", "arguments": "{}"}, aliases=table)
+        call = table.apply(normalize_tool_call({"name": "shell", "arguments": "{}"}))
         assert (call.name, call.raw_name) == ("bash", "shell")
 
     def test_an_empty_table_applies_no_alias(self):
-        call = normalize_tool_call({"name": "read_file", "arguments": "{}"},
-                                   aliases=AliasTable())
+        call = AliasTable().apply(normalize_tool_call({"name": "read_file", "arguments": "{}"}))
         assert (call.name, call.raw_name) == ("read_file", None)
 
     def test_invalid_calls_are_aliased_too(self):
-        call = normalize_tool_call({"name": "read_file", "arguments": "{"})
+        call = AliasTable.default().apply(
+            normalize_tool_call({"name": "read_file", "arguments": "{"}))
         assert isinstance(call, InvalidToolCall)
         assert (call.name, call.raw_name) == ("read", "read_file")
 

@@ -94,7 +94,7 @@ class TestChatFamily:
             ":toolCalls": [{":id": "c", ":function": {":name": "run_shell_command",
                                                       ":arguments": {":command": "ls"}}}],
         })
-        assert calls_of(msg) == [("c", "bash", {"command": "ls"})]
+        assert calls_of(msg) == [("c", "run_shell_command", {"command": "ls"})]
         result = normalize_message({":role": "tool", "toolCallId": "c", ":content": "x",
                                     "displayContent": "shown"})
         assert results_of(result) == [("c", "x", False, None)]
@@ -116,7 +116,7 @@ class TestTypedBlocks:
         assert msg.source == "anthropic" and msg.message_id == "msg_1"
         assert isinstance(msg.parts[0], ThinkingPart) and msg.parts[0].signature == "sig"
         assert msg.text == "Let me check."
-        assert calls_of(msg) == [("toolu_1", "read", {"path": "a"})]
+        assert calls_of(msg) == [("toolu_1", "read_file", {"path": "a"})]
         assert msg.extras["stop_reason"] == "tool_use"
 
     def test_anthropic_tool_results_with_error_flag(self):
@@ -238,7 +238,7 @@ class TestTranscriptLines:
                                          {":id": "c", ":function": {":name": "read_file",
                                                                     ":arguments": "{}"}}]}})
         assert (msg.source, msg.message_id) == ("kward", "m1")
-        assert calls_of(msg) == [("c", "read", {})]
+        assert calls_of(msg) == [("c", "read_file", {})]
         end = normalize_message({"type": "tool_execution_end", "toolCallId": "c",
                                  "toolName": "read", "args": {"filePath": "a"},
                                  "result": "text", "isError": False})
@@ -292,9 +292,10 @@ class TestBadMessages:
         (call,) = msg.tool_calls
         assert isinstance(call, InvalidToolCall) and call.arguments_text == "{"
 
-    def test_aliases_apply_at_message_level(self):
-        msg = normalize_message({"role": "assistant", "tool_calls": [
-            {"id": "c", "function": {"name": "shell", "arguments": "{}"}}]},
-            aliases=AliasTable({"shell": "bash"}))
+    def test_aliases_apply_on_read_only(self):
+        raw = normalize_message({"role": "assistant", "tool_calls": [
+            {"id": "c", "function": {"name": "shell", "arguments": "{}"}}]})
+        assert (raw.tool_calls[0].name, raw.tool_calls[0].raw_name) == ("shell", None)
+        msg = AliasTable({"shell": "bash"}).apply_message(raw)
         assert (msg.tool_calls[0].name, msg.tool_calls[0].raw_name) == ("bash", "shell")
         assert isinstance(msg.tool_results, tuple) and ToolResult  # results type exported

@@ -26,16 +26,9 @@ from store import (
     ToolResult,
 )
 from store.model import make_tool_call
+from store.providers import TARGETS, id_problem, remapped_id
 from store.replay.render import render
-from store.replay.repair import (
-    CHANGE_KINDS,
-    INTERRUPTED_TEXT,
-    TARGETS,
-    Repaired,
-    id_problem,
-    remapped_id,
-    repair,
-)
+from store.replay.repair import CHANGE_KINDS, INTERRUPTED_TEXT, Repaired, repair
 from store.transcript import SessionInfo, StoredMessage, Transcript
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
