@@ -149,7 +149,7 @@ class StoreBase:
                 if attempt < _RETRIES and _is_transient(exc):
                     pause = min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random())
                     _log.info("%s: %s; retrying the transaction in %.0f ms (retry %d of %d)",
-                              self.url, _reason(exc), pause * 1000, attempt + 1, _RETRIES)
+                              self.url, driver_reason(exc), pause * 1000, attempt + 1, _RETRIES)
                     time.sleep(pause)
                     continue
                 raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
