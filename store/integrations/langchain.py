@@ -319,7 +319,10 @@ def to_langchain(
         message = entry.message if isinstance(entry, store.StoredMessage) else entry
         mark = message.metadata.get(KEY)
         if isinstance(mark, Mapping) and "record" in mark:
-            out.extend(messages_from_dict([decode_bytes(unpack(mark, message.parts))]))
+            try:
+                out.extend(messages_from_dict([decode_bytes(unpack(mark, message.parts))]))
+            except ValueError:  # a custom message type LangChain cannot rebuild: its rows
+                out.extend(_from_rows(message))
         else:
             out.extend(_from_rows(message))
     return out

@@ -66,6 +66,24 @@ def test_langchain_core_history_tests_pass_with_our_history(tmp_path):
     assert data["excluded"] == {}
 
 
+def test_every_message_langchain_cores_tests_build_round_trips(tmp_path):
+    """The messages langchain-core's own message tests construct (content blocks with raw
+    bytes, tool calls, chunks, ...) are each stored through our history and read back equal;
+    only a message holding a Python object with no JSON form is refused, by design."""
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "conformance"), "langchain-core-messages",
+         "--report", str(report), "--", "-p", "no:randomly"],
+        capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert data["tests_failed"] == 0
+    assert data["messages"] >= 600
+    assert data["failures"] == []
+    assert len(data["refused"]) <= 2
+    assert all("BadObject" in line for line in data["refused"]), data["refused"]
+
+
 def test_an_exclusion_must_name_a_selected_test(tmp_path):
     """An excluded test that the framework does not have fails the run (the list stays true);
     one it has is excluded and reported. (The check is shared by both frameworks' plugins.)"""
