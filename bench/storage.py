@@ -54,9 +54,11 @@ correctness check fails.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import io
+import multiprocessing
 import os
 import pstats
 import sqlite3
@@ -84,7 +86,8 @@ from workload import (
     stats,
 )
 
-from store import Transcript, TranscriptStore
+from store import CallQuery, Transcript, TranscriptStore, search_calls
+from store.searchtext import call_search_text, result_search_text
 
 TARGETS = {"bulk": 1.5, "incremental": 2.0, "load": 2.0, "count": 2.0, "find": 2.0}
 DEFAULT_PG_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -490,6 +493,42 @@ class RawStore:
         return [(sid, pos, idx, cid, aliases.get(raw, raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
+    def search_rows(self) -> list[tuple[Any, ...]]:
+        """(session, call position, call index, decoded text) of every call and result: what
+        a hand-written store would feed a text index in bulk (same decoded text as ours)."""
+        with self._read():
+            calls = self._all("SELECT session_id, position, call_index, wire_json "
+                              "FROM tool_calls", ())
+            results = self._all("SELECT session_id, call_position, call_index, content_json "
+                                "FROM tool_results", ())
+        return [*((s, p, i, call_search_text(w)) for s, p, i, w in calls),
+                *((s, p, i, result_search_text(c)) for s, p, i, c in results)]
+
+    def build_indexes(self) -> None:  # the audit B-trees and the text index, in bulk
+        raise NotImplementedError
+
+    def full_text(self, needle: str, limit: int = 50) -> list[tuple[Any, ...]]:
+        """The oldest ``limit`` calls whose decoded text, or a linked result's, holds
+        ``needle``, with their first result (what the store's full-text search returns)."""
+        with self._read():
+            rows = self._all(self.FULL_TEXT, (self._needle(needle), limit))
+            keys = [(r[0], r[1], r[2]) for r in rows]
+            first: dict[tuple[str, int, int], tuple[Any, ...]] = {}
+            if keys:
+                cond = " OR ".join(["(session_id = ? AND call_position = ? AND call_index = ?)"]
+                                   * len(keys))
+                sql = ("SELECT session_id, call_position, call_index, is_error, content_json "
+                       f"FROM tool_results WHERE {cond} ORDER BY session_id, position, "
+                       "result_index")
+                if self.dialect == "postgresql":
+                    sql = _pg(sql)
+                for r in self._all(sql, [v for k in keys for v in k]):
+                    first.setdefault((r[0], r[1], r[2]), r)
+        return [(*r, first.get((r[0], r[1], r[2]))) for r in rows]
+
+    def _needle(self, needle: str) -> str:
+        return needle
+
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every stored row that the two implementations must agree on (for the checks)."""
         with self._read():
@@ -617,20 +656,6 @@ CREATE TABLE tool_aliases (
 """
 
 
-def _audit_revision() -> Any:
-    """The store's revision 0004 (audit indexes), loaded from its file: the raw schema gets the
-    very same search indexes and triggers, so that both sides pay for the same indexes."""
-    import importlib.util
-
-    folder = Path(__file__).resolve().parents[1] / "migrations" / "versions"
-    (path,) = folder.glob("*_0004_*.py")
-    spec = importlib.util.spec_from_file_location("revision_0004", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # The B-tree indexes of revision 0004 (store/db/tables.py declares them too).
 AUDIT_INDEXES = """
 CREATE INDEX ix_messages_created_at ON messages (created_at);
@@ -653,16 +678,40 @@ class RawSQLite(RawStore):
         for pragma in ("foreign_keys=ON", "busy_timeout=30000", "journal_mode=WAL",
                        "synchronous=NORMAL"):
             self.conn.execute(f"PRAGMA {pragma}")
-        if create:
-            revision = _audit_revision()
-            search = ";\n".join(revision._sqlite_fulltext()) + ";\n" if (
-                revision._sqlite_has_trigram_fts5()) else ""
-            self.conn.executescript("BEGIN;" + SQLITE_SCHEMA + AUDIT_INDEXES.format(true=1)
-                                    + search + "COMMIT;")
+        if create:  # the plain schema: no index of the audits, no search index
+            self.conn.executescript("BEGIN;" + SQLITE_SCHEMA + "COMMIT;")
             with self._write():
                 self._many("INSERT INTO tool_aliases VALUES (?, ?, ?)",
                            [(r, c, self._time(datetime.now(UTC)))
                             for r, c in SEED_ALIASES.items()])
+
+    FULL_TEXT = (
+        "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, c.wire_json, "
+        "m.created_at FROM (SELECT DISTINCT session_id, call_position, call_index FROM "
+        "raw_search WHERE id IN (SELECT rowid FROM raw_fts WHERE raw_fts MATCH ?)) h "
+        "JOIN tool_calls c ON c.session_id = h.session_id AND c.position = h.call_position "
+        "AND c.call_index = h.call_index JOIN messages m ON m.session_id = c.session_id "
+        "AND m.position = c.position ORDER BY m.created_at, c.session_id, c.position, "
+        "c.call_index LIMIT ?"
+    )
+
+    def _needle(self, needle: str) -> str:
+        return '"' + needle.replace('"', '""') + '"'
+
+    def build_indexes(self) -> None:
+        rows = self.search_rows()
+        with self._write():
+            for statement in AUDIT_INDEXES.format(true=1).split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.conn.execute("CREATE TABLE raw_search (id INTEGER PRIMARY KEY, session_id, "
+                              "call_position, call_index)")
+            self.conn.execute("CREATE VIRTUAL TABLE raw_fts USING fts5(body, content='', "
+                              "columnsize=0, tokenize='trigram')")
+            self.conn.executemany("INSERT INTO raw_search VALUES (?, ?, ?, ?)",
+                                  [(n, *r[:3]) for n, r in enumerate(rows, 1)])
+            self.conn.executemany("INSERT INTO raw_fts (rowid, body) VALUES (?, ?)",
+                                  [(n, r[3]) for n, r in enumerate(rows, 1)])
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -759,13 +808,39 @@ class RawPostgres(RawStore):
         self.cur = self.conn.cursor()
         if create:
             with self.conn.transaction():
-                self.cur.execute(POSTGRES_SCHEMA.encode())
-                self.cur.execute(AUDIT_INDEXES.format(true="true").encode())
-                for statement in _audit_revision()._POSTGRES:
-                    self.cur.execute(statement.encode())
+                self.cur.execute(POSTGRES_SCHEMA.encode())  # plain: no audit/search index
                 now = datetime.now(UTC)
                 self.cur.executemany("INSERT INTO tool_aliases VALUES (%s, %s, %s)",
                                      [(r, c, now) for r, c in SEED_ALIASES.items()])
+
+    FULL_TEXT = (
+        "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, c.wire_json, "
+        "m.created_at FROM (SELECT DISTINCT session_id, call_position, call_index FROM "
+        "raw_search WHERE body ILIKE %s) h "
+        "JOIN tool_calls c ON c.session_id = h.session_id AND c.position = h.call_position "
+        "AND c.call_index = h.call_index JOIN messages m ON m.session_id = c.session_id "
+        "AND m.position = c.position ORDER BY m.created_at, c.session_id, c.position, "
+        "c.call_index LIMIT %s"
+    )
+
+    def _needle(self, needle: str) -> str:
+        return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+    def build_indexes(self) -> None:
+        rows = self.search_rows()
+        with self._write():
+            self.cur.execute(AUDIT_INDEXES.format(true="true").encode())
+            self.cur.execute("CREATE INDEX ix_raw_arguments_gin ON tool_calls "
+                             "USING gin (arguments jsonb_path_ops)")
+            self.cur.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            self.cur.execute("CREATE TABLE raw_search (session_id varchar, call_position int, "
+                             "call_index int, body text)")
+            with self.cur.copy("COPY raw_search FROM STDIN") as copy:
+                for r in rows:
+                    copy.write_row((*r[:3], r[3].replace("\x00", "\ufffd")))
+            self.cur.execute("CREATE INDEX ix_raw_search_trgm ON raw_search "
+                             "USING gin (body gin_trgm_ops)")
+        self.conn.execute("VACUUM ANALYZE")
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -796,6 +871,115 @@ class RawPostgres(RawStore):
         self.conn.close()
 
 
+# -- the OpenAI Agents SDK's sessions, same records, same run ------------------------------------
+
+
+class SdkSide:
+    """The Agents SDK's own session store (``SQLiteSession`` on SQLite, ``SQLAlchemySession``
+    on PostgreSQL, psycopg async) driven from one event loop: one ``add_items`` per append,
+    ``get_items`` per load, the records as items (it stores each as one JSON text)."""
+
+    def __init__(self, label: str, make: Callable[[str], Any],
+                 close: Callable[[], Any] | None = None) -> None:
+        self.label = label
+        self._make = make
+        self._close = close
+        self._sessions: dict[str, Any] = {}
+        self.loop = asyncio.new_event_loop()
+
+    def _session(self, sid: str) -> Any:
+        session = self._sessions.get(sid)
+        if session is None:
+            session = self._sessions[sid] = self._make(sid)
+        return session
+
+    def append(self, sid: str, records: Sequence[dict[str, Any]]) -> None:
+        self.loop.run_until_complete(self._session(sid).add_items(list(records)))
+
+    def load(self, sid: str) -> list[Any]:
+        return self.loop.run_until_complete(self._session(sid).get_items())  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        for session in self._sessions.values():
+            closing = getattr(session, "close", None)
+            if closing is not None:
+                outcome = closing()
+                if asyncio.iscoroutine(outcome):
+                    self.loop.run_until_complete(outcome)
+        if self._close is not None:
+            outcome = self._close()
+            if asyncio.iscoroutine(outcome):
+                self.loop.run_until_complete(outcome)
+        self.loop.close()
+
+
+def _sdk_sqlite(path: Path) -> SdkSide | None:
+    try:
+        from agents import SQLiteSession
+    except ImportError:
+        return None
+    return SdkSide("SQLiteSession", lambda sid: SQLiteSession(sid, str(path)))
+
+
+def _sdk_postgres(dsn: str) -> SdkSide | None:
+    try:
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+        from sqlalchemy.ext.asyncio import create_async_engine
+    except ImportError:
+        return None
+    engine = create_async_engine("postgresql+psycopg://" + dsn.split("://", 1)[1])
+    return SdkSide("SQLAlchemySession",
+                   lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True),
+                   engine.dispose)
+
+
+# -- concurrent writers ---------------------------------------------------------------------------
+
+
+def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
+            out: Any) -> None:
+    """One writer process: ``count`` committed single-message appends to a session of its own,
+    from ``start_at`` on (after one warm-up append); puts (start, end) on ``out``."""
+    (session,) = generate_sessions(1, count, seed=7000 + worker, prefix=f"{kind}{worker}")
+    sid = f"writer-{kind}-{worker}-{start_at}"
+    pairs = list(zip(session.messages, session.keys, strict=True))[:count + 1]
+    store = TranscriptStore.open(target) if kind == "store" else None
+    raw: RawStore | None = None
+    if store is None:
+        raw = (RawSQLite(Path(target), create=False) if not target.startswith("post")
+               else RawPostgres(target, create=False))
+
+    def append(record: dict[str, Any], key: str) -> None:
+        if store is not None:
+            store.append(sid, [record], keys=[key])
+        else:
+            assert raw is not None
+            raw.append(sid, [record], [key])
+
+    append(*pairs[0])
+    while time.time() < start_at:
+        time.sleep(0.0005)
+    started = time.time()
+    for record, key in pairs[1:]:
+        append(record, key)
+    out.put((started, time.time()))
+
+
+def run_writers(kind: str, target: str, processes: int, count: int) -> float:
+    """Wall time of ``processes`` writer processes doing ``count`` appends each."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    start_at = time.time() + 2.0 + 0.3 * processes  # after every process has started
+    procs = [context.Process(target=_writer, args=(kind, target, w, count, start_at, queue))
+             for w in range(processes)]
+    for proc in procs:
+        proc.start()
+    spans = [queue.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join()
+    return max(end for _, end in spans) - min(start for start, _ in spans)
+
+
 # -- the harness --------------------------------------------------------------------------------
 
 
@@ -824,6 +1008,8 @@ class Backend:
     open_store_side: Callable[[], RawStore]  # a raw reader on the store's database
     cleanup: Callable[[], None]
     label: str = ""
+    raw_target: str = ""  # what a writer process opens: the raw SQLite path or DSN
+    open_sdk: Callable[[], SdkSide | None] = lambda: None
 
 
 @dataclass
@@ -867,30 +1053,52 @@ def _raw_calls(transcript: RawTranscript) -> list[tuple[Any, ...]]:
     return [(c.id, c.name, c.raw_name, c.arguments) for c in transcript.calls()]
 
 
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
 def run_backend(backend: Backend, sessions: list[Session], incremental: list[Session],
-                query_repeat: int) -> Result:
+                query_repeat: int, writers: Sequence[int] = (), writer_appends: int = 0
+                ) -> Result:
     """One pass of every operation on fresh databases; rows in seconds."""
     result = Result()
     fail = result.failures.append
     store = TranscriptStore.open(backend.store_url)
     raw = backend.open_raw(True)
+    sdk = backend.open_sdk()
+    sdk_rows: list[Row] = []
+
+    def versus_sdk(label: str, ours: float, raw_time: float, theirs: float,
+                   per_call: bool = False) -> None:
+        assert sdk is not None
+        sdk_rows.append(Row(f"SDK {sdk.label}: {label}", theirs, raw_time, None, per_call))
+        sdk_rows.append(Row(f"  store vs SDK {sdk.label}: {label}", ours, theirs, 1.0,
+                            per_call))
+
     try:
         # Bulk append: one call per whole session, alternating which side goes first.
         gc.collect()
-        t_store = t_raw = 0.0
+        t_store = t_raw = t_sdk = 0.0
         for i, s in enumerate(sessions):
             ts, tr, _, _ = _pair(partial(store.append, s.session_id, s.messages, keys=s.keys),
                                  partial(raw.append, s.session_id, s.messages, s.keys),
                                  i % 2 == 0)
             t_store += ts
             t_raw += tr
+            if sdk is not None:
+                t_sdk += _timed(partial(sdk.append, s.session_id, s.messages))[0]
         result.rows.append(Row(f"bulk append ({len(sessions)} sessions, 1 call each)",
                                t_store, t_raw, TARGETS["bulk"]))
+        if sdk is not None:
+            versus_sdk("bulk append", t_store, t_raw, t_sdk)
 
         # Incremental append: one message per call, committed. The first session warms up.
         gc.collect()
         lat_store: list[float] = []
         lat_raw: list[float] = []
+        lat_sdk: list[float] = []
         for n, s in enumerate(incremental):
             for i, (record, key) in enumerate(zip(s.messages, s.keys, strict=True)):
                 ts, tr, _, _ = _pair(
@@ -900,6 +1108,10 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
                 if n > 0:
                     lat_store.append(ts)
                     lat_raw.append(tr)
+                if sdk is not None:
+                    tk = _timed(partial(sdk.append, s.session_id, [record]))[0]
+                    if n > 0:
+                        lat_sdk.append(tk)
         calls = len(lat_store)
         result.rows.append(Row(f"incremental append, total ({calls} calls)",
                                sum(lat_store), sum(lat_raw), TARGETS["incremental"]))
@@ -907,6 +1119,19 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
             result.rows.append(Row(f"  incremental append, p{q} per call",
                                    _percentile(lat_store, q), _percentile(lat_raw, q),
                                    TARGETS["incremental"], per_call=True))
+        if sdk is not None:
+            versus_sdk("committed append, total", sum(lat_store), sum(lat_raw), sum(lat_sdk))
+            versus_sdk("committed append, p50", _percentile(lat_store, 50),
+                       _percentile(lat_raw, 50), _percentile(lat_sdk, 50), per_call=True)
+
+        # Search index upkeep, paid once in bulk, off the appends: the store catches up (as
+        # the first search, the end of an import or `db index` would); the raw side builds
+        # the same decoded-text index (and the audit B-trees) after its bulk load.
+        gc.collect()
+        t_catch, done = _timed(store.update_search_index)
+        t_build, _ = _timed(raw.build_indexes)
+        result.rows.append(Row(f"search index catch-up ({done.calls} calls, {done.results} "
+                               "results) vs raw bulk build", t_catch, t_build, None))
 
         # Full-session load of every bulk session (one warm-up load each first).
         store.load(sessions[0].session_id)
@@ -915,6 +1140,9 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
         t_store = t_raw = 0.0
         per_store: list[float] = []
         per_raw: list[float] = []
+        per_sdk: list[float] = []
+        if sdk is not None:
+            sdk.load(sessions[0].session_id)
         store_calls = raw_calls = 0
         mismatched: list[str] = []
         for i, s in enumerate(sessions):
@@ -922,6 +1150,8 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
                                    partial(raw.load, s.session_id), i % 2 == 0)
             per_store.append(ts)
             per_raw.append(tr)
+            if sdk is not None:
+                per_sdk.append(_timed(partial(sdk.load, s.session_id))[0])
             sc, rc = _store_calls(st), _raw_calls(rt)
             store_calls += len(sc)
             raw_calls += len(rc)
@@ -932,6 +1162,8 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
         result.rows.append(Row("  full-session load, p50 per session",
                                _percentile(per_store, 50), _percentile(per_raw, 50),
                                TARGETS["load"], per_call=True))
+        if sdk is not None:
+            versus_sdk("full-session load", sum(per_store), sum(per_raw), sum(per_sdk))
         expected = sum(s.call_count for s in sessions)
         result.notes.append(f"calls loaded: store {store_calls}, raw {raw_calls}, "
                             f"generated {expected}")
@@ -979,6 +1211,17 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
             if len(r_hits) != expected_hits:
                 fail(f"find_calls({term!r}): {len(r_hits)} hits, expected {expected_hits}")
 
+        for term in (ASCII_TERM, "grep -n"):
+            ts, tr, s_hits, r_hits = median_pair(
+                partial(search_calls, store, CallQuery(text=term)),
+                partial(raw.full_text, term), query_repeat)
+            result.rows.append(Row(f"full text {term!r} ({len(s_hits)} hits, median)", ts, tr,
+                                   TARGETS["find"], per_call=True))
+            s_keys = [(h.session_id, h.position, h.index) for h in s_hits]
+            r_keys = [(h[0], h[1], h[2]) for h in r_hits]
+            if s_keys != r_keys:
+                fail(f"full text {term!r}: store {s_keys[:3]}.., raw {r_keys[:3]}..")
+
         # The same rows on both sides, and a re-append stores nothing.
         store_side = backend.open_store_side()
         try:
@@ -995,9 +1238,21 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
                                      sessions[0].keys)
         if again.stored or positions:
             fail(f"a re-append stored {len(again.stored)} (store) / {len(positions)} (raw)")
+
+        # Concurrent writer processes, committed single appends to sessions of their own.
+        for processes in writers:
+            order = [("store", backend.store_url), ("raw", backend.raw_target)]
+            walls = {kind: run_writers(kind, target, processes, writer_appends)
+                     for kind, target in (order if processes % 4 else order[::-1])}
+            result.rows.append(Row(f"{processes} writer processes x {writer_appends} "
+                                   "committed appends (wall)", walls["store"], walls["raw"],
+                                   TARGETS["incremental"]))
     finally:
         store.close()
         raw.close()
+        if sdk is not None:
+            sdk.close()
+    result.rows.extend(sdk_rows)
     return result
 
 
@@ -1061,6 +1316,7 @@ def _sqlite_backend(root: Path, attempt: int) -> Backend:
         lambda create: RawSQLite(raw_path, create=create),
         lambda: RawSQLite(store_path, create=False),
         cleanup, f"SQLite {sqlite3.sqlite_version} (file, WAL, synchronous=NORMAL)",
+        str(raw_path), lambda: _sdk_sqlite(root / f"sdk-{attempt}.sqlite"),
     )
 
 
@@ -1070,7 +1326,8 @@ def _with_database(dsn: str, database: str) -> str:
 
 
 def _postgres_backend(dsn: str, attempt: int) -> Backend:
-    names = (f"bench_{os.getpid()}_{attempt}_store", f"bench_{os.getpid()}_{attempt}_raw")
+    names = (f"bench_{os.getpid()}_{attempt}_store", f"bench_{os.getpid()}_{attempt}_raw",
+             f"bench_{os.getpid()}_{attempt}_sdk")
     with psycopg.connect(dsn, autocommit=True) as admin:
         for name in names:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -1082,13 +1339,14 @@ def _postgres_backend(dsn: str, attempt: int) -> Backend:
             for name in names:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-    store_dsn, raw_dsn = (_with_database(dsn, n) for n in names)
+    store_dsn, raw_dsn, sdk_dsn = (_with_database(dsn, n) for n in names)
     store_url = "postgresql+psycopg://" + store_dsn.split("://", 1)[1]
     return Backend(
         "postgres", store_url,
         lambda create: RawPostgres(raw_dsn, create=create),
         lambda: RawPostgres(store_dsn, create=False),
         cleanup, f"PostgreSQL {version // 10000}.{version % 10000} (psycopg {psycopg.__version__})",
+        raw_dsn, lambda: _sdk_postgres(sdk_dsn),
     )
 
 
@@ -1130,6 +1388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="sessions appended one message per call (plus one to warm up)")
     parser.add_argument("--query-repeat", type=int, default=7,
                         help="timed runs of each audit query (count runs 3x as many)")
+    parser.add_argument("--writers", type=int, action="append", default=None,
+                        help="concurrent writer processes (repeatable; default 2 and 8; 0: "
+                             "none)")
+    parser.add_argument("--writer-appends", type=int, default=100,
+                        help="committed single-message appends per writer process")
     parser.add_argument("--pg-dsn", default=os.environ.get("BENCH_PG_DSN", DEFAULT_PG_DSN))
     parser.add_argument("--profile", choices=("bulk", "incremental", "load", "count", "find"),
                         action="append", default=[],
@@ -1172,7 +1435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             print(profile_store(backend, op, sessions, incremental,
                                                 args.profile_top))
                         continue
-                    result = run_backend(backend, sessions, incremental, args.query_repeat)
+                    writers = [w for w in (args.writers or [2, 8]) if w > 0]
+                    result = run_backend(backend, sessions, incremental, args.query_repeat,
+                                         writers, args.writer_appends)
                 finally:
                     backend.cleanup()
                 runs.append(result.rows)

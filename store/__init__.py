@@ -35,6 +35,7 @@ from store.db.admin import (
     downgrade_database,
     upgrade_database,
 )
+from store.db.search_index import IndexUpdate
 from store.db.store import TranscriptStore
 from store.db.verify import VerifyProblem, VerifyReport
 from store.errors import (
@@ -149,6 +150,7 @@ __all__ = [
     "ImportProblem",
     "ImportProgress",
     "ImportSummary",
+    "IndexUpdate",
     "InvalidToolCall",
     "LoadedCall",
     "Message",

@@ -7,6 +7,14 @@
     acknowledged, a retried batch (must store nothing), a read that saw an inconsistent
     session, or an error (type and message).
 
+``python tests/helpers_procs.py fresh URL WORKER ROUNDS OUT``
+    appends, ``ROUNDS`` times, a call (and its result) whose arguments hold a marker no other
+    call has (``mark-w<worker>-<n>``), alternately to a session every worker shares and to one
+    of its own; right after each append returns it searches for the marker (full text and an
+    argument condition) through a second store, writable or read-only in turn, and writes one
+    JSON line: the marker and the call ids each search found (the search index must never
+    answer stale, whoever else is writing or catching it up).
+
 ``python tests/helpers_procs.py crash URL ACKS``
     opens the store, waits for ``go`` on stdin (so that the parent can start it ahead of
     time), prints ``appending`` and appends the batches of :func:`crash_batch` for ever, from
@@ -171,11 +179,43 @@ def run_crash(url: str, acks_path: str) -> None:
         number += 1
 
 
+# -- search freshness -------------------------------------------------------------------------
+
+
+def run_fresh(url: str, worker: int, rounds: int, out_path: str) -> None:
+    from store import ArgumentCondition, CallQuery, TranscriptStore, search_calls
+
+    writer = TranscriptStore.open(url)
+    readers = (TranscriptStore.open(url), TranscriptStore.open(url, read_only=True))
+    with open(out_path, "w", encoding="utf-8", buffering=1) as out:
+        for n in range(rounds):
+            marker = f"mark-w{worker}-{n}"
+            call_id = f"fresh_w{worker}_{n}"
+            session = "fresh-shared" if n % 2 else f"fresh-own-{worker}"
+            writer.append(session, [
+                {"role": "assistant", "content": None, "tool_calls": [
+                    chat_call(call_id, "bash", json.dumps({"command": f"echo {marker}"}))]},
+                {"role": "tool", "tool_call_id": call_id, "content": f"out {marker}\n"},
+            ])
+            reader = readers[n % 2]
+            text = [m.call_id for m in search_calls(reader, CallQuery(text=marker))]
+            where = [m.call_id for m in search_calls(reader, CallQuery(
+                where=(ArgumentCondition("command", "contains", marker),)))]
+            out.write(json.dumps({"marker": marker, "call_id": call_id, "text": text,
+                                  "where": where, "read_only": reader.read_only}) + "\n")
+    writer.close()
+    for reader in readers:
+        reader.close()
+
+
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "concurrency":
         url, worker, shared, own, start_at, seconds, out = args
         run_concurrency(url, int(worker), shared, own, float(start_at), float(seconds), out)
+    elif command == "fresh":
+        url, worker, rounds, out = args
+        run_fresh(url, int(worker), int(rounds), out)
     elif command == "crash":
         url, acks = args
         run_crash(url, acks)

@@ -2,7 +2,7 @@
 
 :func:`explain_usage` and :func:`explain_search` return the database's plan for the usage
 summary and a call search (tests assert that the intended index is used);
-:func:`refill_search_index` rebuilds SQLite's full-text tables from the tables.
+:func:`refill_search_index` rebuilds the search index from the tables.
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ClauseElement
 
 from store.arguments import ARGUMENT_STATUSES
-from store.db.search_schema import (
-    sqlite_refill_statements,
-)
+from store.db.search_index import rebuild_statements
 from store.errors import DatabaseError
 
 if TYPE_CHECKING:
@@ -28,8 +26,8 @@ if TYPE_CHECKING:
 
 from store.audit.queries import (
     CallQuery,
+    _catch_up,
     _connect,
-    _has_fulltext,
     _no_jit,
     _search_statement,
     _seen_statement,
@@ -87,9 +85,12 @@ def explain_search(
     store: TranscriptStore, query: CallQuery | None = None, *, limit: int = 50,
     enable_seqscan: bool = True,
 ) -> str:
-    """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`)."""
+    """The database's plan of :func:`search_calls`'s query (see :func:`explain_usage`), the
+    search index caught up first as a search would."""
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        statement = _search_statement(conn, alias_table(conn), query or CallQuery())
+        statement = _search_statement(conn, alias_table(conn), query)
         if statement is None:
             return "no call can match (the tool has no raw name)"
         return _explain(conn, statement.limit(limit), enable_seqscan)
@@ -132,22 +133,21 @@ def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
 
 
 def refill_search_index(store: TranscriptStore) -> bool:
-    """SQLite: empty and refill the full-text indexes from the tables (to repair them, or after
-    a migration rebuilt a table). PostgreSQL keeps its indexes itself: nothing to do. Returns
-    whether anything was refilled."""
+    """Forget the search index and build it again from the tables (to repair it, or to drop
+    the unreachable full-text rows that deleted sessions leave on SQLite). Returns whether
+    there was an index to rebuild."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from store.db.search_index import has_search_index
+
     engine = store.engine
-    if engine.dialect.name != "sqlite":
-        return False
     try:
         with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
-            if not _has_fulltext(conn):
+            if not has_search_index(conn):
                 return False
-            for statement in sqlite_refill_statements():
+            for statement in rebuild_statements(engine.dialect.name):
                 conn.exec_driver_sql(statement)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
+    store.update_search_index()
     return True
-
-

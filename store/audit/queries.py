@@ -25,7 +25,7 @@ exclusive, naive datetimes are taken as UTC.
 
 from __future__ import annotations
 
-import weakref
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 from sqlalchemy import (
     Connection,
-    Engine,
     and_,
     case,
     distinct,
@@ -45,7 +44,6 @@ from sqlalchemy import (
     select,
     text,
     true,
-    union,
 )
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement, TextClause
@@ -54,12 +52,9 @@ from sqlalchemy.sql.selectable import Alias, Exists
 from store.arguments import ARGUMENT_STATUSES, loads_json
 from store.codec import decode_call
 from store.db.base import alias_table, driver_reason
+from store.db.search_index import KIND_CALL, has_search_index, tail_keys
 from store.db.search_schema import (
-    CALLS_FTS,
     MIN_TEXT,
-    RESULTS_FTS,
-    call_text_sql,
-    escaped,
     fts_phrase,
     like_pattern,
 )
@@ -139,6 +134,25 @@ class ArgumentCondition:
             orjson.dumps(self.value)
         except TypeError as exc:
             raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
+
+    @classmethod
+    def parse(cls, spec: str, op: Literal["eq", "contains"] = "eq") -> ArgumentCondition:
+        """A condition written ``PATH=VALUE`` (the CLI's ``--where`` and the viewer's form).
+
+        With ``eq`` the value is read as JSON when it is JSON (``30``, ``true``, ``null``,
+        ``"x"``, ``[...]``) and as the text itself otherwise; ``contains`` takes the text.
+        Raises :class:`UsageError` naming what is wrong.
+        """
+        path, sep, raw = spec.partition("=")
+        if not sep:
+            raise UsageError(f"expected PATH=VALUE, got {spec!r}")
+        value: Any = raw
+        if op == "eq":
+            try:
+                value = loads_json(raw)
+            except ValueError:
+                value = raw
+        return cls(path.strip(), op, value)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -450,9 +464,10 @@ def search_calls(
     ``redactor`` redacts argument texts and previews.
     """
     _check_page(limit, offset)
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        return list(_matches(conn, query or CallQuery(), limit, offset, preview_chars,
-                             redactor))
+        return list(_matches(conn, query, limit, offset, preview_chars, redactor))
 
 
 def iter_calls(
@@ -463,8 +478,18 @@ def iter_calls(
     redactor: Redactor | None = None,
 ) -> Iterator[CallMatch]:
     """Every call matching ``query``, oldest first, streamed (for exports)."""
+    query = query or CallQuery()
+    _catch_up(store, query)
     with _connect(store) as conn:
-        yield from _matches(conn, query or CallQuery(), None, 0, preview_chars, redactor)
+        yield from _matches(conn, query, None, 0, preview_chars, redactor)
+
+
+def _catch_up(store: TranscriptStore, query: CallQuery) -> None:
+    """Before a search that uses the search index: bring it up to date when the store may
+    write (a read-only store scans what is not indexed yet instead; see
+    ``store/db/search_index.py``)."""
+    if (query.text is not None or query.where) and not store.read_only:
+        store.update_search_index()
 
 
 def _matches(
@@ -498,7 +523,6 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
     c = tool_calls
     m = _message_side(timed=query.since is not None or query.until is not None)
-    dialect = conn.dialect.name
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
         # Alias-aware: every raw name whose current name is the tool (ix_tool_calls_usage).
@@ -514,13 +538,15 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     conditions.extend(_time_filters(query.since, query.until, m))
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
-    fulltext = _has_fulltext(conn)
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(dialect, fulltext, number, condition))
+        conditions.append(_argument_condition(conn, number, condition))
     source = _calls_with_time(m)
     if query.text is not None:
-        # The keys of the calls the text indexes find drive the join (not a scan of calls).
-        hits = _text_hits(dialect, fulltext, query.text).subquery("hits")
+        # The keys of the calls the text index finds drive the join (not a scan of calls).
+        found = _text_hits(conn, query.text, results=True, prefix="text")
+        if found is None:
+            return None
+        hits = found.subquery("hits")
         source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
                                    c.c.position == hits.c.position,
                                    c.c.call_index == hits.c.call_index)).join(
@@ -547,11 +573,20 @@ def _status_condition(status: str) -> ColumnElement[bool]:
     return c.c.arguments_status == status
 
 
-def _argument_condition(
-    dialect: str, fulltext: bool, number: int, condition: ArgumentCondition
-) -> TextClause:
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition
+                        ) -> TextClause:
+    dialect = conn.dialect.name
     keys, value = condition.keys, condition.value
     p, v = f"arg_path_{number}", f"arg_value_{number}"
+    # The decoded text of a call holds every string value of its arguments, each on a line of
+    # its own: a value containing a needle (MIN_TEXT+ characters), or equal to a string (the
+    # string between two line breaks), pre-filters by the search index.
+    needle: str | None = None
+    if isinstance(value, str):
+        if condition.op == "eq" and "\n" not in value:
+            needle = f"\n{value}\n"
+        elif len(value) >= MIN_TEXT:
+            needle = value
     if dialect == "postgresql":
         if condition.op == "eq":
             # ix_tool_calls_arguments_gin serves @> (exact for scalars); #> decides.
@@ -566,20 +601,16 @@ def _argument_condition(
         exact = (f"jsonb_typeof(tool_calls.arguments #> CAST(:{p} AS TEXT[])) = 'string' AND "
                  f"strpos(tool_calls.arguments #>> CAST(:{p} AS TEXT[]), :{v}) > 0")
         params: dict[str, Any] = {p: list(keys), v: value}
-        needle = escaped(value)
-        if len(needle) >= MIN_TEXT:  # ix_tool_calls_text_trgm pre-filters (LIKE)
-            exact = f"{call_text_sql(dialect)} LIKE :{v}_like AND " + exact
-            params[f"{v}_like"] = like_pattern(needle)
+        if needle is not None and "\x00" not in needle:
+            exact = _prefilter(conn, needle, f"{v}_hit", params) + exact
         return text(exact).bindparams(**params)
     path = "$" + "".join(f'."{key}"' for key in keys)
     kind = f"json_type(tool_calls.arguments, :{p})"
     extracted = f"json_extract(tool_calls.arguments, :{p})"
     params = {p: path}
-    prefilter: str | None = None
     if condition.op == "contains":
         sql = f"{kind} = 'text' AND instr({extracted}, :{v}) > 0"
         params[v] = value
-        prefilter = escaped(value)
     elif value is None:
         sql = f"{kind} = 'null'"
     elif isinstance(value, bool):
@@ -590,68 +621,91 @@ def _argument_condition(
     elif isinstance(value, str):
         sql = f"{kind} = 'text' AND {extracted} = :{v}"
         params[v] = value
-        prefilter = orjson.dumps(value).decode()  # the encoded string, quotes included
     else:
         sql = f"{kind} IN ('array', 'object') AND {extracted} = json(:{v})"
         params[v] = orjson.dumps(value).decode()
-    if fulltext and prefilter is not None and len(prefilter) >= MIN_TEXT:
-        # tool_calls_fts (trigram) pre-filters: the arguments' JSON text holds the value.
-        sql = (f"tool_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} WHERE {CALLS_FTS} "
-               f"MATCH :{v}_fts) AND " + sql)
-        params[f"{v}_fts"] = fts_phrase(prefilter)
+    if needle is not None and has_search_index(conn):
+        sql = _prefilter(conn, needle, f"{v}_hit", params) + sql
     return text(sql).bindparams(**params)
 
 
-def _text_hits(dialect: str, fulltext: bool, needle: str) -> Any:
-    """Full text: the keys of the calls whose argument text, or a linked result's content,
-    holds ``needle`` case-insensitively (a UNION over the two text indexes)."""
-    hit_calls = tool_calls.alias("hit_calls")
-    hit_results = tool_results.alias("hit_results")
-    target = escaped(needle)
-    if dialect == "postgresql":  # ix_tool_calls_text_trgm, ix_tool_results_text_trgm
-        pattern = like_pattern(target)
-        calls_match = text(f"{call_text_sql(dialect, 'hit_calls')} ILIKE :text_like"
-                           ).bindparams(text_like=pattern)
-        results_match = text("hit_results.content_json ILIKE :text_like_r"
-                             ).bindparams(text_like_r=pattern)
-    elif fulltext:  # tool_calls_fts, tool_results_fts (FTS5 trigram)
-        phrase = fts_phrase(target)
-        calls_match = text(f"hit_calls.rowid IN (SELECT rowid FROM {CALLS_FTS} "
-                           f"WHERE {CALLS_FTS} MATCH :text_fts)").bindparams(text_fts=phrase)
-        results_match = text(f"hit_results.rowid IN (SELECT rowid FROM {RESULTS_FTS} "
-                             f"WHERE {RESULTS_FTS} MATCH :text_fts_r)"
-                             ).bindparams(text_fts_r=phrase)
-    else:  # no FTS5 in this SQLite: scan (ASCII case folding only)
-        calls_match = text(f"instr(lower({call_text_sql(dialect, 'hit_calls')}), "
-                           "lower(:text_plain)) > 0").bindparams(text_plain=target)
-        results_match = text("instr(lower(hit_results.content_json), lower(:text_plain_r)) > 0"
-                             ).bindparams(text_plain_r=target)
-    return union(
-        select(hit_calls.c.session_id, hit_calls.c.position, hit_calls.c.call_index)
-        .where(calls_match),
-        # Orphan results (no linked call: NULL position) drop out at the join with the calls.
-        select(hit_results.c.session_id,
-               hit_results.c.call_position.label("position"), hit_results.c.call_index)
-        .where(results_match),
-    )
+def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any]) -> str:
+    """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
+    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix)
+    params.update(hit_params)
+    if sql is None:
+        return "1 = 0 AND "
+    return ("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN "
+            f"({sql}) AND ")
+
+
+def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str
+              ) -> tuple[str | None, dict[str, Any]]:
+    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
+    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
+    the search index's hits and an exact scan of what it has not caught up with yet."""
+    dialect = conn.dialect.name
+    indexed = has_search_index(conn)
+    tail = tail_keys(conn, needle, results=results, everything=not indexed)
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    kind = "" if results else f" AND kind = {KIND_CALL}"
+    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
+        params[f"{prefix}_like"] = like_pattern(needle)
+    elif indexed:  # search_fts (FTS5 trigram)
+        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
+                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
+                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
+        params[f"{prefix}_fts"] = fts_phrase(needle)
+    if tail:
+        if dialect == "postgresql":
+            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
+                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
+                         "AS tail(session_id, position, call_index)")
+            params[f"{prefix}_s"] = [k[0] for k in tail]
+            params[f"{prefix}_p"] = [k[1] for k in tail]
+            params[f"{prefix}_i"] = [k[2] for k in tail]
+        else:
+            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
+                         "value ->> 2 AS call_index "
+                         f"FROM json_each(:{prefix}_tail)")
+            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
+    if not parts:
+        return None, params
+    return " UNION ".join(parts), params
+
+
+def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str) -> Any:
+    """Full text: the keys of the calls whose decoded argument text, or a linked result's,
+    holds ``needle`` case-insensitively; ``None`` when nothing can match."""
+    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix)
+    if sql is None:
+        return None
+    from sqlalchemy import Integer, String
+
+    # Orphan results (no linked call: NULL position) drop out at the join with the calls.
+    return text(sql).bindparams(**params).columns(
+        session_id=String, position=Integer, call_index=Integer)
 
 
 def _first_results(
     conn: Connection, keys: Sequence[tuple[str, int, int]]
 ) -> dict[tuple[str, int, int], tuple[bool, str]]:
     """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
-    r = tool_results
     out: dict[tuple[str, int, int], tuple[bool, str]] = {}
     if not keys:
         return out
-    # OR of the keys, not a row-value IN list (which SQLite answers with a scan).
-    rows = conn.execute(
-        select(r.c.session_id, r.c.call_position, r.c.call_index, r.c.is_error,
-               r.c.content_json)
-        .where(or_(*(and_(r.c.session_id == sid, r.c.call_position == pos,
-                          r.c.call_index == idx) for sid, pos, idx in keys)))
-        .order_by(r.c.session_id, r.c.position, r.c.result_index)
-    )
+    # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver SQL,
+    # because building it as a Core construct cost more than running it.
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    condition = " OR ".join(
+        [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"] * len(keys))
+    rows = conn.exec_driver_sql(
+        "SELECT session_id, call_position, call_index, is_error, content_json FROM tool_results "
+        f"WHERE {condition} ORDER BY session_id, position, result_index",
+        tuple(value for key in keys for value in key))
     for sid, pos, idx, is_error, content in rows:
         out.setdefault((sid, pos, idx), (bool(is_error), content))
     return out
@@ -715,12 +769,14 @@ class _connect:
             raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
 
 
+@functools.cache
 def _calls_with_time(m: Any) -> Any:
     """tool_calls joined to its message ``m`` (for the time)."""
     c = tool_calls
     return c.join(m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
 
 
+@functools.cache
 def _message_side(timed: bool) -> Any:
     """The messages to join to calls: the table when a time range may drive the query (from
     ``ix_messages_created_at``), else an alias that SQLite looks up in the covering
@@ -786,23 +842,3 @@ def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-_FULLTEXT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
-
-
-def _has_fulltext(conn: Connection) -> bool:
-    """Whether this SQLite database has the FTS5 tables of revision 0004 (PostgreSQL: always
-    has its text indexes)."""
-    if conn.dialect.name != "sqlite":
-        return True
-    engine = conn.engine
-    known = _FULLTEXT.get(engine)
-    if known is None:
-        found = conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            (CALLS_FTS, RESULTS_FTS),
-        ).scalar_one()
-        known = _FULLTEXT[engine] = found == 2
-    return known
-

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import click
 import orjson
@@ -51,19 +51,10 @@ def _redactor(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:
         raise click.BadParameter(str(exc)) from exc
 
 
-def _condition(spec: str, op: str) -> store.ArgumentCondition:
-    path, sep, raw = spec.partition("=")
-    if not sep:
-        raise click.BadParameter(f"expected PATH=VALUE, got {spec!r}")
-    value: Any = raw
-    if op == "eq":
-        try:
-            value = orjson.loads(raw)  # 30, true, null, "x", [..]; else the text itself
-        except orjson.JSONDecodeError:
-            value = raw
+def _condition(spec: str, op: Literal["eq", "contains"]) -> store.ArgumentCondition:
     try:
-        return store.ArgumentCondition(path, op, value)  # type: ignore[arg-type]
-    except ValueError as exc:
+        return store.ArgumentCondition.parse(spec, op)
+    except store.UsageError as exc:
         raise click.BadParameter(str(exc)) from exc
 
 
@@ -299,7 +290,7 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
 @audit.command("reindex")
 @db_option
 def audit_reindex(db_url: str | None) -> None:
-    """SQLite: refill the full-text indexes from the tables (PostgreSQL: nothing to do)."""
+    """Forget the search index and build it again from the tables."""
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")

@@ -1,4 +1,5 @@
-"""CLI: ``db upgrade | current | check``, schema administration (edge layer; public API only)."""
+"""CLI: ``db upgrade | current | check | index``: the schema and the search index (edge layer;
+public API only)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, db_option
+from store.cli._common import StoreGroup, db_option, open_store
 
 
 @click.group(cls=StoreGroup)
@@ -64,6 +65,15 @@ def db_check(db_url: str | None) -> None:
     status = store.check_database(db_url)
     click.echo(f"{status.url}: revision {status.current}, schema matches the code")
 
+
+@db.command("index")
+@db_option
+def db_index(db_url: str | None) -> None:
+    """Bring the search index up to date (searches and `import` also do it themselves)."""
+    with open_store(db_url) as opened:
+        done = opened.update_search_index()
+    click.echo(f"search index: {done.calls} calls and {done.results} results of "
+               f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
 
 
 COMMANDS: list[click.Command] = [db]

@@ -48,13 +48,25 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
                                          progress=show)
+            # The search index catches up once, in bulk, after the run (not per append).
+            progress.update(task, total=None, completed=0, files="",
+                            description="indexing for search")
+
+            def indexed(done: store.IndexUpdate, waiting: int) -> None:
+                progress.update(task, total=waiting, completed=done.sessions,
+                                files=f"{done.sessions}/{waiting} sessions",
+                                description="indexing for search")
+
+            index = opened.update_search_index(progress=indexed)
         url = opened.url
     counts = (("files", summary.files), ("sessions", summary.sessions),
               ("messages added", summary.messages_added),
               ("already stored", summary.messages_already_stored),
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
               ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
-              ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)))
+              ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
+              ("indexed for search", f"{index.calls} calls, {index.results} results "
+                                     f"({index.seconds:.2f} s)"))
     if as_json:
         emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
                     "skipped": dict(summary.skipped),

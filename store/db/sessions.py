@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, literal, select, update
+from sqlalchemy import and_, delete, func, insert, literal, select, update
 
 from store.arguments import dumps_json, loads_json
 from store.db.base import (
@@ -233,8 +233,14 @@ class SessionsMixin(StoreBase):
                 return 0
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
                                                      messages.c.position >= position)))
+            # The search watermark comes back with the session's end (the deleted messages'
+            # search items went with them, by cascade).
             conn.execute(update(sessions).where(sessions.c.session_id == session_id)
-                         .values(next_position=position, updated_at=_now()))
+                         .values(next_position=position, updated_at=_now(),
+                                 indexed_position=func.min(sessions.c.indexed_position,
+                                                           position)
+                                 if self.dialect == "sqlite" else
+                                 func.least(sessions.c.indexed_position, position)))
             return int(length) - position
 
     # -- tool definitions -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self
 
@@ -37,6 +37,7 @@ from store.db.base import (
 from store.db.compiled import statements
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
 from store.db.migrate import current, ensure_at_head, head
+from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.tables import (
     messages,
@@ -212,11 +213,34 @@ class TranscriptStore(SessionsMixin):
         session_row["updated_at"] = read_time(session_row["updated_at"])
         return Transcript(_session_info(session_row), tuple(out), links)
 
+    # -- search index ---------------------------------------------------------------------------
+
+    def update_search_index(
+        self, *, progress: Callable[[IndexUpdate, int], None] | None = None
+    ) -> IndexUpdate:
+        """Bring the search index up to date with every committed message, in bulk (a chunk of
+        sessions per transaction). Searches do it themselves first when the store is writable,
+        and ``transcript-store import`` at the end of a run; this is the explicit step.
+        ``progress(done_so_far, sessions_waiting)`` is called after each chunk. A read-only
+        store does nothing (its searches scan what is not indexed yet)."""
+        if self.read_only:
+            return IndexUpdate()
+        try:
+            with self._engine.connect() as conn:
+                return catch_up(self._retrying, conn, progress=progress)
+        except self._errors as exc:
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
+
     # -- queries over all sessions --------------------------------------------------------------
 
     def count_calls_by_tool(self) -> dict[str, int]:
         """Calls per current tool name over every session (aliases applied, raw names grouped
-        in SQL: no argument JSON is read)."""
+        in SQL: no argument JSON is read).
+
+        A shortcut kept for the storage benchmark and quick scripts: the audit API
+        (:func:`store.tool_usage`) answers the same question with sessions, errors, invalid
+        calls, first/last seen, filters and paging.
+        """
         with self._read() as conn:
             st = statements(self.dialect)
             cursor = conn.connection.cursor()
@@ -237,7 +261,9 @@ class TranscriptStore(SessionsMixin):
 
         The term is matched inside the stored wire text, escaped the way the wire form escapes
         the argument text (a JSON string); it is an exact substring (no wildcards), on both
-        backends.
+        backends. A shortcut kept for the storage benchmark and quick scripts: the audit API
+        (:func:`store.search_calls` with ``ArgumentCondition(..., "contains", ...)`` or
+        ``text=``) adds tools, times, statuses, argument paths, results and paging.
         """
         if not contains:
             raise UsageError("find_calls needs a non-empty search term")

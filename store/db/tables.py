@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
     true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -79,6 +80,18 @@ sessions = Table(
         nullable=False,
         doc="position the next appended message gets; allocated under the session row lock",
     ),
+    Column(
+        "indexed_position",
+        Integer,
+        nullable=False,
+        server_default="0",
+        doc="search watermark: the messages before it are in the search index "
+            "(store/db/search_index.py)",
+    ),
+    # The sessions whose new messages the search index has not caught up with (revision 0005).
+    Index("ix_sessions_search_behind", "session_id",
+          sqlite_where=text("next_position > indexed_position"),
+          postgresql_where=text("next_position > indexed_position")),
 )
 
 messages = Table(

@@ -25,14 +25,44 @@ from __future__ import annotations
 
 import importlib
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import store
 
-__all__ = ["MissingExtra", "Source", "pack", "require", "unpack"]
+__all__ = ["MissingExtra", "Source", "StoreHandle", "pack", "require", "unpack"]
 
 MissingExtra = store.MissingExtra
+
+
+class StoreHandle:
+    """The store an integration works on: one it was given (left open by :meth:`close`), or
+    one opened from a URL on first use, once even when threads race, and closed by
+    :meth:`close`."""
+
+    __slots__ = ("_db", "_lock", "_owned", "_url")
+
+    def __init__(self, db: store.TranscriptStore | str | None) -> None:
+        self._db = db if isinstance(db, store.TranscriptStore) else None
+        self._url = None if isinstance(db, store.TranscriptStore) else db
+        self._owned = self._db is None
+        self._lock = threading.Lock()
+
+    def get(self) -> store.TranscriptStore:
+        db = self._db
+        if db is None:
+            with self._lock:
+                if self._db is None:
+                    self._db = store.TranscriptStore.open(self._url)
+                db = self._db
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._owned and self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 def require(module: str, extra: str, what: str) -> None:

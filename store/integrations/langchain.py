@@ -49,12 +49,11 @@ import asyncio
 import base64
 import functools
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import store
-from store.integrations import Source, pack, require, unpack
+from store.integrations import Source, StoreHandle, pack, require, unpack
 
 if TYPE_CHECKING:
     from langchain_core.chat_history import BaseChatMessageHistory
@@ -98,19 +97,10 @@ class _History:
         super().__init__()
         self.session_id = session_id
         self._labels: dict[str, Any] = {"title": title, "tags": tuple(tags)}
-        self._db = db if isinstance(db, store.TranscriptStore) else None
-        self._url = None if isinstance(db, store.TranscriptStore) else db
-        self._owned = self._db is None
-        self._opening = threading.Lock()
+        self._handle = StoreHandle(db)
 
     def _store(self) -> store.TranscriptStore:
-        db = self._db
-        if db is None:
-            with self._opening:
-                if self._db is None:
-                    self._db = store.TranscriptStore.open(self._url)
-                db = self._db
-        return db
+        return self._handle.get()
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -146,10 +136,7 @@ class _History:
 
     def close(self) -> None:
         """Close the store if this history opened it (a shared store stays open)."""
-        with self._opening:
-            if self._owned and self._db is not None:
-                self._db.close()
-                self._db = None
+        self._handle.close()
 
 
 if TYPE_CHECKING:

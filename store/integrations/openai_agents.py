@@ -54,13 +54,12 @@ cancellation is re-raised after), so a cancelled ``add_items`` never leaves "may
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import store
-from store.integrations import Source, pack, require, unpack
+from store.integrations import Source, StoreHandle, pack, require, unpack
 
 if TYPE_CHECKING:
     from agents import SessionSettings, TResponseInputItem
@@ -124,10 +123,7 @@ class TranscriptStoreSession:
                                       f"not {type(session_settings).__name__}")
         self.pair_safe_limit = pair_safe_limit
         self._labels: dict[str, Any] = {"title": title, "tags": tuple(tags), "model": model}
-        self._db = db if isinstance(db, store.TranscriptStore) else None
-        self._url = None if isinstance(db, store.TranscriptStore) else db
-        self._owned = self._db is None
-        self._opening = threading.Lock()
+        self._handle = StoreHandle(db)
         self._length: int | None = None  # the session's message count as last seen
 
     # -- the Session protocol -------------------------------------------------------------------
@@ -157,21 +153,12 @@ class TranscriptStoreSession:
 
     def close(self) -> None:
         """Close the store if this session opened it (a shared store stays open)."""
-        with self._opening:
-            if self._owned and self._db is not None:
-                self._db.close()
-                self._db = None
+        self._handle.close()
 
     # -- synchronous halves (run in a worker thread) --------------------------------------------
 
     def _store(self) -> store.TranscriptStore:
-        db = self._db
-        if db is None:
-            with self._opening:
-                if self._db is None:
-                    self._db = store.TranscriptStore.open(self._url)
-                db = self._db
-        return db
+        return self._handle.get()
 
     def _get_items(self, limit: int | None) -> list[dict[str, Any]]:
         db = self._store()

@@ -69,13 +69,11 @@ import orjson
 
 from store.errors import StreamError, UsageError
 from store.model import InvalidToolCall, ToolCall
-from store.stream.events import (
-    AnthropicHandler,
-    BedrockHandler,
-    CohereHandler,
-    GeminiHandler,
-    Handler,
-)
+from store.stream.anthropic import AnthropicHandler
+from store.stream.base import Handler
+from store.stream.bedrock import BedrockHandler
+from store.stream.cohere import CohereHandler
+from store.stream.gemini import GeminiHandler
 from store.stream.openai import OpenAIChatHandler, ResponsesHandler
 
 __all__ = ["PROVIDERS", "StreamAssembler", "assemble", "detect_provider"]

@@ -1,6 +1,6 @@
 """OpenAI stream handlers (Chat Completions chunks, legacy ``function_call`` deltas, and
 Responses events) behind :class:`store.stream.assembler.StreamAssembler`; the contract is stated in
-:mod:`store.stream.assembler`, the handler base in :mod:`store.stream.events`.
+:mod:`store.stream.assembler`, the handler base in :mod:`store.stream.base`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.stream.events import Call, Handler, OpenCall
+from store.stream.base import Call, Handler, OpenCall
 
 __all__ = ["OpenAIChatHandler", "ResponsesHandler"]
 

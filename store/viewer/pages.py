@@ -17,9 +17,7 @@ is read with one extra row to know whether a next one exists).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-import orjson
+from typing import Any, Literal, Protocol
 
 import store
 from store.viewer.chart import usage_series, usage_svg
@@ -160,19 +158,10 @@ def tools_page(viewer: Viewer, request: Request) -> Response:
     return page("Tools", body, current="/tools")
 
 
-def _condition(line: str, op: str) -> store.ArgumentCondition:
-    path, sep, raw = line.partition("=")
-    if not sep:
-        raise BadRequest(f"expected PATH=VALUE, got {line!r}")
-    value: Any = raw
-    if op == "eq":
-        try:
-            value = orjson.loads(raw)  # 30, true, null, "x", [..]; else the text itself
-        except orjson.JSONDecodeError:
-            value = raw
+def _condition(line: str, op: Literal["eq", "contains"]) -> store.ArgumentCondition:
     try:
-        return store.ArgumentCondition(path.strip(), op, value)  # type: ignore[arg-type]
-    except ValueError as exc:
+        return store.ArgumentCondition.parse(line, op)
+    except store.UsageError as exc:
         raise BadRequest(str(exc)) from None
 
 

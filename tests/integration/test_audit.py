@@ -17,7 +17,6 @@ from store.audit.queries import (
     tool_usage,
 )
 from store.audit.schema_audit import schema_audit
-from store.db.search_schema import call_text_sql
 from store.model import make_tool_call
 from store.redact import Redactor
 
@@ -450,6 +449,7 @@ def planned(audited):
             for i in range(3))))
         batch.extend(result(3 * DAY + n, f"f{n}x{i}", f"output {n} {i} ipsum") for i in range(3))
     audited.append("filler", batch)
+    audited.update_search_index()  # as the first search would
     # Statistics; on PostgreSQL VACUUM too: it sets the visibility map (index-only scans) and
     # moves the GIN pending lists into the indexes, as autovacuum does on a live database.
     with audited.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -503,7 +503,7 @@ class TestQueryPlans:
         plan = _plan(planned, CallQuery(where=(ArgumentCondition("command", "eq", "ls"),)))
 
         if planned.dialect == "sqlite":
-            assert "tool_calls_fts VIRTUAL TABLE" in plan
+            assert "search_fts VIRTUAL TABLE" in plan
         else:
             assert "Bitmap Index Scan on ix_tool_calls_arguments_gin" in plan
 
@@ -511,18 +511,17 @@ class TestQueryPlans:
         plan = _plan(planned, CallQuery(where=(ArgumentCondition("command", "contains",
                                                                  "rm -rf"),)))
 
-        expected = "tool_calls_fts" if planned.dialect == "sqlite" else "ix_tool_calls_text_trgm"
+        expected = "search_fts" if planned.dialect == "sqlite" else "ix_search_items_body_trgm"
         assert expected in plan
 
-    def test_full_text_uses_both_text_indexes(self, planned):
+    def test_full_text_uses_the_search_index(self, planned):
         plan = _plan(planned, CallQuery(text="traceback"))
 
         if planned.dialect == "sqlite":
-            assert "tool_calls_fts VIRTUAL TABLE" in plan
-            assert "tool_results_fts VIRTUAL TABLE" in plan
+            assert "search_fts VIRTUAL TABLE" in plan
             assert "SCAN tool_calls " not in plan
         else:
-            assert "ix_tool_calls_text_trgm" in plan and "ix_tool_results_text_trgm" in plan
+            assert "ix_search_items_body_trgm" in plan, plan
 
     def test_a_time_range_uses_the_message_time_index(self, planned):
         plan = _plan(planned, CallQuery(since=at(DAY), until=at(DAY + 5)))
@@ -531,24 +530,29 @@ class TestQueryPlans:
 
 
 class TestSearchIndexMaintenance:
-    def test_the_index_holds_what_the_queries_look_for(self, audited):
+    def test_appends_leave_the_index_to_the_catch_up(self, audited):
         with audited.engine.connect() as conn:
-            if audited.dialect == "sqlite":  # the trigger that fills the FTS5 table
-                sql = conn.execute(text("SELECT sql FROM sqlite_master "
-                                        "WHERE name = 'tool_calls_fts_insert'")).scalar()
-                assert call_text_sql("sqlite", "new") in sql
-            else:  # the expression index (the planner matches the expression exactly)
-                sql = conn.execute(text("SELECT indexdef FROM pg_indexes "
-                                        "WHERE indexname = 'ix_tool_calls_text_trgm'")).scalar()
-                assert "gin_trgm_ops" in sql
-                assert "strpos(wire_json, '\"arguments\":'::text) + 12" in sql
+            behind = conn.execute(text("SELECT count(*) FROM sessions "
+                                       "WHERE next_position > indexed_position")).scalar()
+            items = conn.execute(text("SELECT count(*) FROM search_items")).scalar()
+        assert behind > 0 and items == 0  # nothing indexed inside the appends
+
+        done = audited.update_search_index()
+
+        assert done.sessions == behind and done.calls == audited.count_calls()
+        with audited.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM sessions "
+                                     "WHERE next_position > indexed_position")).scalar() == 0
+            assert conn.execute(text("SELECT count(*) FROM search_items WHERE kind = 0")
+                                ).scalar() == done.calls
+        assert audited.update_search_index().sessions == 0  # nothing new: nothing done
 
     def test_refilling_gives_the_same_results(self, audited):
         before = ids(search_calls(audited, CallQuery(text="rm -rf")))
 
         refilled = refill_search_index(audited)
 
-        assert refilled is (audited.dialect == "sqlite")
+        assert refilled is True
         assert ids(search_calls(audited, CallQuery(text="rm -rf"))) == before
         audited.delete_session("s1")  # deletes find the refilled rows
         assert ids(search_calls(audited, CallQuery(text="rm -rf"))) == ["c7"]

@@ -1,0 +1,244 @@
+"""The search index, kept off the write path and caught up from a watermark (persistence).
+
+Appends write only the transcript. What full-text and argument searches look in (the decoded
+text of ``store.searchtext``) is indexed later, in bulk, by :func:`catch_up`:
+
+* **Watermark**: ``sessions.indexed_position``; the messages of a session before it are
+  indexed. ``ix_sessions_search_behind`` (a partial index: ``next_position >
+  indexed_position``) lists the sessions with new messages, so "is there anything to index?"
+  is one index probe. The writer only moves ``next_position`` (it did already); a session's
+  rows and its ``next_position`` commit together, so a session whose watermark is behind
+  shows exactly the committed rows to index. ``truncate`` lowers the watermark with
+  ``next_position``.
+* **Items**: ``search_items`` holds one row per call and per result: its key and the call it
+  belongs to (a call: itself; a result: its linked call, NULL for an orphan). On SQLite the
+  decoded text goes to ``search_fts`` (FTS5, trigram, contentless, keyed by the item's id,
+  which ``AUTOINCREMENT`` never reuses); on PostgreSQL to ``search_items.body`` under a
+  pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending list and is
+  merged in one go). Items cascade away with their message, so no stale text survives a
+  truncate or a deleted session (on SQLite the FTS rows of deleted items stay as unreachable
+  garbage until :func:`rebuild`).
+* **When**: at the first search after new writes when the store is writable
+  (``store.audit.queries``), at the end of ``transcript-store import`` (shown in its
+  progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
+  A chunk of sessions per transaction, their rows locked meanwhile.
+* **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:
+  the rows at or after each lagging session's watermark, decoded in Python), so a read-only
+  open (which never writes) and a search racing a writer's commit see every committed call.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from store.searchtext import call_search_text, result_search_text, text_matches
+
+__all__ = [
+    "KIND_CALL",
+    "KIND_RESULT",
+    "SEARCH_FTS",
+    "SEARCH_ITEMS",
+    "IndexUpdate",
+    "catch_up",
+    "has_search_index",
+    "lagging",
+    "rebuild_statements",
+    "tail_keys",
+]
+
+SEARCH_ITEMS = "search_items"
+SEARCH_FTS = "search_fts"
+KIND_CALL = 0
+KIND_RESULT = 1
+#: Sessions caught up per transaction (their rows are locked meanwhile).
+CHUNK_SESSIONS = 200
+
+_LAGGING = ("SELECT session_id, indexed_position, next_position FROM sessions "
+            "WHERE next_position > indexed_position")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexUpdate:
+    """What a catch-up indexed: sessions, calls and results, and how long it took."""
+
+    sessions: int = 0
+    calls: int = 0
+    results: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: IndexUpdate) -> IndexUpdate:
+        return IndexUpdate(self.sessions + other.sessions, self.calls + other.calls,
+                           self.results + other.results, self.seconds + other.seconds)
+
+
+_PRESENT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def has_search_index(conn: Connection) -> bool:
+    """Whether this database has the search index (an SQLite library without FTS5's trigram
+    tokenizer gets none: searches then scan every row exactly, as the tail is scanned)."""
+    if conn.dialect.name != "sqlite":
+        return True
+    key = conn.engine
+    known = _PRESENT.get(key)
+    if known is None:
+        found = conn.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+            (SEARCH_ITEMS, SEARCH_FTS)).scalar_one()
+        known = _PRESENT[key] = found == 2
+    return known
+
+
+def lagging(conn: Connection, *, limit: int | None = None) -> list[tuple[str, int, int]]:
+    """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
+    (``ix_sessions_search_behind``)."""
+    sql = _LAGGING + " ORDER BY session_id" + (f" LIMIT {int(limit)}" if limit else "")
+    return [(str(s), int(i), int(n)) for s, i, n in conn.exec_driver_sql(sql).all()]
+
+
+def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
+          results: bool) -> tuple[list[Any], list[Any]]:
+    p = "%s" if pg else "?"
+    bound = f" AND position < {p}" if stop is not None else ""
+    params = (sid, start, stop) if stop is not None else (sid, start)
+    cursor.execute("SELECT position, call_index, wire_json FROM tool_calls "
+                   f"WHERE session_id = {p} AND position >= {p}{bound}", params)
+    calls = cursor.fetchall()
+    found: list[Any] = []
+    if results:
+        cursor.execute("SELECT position, result_index, call_position, call_index, content_json "
+                       f"FROM tool_results WHERE session_id = {p} AND position >= {p}{bound}",
+                       params)
+        found = cursor.fetchall()
+    return calls, found
+
+
+def _nul_safe(text: str) -> str:
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
+             *, progress: Callable[[IndexUpdate, int], None] | None = None) -> IndexUpdate:
+    """Index every committed message not indexed yet, a chunk of sessions per transaction
+    run through ``write`` (the store's retrying write transaction). ``progress`` gets the
+    running totals and the number of sessions that were lagging at the start."""
+    total = IndexUpdate()
+    if not has_search_index(read_conn):
+        return total
+    waiting = len(lagging(read_conn))
+    if not waiting:
+        return total
+    started = time.perf_counter()
+    while True:
+        done: IndexUpdate = write(_catch_up_chunk)
+        if not done.sessions:
+            break
+        total = total + done
+        total = IndexUpdate(total.sessions, total.calls, total.results,
+                            time.perf_counter() - started)
+        if progress is not None:
+            progress(total, waiting)
+    return total
+
+
+def _catch_up_chunk(conn: Connection) -> IndexUpdate:
+    pg = conn.dialect.name == "postgresql"
+    lock = " FOR UPDATE" if pg else ""  # SQLite: BEGIN IMMEDIATE holds the write lock
+    chunk = conn.exec_driver_sql(
+        _LAGGING + f" ORDER BY session_id LIMIT {CHUNK_SESSIONS}{lock}").all()
+    if not chunk:
+        return IndexUpdate()
+    cursor = conn.connection.cursor()
+    try:
+        items: list[tuple[Any, ...]] = []
+        texts: list[str] = []
+        calls = results = 0
+        for sid, start, stop in chunk:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, True)
+            for pos, idx, wire in call_rows:
+                items.append((sid, pos, KIND_CALL, idx, pos, idx))
+                texts.append(call_search_text(wire))
+            for pos, idx, cpos, cidx, content in result_rows:
+                items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
+                texts.append(result_search_text(content))
+            calls += len(call_rows)
+            results += len(result_rows)
+        if pg:
+            with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
+                             "call_position, call_index, body) FROM STDIN") as copy:
+                for item, text in zip(items, texts, strict=True):
+                    copy.write_row((*item, _nul_safe(text)))
+            cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
+                               [(stop, sid) for sid, _, stop in chunk])
+        else:
+            cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
+                           "WHERE name = 'search_items'), 0), "
+                           "coalesce((SELECT max(id) FROM search_items), 0))")
+            first = int(cursor.fetchone()[0]) + 1  # type: ignore[index]
+            ids = range(first, first + len(items))
+            cursor.executemany(
+                "INSERT INTO search_items (id, session_id, position, kind, item_index, "
+                "call_position, call_index) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(i, *item) for i, item in zip(ids, items, strict=True)])
+            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)",
+                               list(zip(ids, texts, strict=True)))
+            cursor.executemany("UPDATE sessions SET indexed_position = ? WHERE session_id = ?",
+                               [(stop, sid) for sid, _, stop in chunk])
+    finally:
+        cursor.close()
+    return IndexUpdate(len(chunk), calls, results)
+
+
+def tail_keys(conn: Connection, needle: str, *, results: bool,
+              everything: bool = False) -> list[tuple[str, int, int]]:
+    """The calls not indexed yet whose searchable text (or, with ``results``, a linked
+    result's) contains ``needle`` (the exact rule of ``store.searchtext``). ``everything``
+    scans every session from its start (a database without the index)."""
+    if everything:
+        sessions = [(str(s), 0) for (s,) in conn.exec_driver_sql(
+            "SELECT session_id FROM sessions").all()]
+    else:
+        sessions = [(s, i) for s, i, _ in lagging(conn)]
+    if not sessions:
+        return []
+    pg = conn.dialect.name == "postgresql"
+    keys: set[tuple[str, int, int]] = set()
+    cursor = conn.connection.cursor()
+    try:
+        for sid, start in sessions:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, None, results)
+            for pos, idx, wire in call_rows:
+                if text_matches(call_search_text(wire), needle):
+                    keys.add((sid, pos, idx))
+            for _pos, _idx, cpos, cidx, content in result_rows:
+                if cpos is not None and text_matches(result_search_text(content), needle):
+                    keys.add((sid, int(cpos), int(cidx)))
+    finally:
+        cursor.close()
+    return sorted(keys)
+
+
+def fts_query(needle: str) -> str:
+    """An FTS5 query matching ``needle`` as a phrase: with the trigram tokenizer, a
+    case-insensitive substring."""
+    return '"' + needle.replace('"', '""') + '"'
+
+
+def rebuild_statements(dialect: str) -> Iterator[str]:
+    """Forget the whole index (it is then caught up from the start), e.g. to drop the
+    unreachable FTS rows of deleted items on SQLite. One transaction."""
+    if dialect == "sqlite":
+        yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
+    yield f"DELETE FROM {SEARCH_ITEMS}"
+    yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
+
+
+def chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
