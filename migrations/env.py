@@ -1,6 +1,8 @@
 """Alembic environment: runs on a connection handed over by store.db.migrate, or on a URL.
 
-``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move).
+``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move); they run
+with foreign keys off and are checked after (``store.db.migrate.migration_transaction``), so
+that rebuilding a table never cascades to the rows that refer to it.
 ``include_name`` leaves the objects that revision 0004 creates by raw SQL (SQLite FTS5 tables,
 PostgreSQL GIN indexes; ``store/db/search_schema.py``) out of autogenerate's comparison.
 """
@@ -12,8 +14,9 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from store.db.search_schema import include_name
 from store.db.engine import create_store_engine, default_url
+from store.db.migrate import migration_transaction
+from store.db.search_schema import include_name
 from store.db.tables import metadata
 
 config = context.config
@@ -52,9 +55,9 @@ def run_migrations_online() -> None:
     url = config.get_main_option("sqlalchemy.url") or default_url()
     engine = create_store_engine(url)
     try:
-        with engine.connect() as conn:
+        # Foreign keys off on SQLite during the run, checked after (migration_transaction).
+        with engine.connect() as conn, migration_transaction(conn):
             _run(conn)
-            conn.commit()
     finally:
         engine.dispose()
 

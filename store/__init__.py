@@ -1,133 +1,130 @@
 """transcript-store: keep LLM agent session transcripts, tool calls in canonical wire form.
 
 The public API is exactly what ``__all__`` lists (a test keeps it sorted and complete).
+
+Names load on first use (PEP 562), so that ``import store`` (and the command line's start-up)
+costs only what is used: ``transcript-store --help`` never imports SQLAlchemy or rich.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-
-from store.arguments import (
-    ARGUMENT_STATUSES,
-    argument_status,
-    dumps_arguments,
-    loads_json,
-    parse_arguments,
-)
-from store.audit.export import ExportStats, export_calls_csv, export_jsonl
-from store.audit.plans import explain_search, explain_usage, refill_search_index
-from store.audit.queries import (
-    CALL_STATUSES,
-    ArgumentCondition,
-    CallMatch,
-    CallQuery,
-    SchemaViolation,
-    ToolUsage,
-    iter_calls,
-    search_calls,
-    tool_usage,
-)
-from store.audit.schema_audit import load_schema_file, schema_audit
-from store.db.admin import (
-    SchemaStatus,
-    check_database,
-    database_status,
-    downgrade_database,
-    upgrade_database,
-)
-from store.db.search_index import IndexUpdate
-from store.db.store import TranscriptStore
-from store.db.verify import VerifyProblem, VerifyReport
-from store.errors import (
-    AliasError,
-    AmbiguousRecord,
-    ArgumentValidationError,
-    ConfigurationError,
-    ConflictError,
-    DatabaseError,
-    FrozenParametersError,
-    ImportFileError,
-    MissingExtra,
-    NotAMessage,
-    ParametersError,
-    RecordError,
-    SchemaOutOfDate,
-    SessionNotFound,
-    SettingsError,
-    StoreError,
-    StreamError,
-    TooLargeError,
-    ToolArgumentsError,
-    UnrecognizedRecord,
-    UsageError,
-)
-from store.importers.formats import FORMATS as IMPORT_FORMATS
-from store.importers.formats import (
-    ImportProblem,
-    ParsedFile,
-    ParsedSession,
-    decode_codex_output,
-    detect_format,
-    read_sessions,
-)
-from store.importers.walk import ImportProgress, ImportSummary, import_paths
-from store.keys import camelize_args
-from store.model import (
-    InvalidToolCall,
-    Message,
-    OpaquePart,
-    Part,
-    ServerToolCall,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolResult,
-)
-from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
-from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
-from store.normalize.definitions import normalize_tool_definitions
-from store.normalize.messages import normalize_message, normalize_payload
-from store.providers import TARGETS, Target
-from store.redact import Redactor
-from store.replay.render import render
-from store.replay.repair import RepairChange, Repaired, repair
-from store.schemas import (
-    PARAMETER_TYPES,
-    Parameter,
-    Parameters,
-    ParametersBuilder,
-    ParameterType,
-    validate_arguments,
-)
-from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
-from store.times import as_utc
-from store.transcript import (
-    AppendResult,
-    LoadedCall,
-    SessionInfo,
-    StoredMessage,
-    ToolDefinition,
-    Transcript,
-)
+from typing import TYPE_CHECKING, Any
 
 # The package logs under "store" (migrations applied, retries after lock conflicts, import
 # progress and problems, viewer requests at debug) and is silent until the application
 # configures logging (the CLI does with -v).
 logging.getLogger("store").addHandler(logging.NullHandler())
 
+if TYPE_CHECKING:
+    from store.arguments import (
+        ARGUMENT_STATUSES,
+        CALL_STATUSES,
+        argument_status,
+        dumps_arguments,
+        loads_json,
+        parse_arguments,
+    )
+    from store.audit.export import ExportStats, export_calls_csv, export_jsonl
+    from store.audit.plans import explain_search, explain_usage, refill_search_index
+    from store.audit.queries import (
+        ArgumentCondition,
+        CallMatch,
+        CallQuery,
+        SchemaViolation,
+        ToolUsage,
+        iter_calls,
+        search_calls,
+        tool_usage,
+    )
+    from store.audit.schema_audit import load_schema_file, schema_audit
+    from store.db.admin import (
+        SchemaStatus,
+        check_database,
+        database_status,
+        downgrade_database,
+        upgrade_database,
+    )
+    from store.db.search_index import IndexUpdate
+    from store.db.store import TranscriptStore
+    from store.db.verify import VerifyProblem, VerifyReport
+    from store.errors import (
+        AliasError,
+        AmbiguousRecord,
+        ArgumentValidationError,
+        ConfigurationError,
+        ConflictError,
+        DatabaseError,
+        FrozenParametersError,
+        ImportFileError,
+        MissingExtra,
+        NotAMessage,
+        ParametersError,
+        RecordError,
+        SchemaOutOfDate,
+        SessionNotFound,
+        SettingsError,
+        StoreError,
+        StreamError,
+        TooLargeError,
+        ToolArgumentsError,
+        UnrecognizedRecord,
+        UsageError,
+    )
+    from store.importers import FORMATS as IMPORT_FORMATS
+    from store.importers.formats import (
+        ImportProblem,
+        ParsedFile,
+        ParsedSession,
+        decode_codex_output,
+        detect_format,
+        read_sessions,
+    )
+    from store.importers.walk import ImportProgress, ImportSummary, import_paths
+    from store.keys import camelize_args
+    from store.model import (
+        InvalidToolCall,
+        Message,
+        OpaquePart,
+        Part,
+        ServerToolCall,
+        TextPart,
+        ThinkingPart,
+        ToolCall,
+        ToolResult,
+    )
+    from store.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
+    from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
+    from store.normalize.definitions import normalize_tool_definitions
+    from store.normalize.messages import normalize_message, normalize_payload
+    from store.providers import TARGETS, Target
+    from store.redact import Redactor, hide_passwords
+    from store.replay.render import render
+    from store.replay.repair import RepairChange, Repaired, repair
+    from store.schemas import (
+        PARAMETER_TYPES,
+        Parameter,
+        Parameters,
+        ParametersBuilder,
+        ParameterType,
+        validate_arguments,
+    )
+    from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
+    from store.times import as_utc
+    from store.transcript import (
+        AppendResult,
+        LoadedCall,
+        SessionInfo,
+        StoredMessage,
+        ToolDefinition,
+        Transcript,
+        redact_message,
+        redact_transcript,
+    )
 
-def _version() -> str:
-    """The installed distribution's version (pyproject.toml is the one place it is written)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("transcript-store")
-    except PackageNotFoundError:  # imported from a source tree that was never installed
-        return "0+unknown"
-
-
-__version__ = _version()
-
+__version__: str  # the installed distribution's (pyproject.toml is the one place it is
+# written), read through importlib.metadata on first use: see __getattr__
 __all__ = [
     "ARGUMENT_STATUSES",
     "AliasError",
@@ -206,16 +203,17 @@ __all__ = [
     "camelize_args",
     "check_database",
     "database_status",
+    "downgrade_database",
     "decode_codex_output",
     "detect_format",
     "detect_provider",
     "display_name",
-    "downgrade_database",
     "dumps_arguments",
     "explain_search",
     "explain_usage",
     "export_calls_csv",
     "export_jsonl",
+    "hide_passwords",
     "import_paths",
     "iter_calls",
     "load_schema_file",
@@ -227,6 +225,8 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "redact_message",
+    "redact_transcript",
     "refill_search_index",
     "render",
     "repair",
@@ -236,3 +236,141 @@ __all__ = [
     "upgrade_database",
     "validate_arguments",
 ]
+
+# name -> (module, attribute): where each public name lives.
+_LAZY: dict[str, tuple[str, str]] = {
+    "ARGUMENT_STATUSES": ("store.arguments", "ARGUMENT_STATUSES"),
+    "AliasError": ("store.errors", "AliasError"),
+    "AliasTable": ("store.names", "AliasTable"),
+    "AmbiguousRecord": ("store.errors", "AmbiguousRecord"),
+    "AppendResult": ("store.transcript", "AppendResult"),
+    "ArgumentCondition": ("store.audit.queries", "ArgumentCondition"),
+    "ArgumentValidationError": ("store.errors", "ArgumentValidationError"),
+    "CALL_STATUSES": ("store.arguments", "CALL_STATUSES"),
+    "CallMatch": ("store.audit.queries", "CallMatch"),
+    "CallQuery": ("store.audit.queries", "CallQuery"),
+    "ConfigurationError": ("store.errors", "ConfigurationError"),
+    "ConflictError": ("store.errors", "ConflictError"),
+    "DEFAULT_ALIASES": ("store.names", "DEFAULT_ALIASES"),
+    "DatabaseError": ("store.errors", "DatabaseError"),
+    "ExportStats": ("store.audit.export", "ExportStats"),
+    "FrozenParametersError": ("store.errors", "FrozenParametersError"),
+    "IMPORT_FORMATS": ("store.importers", "FORMATS"),
+    "ImportFileError": ("store.errors", "ImportFileError"),
+    "ImportProblem": ("store.importers.formats", "ImportProblem"),
+    "ImportProgress": ("store.importers.walk", "ImportProgress"),
+    "ImportSummary": ("store.importers.walk", "ImportSummary"),
+    "IndexUpdate": ("store.db.search_index", "IndexUpdate"),
+    "InvalidToolCall": ("store.model", "InvalidToolCall"),
+    "LoadedCall": ("store.transcript", "LoadedCall"),
+    "Message": ("store.model", "Message"),
+    "MissingExtra": ("store.errors", "MissingExtra"),
+    "NotAMessage": ("store.errors", "NotAMessage"),
+    "OpaquePart": ("store.model", "OpaquePart"),
+    "PARAMETER_TYPES": ("store.schemas", "PARAMETER_TYPES"),
+    "PROVIDERS": ("store.stream.assembler", "PROVIDERS"),
+    "Parameter": ("store.schemas", "Parameter"),
+    "ParameterType": ("store.schemas", "ParameterType"),
+    "Parameters": ("store.schemas", "Parameters"),
+    "ParametersBuilder": ("store.schemas", "ParametersBuilder"),
+    "ParametersError": ("store.errors", "ParametersError"),
+    "ParsedFile": ("store.importers.formats", "ParsedFile"),
+    "ParsedSession": ("store.importers.formats", "ParsedSession"),
+    "Part": ("store.model", "Part"),
+    "RecordError": ("store.errors", "RecordError"),
+    "Redactor": ("store.redact", "Redactor"),
+    "RepairChange": ("store.replay.repair", "RepairChange"),
+    "Repaired": ("store.replay.repair", "Repaired"),
+    "SchemaOutOfDate": ("store.errors", "SchemaOutOfDate"),
+    "SchemaStatus": ("store.db.admin", "SchemaStatus"),
+    "SchemaViolation": ("store.audit.queries", "SchemaViolation"),
+    "ServerToolCall": ("store.model", "ServerToolCall"),
+    "SessionInfo": ("store.transcript", "SessionInfo"),
+    "SessionNotFound": ("store.errors", "SessionNotFound"),
+    "SettingsError": ("store.errors", "SettingsError"),
+    "StoreError": ("store.errors", "StoreError"),
+    "StoredMessage": ("store.transcript", "StoredMessage"),
+    "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
+    "StreamError": ("store.errors", "StreamError"),
+    "TARGETS": ("store.providers", "TARGETS"),
+    "Target": ("store.providers", "Target"),
+    "TextPart": ("store.model", "TextPart"),
+    "ThinkingPart": ("store.model", "ThinkingPart"),
+    "TooLargeError": ("store.errors", "TooLargeError"),
+    "ToolArgumentsError": ("store.errors", "ToolArgumentsError"),
+    "ToolCall": ("store.model", "ToolCall"),
+    "ToolDefinition": ("store.transcript", "ToolDefinition"),
+    "ToolResult": ("store.model", "ToolResult"),
+    "ToolUsage": ("store.audit.queries", "ToolUsage"),
+    "Transcript": ("store.transcript", "Transcript"),
+    "TranscriptStore": ("store.db.store", "TranscriptStore"),
+    "UNKNOWN_TOOL": ("store.names", "UNKNOWN_TOOL"),
+    "UnrecognizedRecord": ("store.errors", "UnrecognizedRecord"),
+    "UsageError": ("store.errors", "UsageError"),
+    "VerifyProblem": ("store.db.verify", "VerifyProblem"),
+    "VerifyReport": ("store.db.verify", "VerifyReport"),
+    "argument_status": ("store.arguments", "argument_status"),
+    "as_utc": ("store.times", "as_utc"),
+    "assemble": ("store.stream.assembler", "assemble"),
+    "camelize_args": ("store.keys", "camelize_args"),
+    "check_database": ("store.db.admin", "check_database"),
+    "database_status": ("store.db.admin", "database_status"),
+    "downgrade_database": ("store.db.admin", "downgrade_database"),
+    "decode_codex_output": ("store.importers.formats", "decode_codex_output"),
+    "detect_format": ("store.importers.formats", "detect_format"),
+    "detect_provider": ("store.stream.assembler", "detect_provider"),
+    "display_name": ("store.names", "display_name"),
+    "dumps_arguments": ("store.arguments", "dumps_arguments"),
+    "explain_search": ("store.audit.plans", "explain_search"),
+    "explain_usage": ("store.audit.plans", "explain_usage"),
+    "export_calls_csv": ("store.audit.export", "export_calls_csv"),
+    "export_jsonl": ("store.audit.export", "export_jsonl"),
+    "hide_passwords": ("store.redact", "hide_passwords"),
+    "import_paths": ("store.importers.walk", "import_paths"),
+    "iter_calls": ("store.audit.queries", "iter_calls"),
+    "load_schema_file": ("store.audit.schema_audit", "load_schema_file"),
+    "loads_json": ("store.arguments", "loads_json"),
+    "normalize_message": ("store.normalize.messages", "normalize_message"),
+    "normalize_payload": ("store.normalize.messages", "normalize_payload"),
+    "normalize_tool_call": ("store.normalize.calls", "normalize_tool_call"),
+    "normalize_tool_definitions": ("store.normalize.definitions", "normalize_tool_definitions"),
+    "parse_arguments": ("store.arguments", "parse_arguments"),
+    "parse_text_tool_calls": ("store.normalize.calls", "parse_text_tool_calls"),
+    "read_sessions": ("store.importers.formats", "read_sessions"),
+    "redact_message": ("store.transcript", "redact_message"),
+    "redact_transcript": ("store.transcript", "redact_transcript"),
+    "refill_search_index": ("store.audit.plans", "refill_search_index"),
+    "render": ("store.replay.render", "render"),
+    "repair": ("store.replay.repair", "repair"),
+    "schema_audit": ("store.audit.schema_audit", "schema_audit"),
+    "search_calls": ("store.audit.queries", "search_calls"),
+    "tool_usage": ("store.audit.queries", "tool_usage"),
+    "upgrade_database": ("store.db.admin", "upgrade_database"),
+    "validate_arguments": ("store.schemas", "validate_arguments"),
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transcript-store")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = found = _version()
+        return found
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'store' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

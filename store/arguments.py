@@ -35,6 +35,7 @@ from store.errors import RecordError, ToolArgumentsError
 
 __all__ = [
     "ARGUMENT_STATUSES",
+    "CALL_STATUSES",
     "argument_status",
     "dumps_arguments",
     "dumps_json",
@@ -46,6 +47,11 @@ __all__ = [
 #: What storage records about a call's arguments: ``ok`` (an object), ``empty`` (no arguments:
 #: absent, blank, ``null``), or the error kind of the parser.
 ARGUMENT_STATUSES = ("ok", "empty", "invalid_json", "non_object_json", "unsupported_type")
+#: Status filters of the call search (``store.audit.queries.CallQuery``): the argument statuses,
+#: ``invalid`` (any status but ``ok`` and ``empty``), ``error`` (a linked result is an error)
+#: and ``no_result``. Here, in the domain, so that the command line's options need no database
+#: code.
+CALL_STATUSES: tuple[str, ...] = (*ARGUMENT_STATUSES, "invalid", "error", "no_result")
 
 # ASCII whitespace and NUL: what rule 3 strips. Non-ASCII spaces (NBSP, U+3000) stay.
 _BLANK = " \t\n\r\f\v\x00"

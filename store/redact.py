@@ -1,117 +1,117 @@
-"""Secret redaction for exports and audit output (domain: stdlib only).
+"""Secret redaction for every output that shows transcripts (domain: stdlib only).
 
-``Redactor()`` finds secrets with built-in detectors and the caller's own patterns, and
-replaces each one with a marker naming what it was: ``[REDACTED:<kind>]``. Built-in kinds:
+``Redactor()`` finds secrets with the built-in detectors (:mod:`store.detectors`, listed
+below) and the caller's own patterns, and replaces each one with a marker naming what it was:
+``[REDACTED:<kind>]``. Only the secret itself is replaced: ``Bearer [REDACTED:bearer_token]``,
+``postgres://app:[REDACTED:url_password]@db/x``, ``"password": "[REDACTED:password]"``.
 
-==========================  ==================================================================
-``anthropic_api_key``       ``sk-ant-api03-...`` / ``sk-ant-admin01-...``
-``openai_api_key``          ``sk-...``, ``sk-proj-...``, ``sk-svcacct-...``, ``sk-admin-...``
-``aws_access_key_id``       ``AKIA`` / ``ASIA`` / ``ABIA`` / ``ACCA`` and 16 more characters
-``aws_secret_access_key``   the value of an ``aws_secret_access_key`` assignment (40 chars)
-``github_token``            ``ghp_`` / ``gho_`` / ``ghu_`` / ``ghs_`` / ``ghr_`` tokens, and
-                            ``github_pat_`` fine-grained tokens
-``google_api_key``          ``AIza`` and 35 more characters
-``slack_token``             ``xoxb-`` / ``xoxp-`` / ``xoxa-`` / ``xoxr-`` / ``xoxs-`` tokens
-``bearer_token``            the token after ``Bearer`` (16+ token characters)
-``url_password``            the password of ``scheme://user:password@host``
-``private_key``             a PEM ``-----BEGIN ... PRIVATE KEY-----`` block, to its END line
-                            (also when JSON escapes its newlines as ``\\n``)
-==========================  ==================================================================
+Built-in kinds (most specific first; gitleaks' and detect-secrets' rule lists are the
+reference): ``private_key`` (PEM, OpenSSH, PGP blocks; to the END line, or without one to the
+end of the key body, as ``head id_rsa`` prints it; JSON-escaped newlines too),
+``anthropic_api_key``, ``openai_api_key``, ``aws_access_key_id``, ``github_token``,
+``gitlab_token``, ``slack_token``, ``slack_app_token``, ``slack_webhook``, ``stripe_key``,
+``google_api_key``, ``huggingface_token``, ``npm_token``, ``pypi_token``, ``twilio_key``,
+``sendgrid_api_key``, ``mailgun_api_key``, ``discord_webhook``, ``discord_bot_token``,
+``aws_secret_access_key`` (also the camelCase ``"SecretAccessKey"`` of ``aws sts``),
+``aws_session_token``, ``azure_storage_key``, ``db_password`` (``;Password=`` of connection
+strings), ``bearer_token``, ``basic_auth``, ``cli_password`` (``curl -u user:pw``),
+``url_password``, ``jwt``, ``password`` (the value of a ``password`` / ``passwd`` /
+``passphrase`` key: ``k=v``, ``k: v``, ``"k": "v"``, ``?password=``, ``sslpassword=``) and
+``secret`` (the same for ``secret``, ``token``, ``api_key`` and the like; 8+ characters).
+Placeholders (``${VAR}``, ``<token>``, ``***``), code (``password=self.password``) and
+stop-words are left alone.
 
-Only the secret itself is replaced: ``Bearer [REDACTED:bearer_token]``,
-``postgres://app:[REDACTED:url_password]@db/x``. A user pattern replaces its whole match, or
-only its group named ``secret`` when it has one; its kind is the name given with it (default
-``pattern``). Markers are never matched again, so redacting twice changes nothing.
+All detectors run over the original text in one pass each; :func:`find_secrets` keeps the
+leftmost span, the longest at one start, the detector listed first for equal spans, and trims
+(never drops) a span that starts inside a chosen one. Every built-in detector runs in linear
+time (see :mod:`store.detectors`); a user's own pattern is the user's to keep linear. Markers
+are never matched again, so redacting twice changes nothing.
 
-``redact(value)`` takes a string or any JSON value (dicts, lists, nested; keys are kept) and
-returns ``(redacted copy, number of replacements)``.
+A user pattern replaces its whole match, or only its group named ``secret`` when it has one;
+its kind is the name given with it (default ``pattern``).
+
+``redact(value)`` takes a string or any JSON value (dicts, lists, tuples; nested) and returns
+``(redacted copy, number of replacements)``; string keys of objects are redacted too (two keys
+that become the same marker are kept apart as ``<marker>#2``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from store.errors import UsageError
+from store.detectors import DETECTORS, MARKER, Detector, marker
 
-__all__ = ["BUILTIN_DETECTORS", "Detector", "Redactor", "marker"]
+__all__ = ["BUILTIN_DETECTORS", "Detector", "Redactor", "find_secrets", "hide_passwords",
+           "marker"]
 
 T = TypeVar("T")
 
-_KIND = re.compile(r"[a-z][a-z0-9_]*")
-#: A marker already in the text: never redacted again.
-_MARKER = re.compile(r"\[REDACTED:[a-z][a-z0-9_]*\]")
-# Characters that may not touch a key on its left (so "task-..." is not an "sk-" key).
-_LEFT = r"(?<![A-Za-z0-9_\-])"
-_RIGHT = r"(?![A-Za-z0-9_\-])"
+#: The built-in detectors, most specific first (the order breaks ties between equal spans).
+BUILTIN_DETECTORS: tuple[Detector, ...] = DETECTORS
 
-
-def marker(kind: str) -> str:
-    """The replacement text of a secret of ``kind``."""
-    return f"[REDACTED:{kind}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Detector:
-    """A kind of secret and the pattern that finds it (only group ``secret``, when present, is
-    replaced)."""
-
-    kind: str
-    pattern: re.Pattern[str]
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.kind, str) or not _KIND.fullmatch(self.kind):
-            raise UsageError(
-                f"a redaction kind must be lower-case letters, digits and _, got {self.kind!r}"
-            )
-        if not isinstance(self.pattern, re.Pattern):
-            object.__setattr__(self, "pattern", re.compile(self.pattern))
-        if not self.pattern.pattern or self.pattern.match(""):
-            raise UsageError(f"redaction pattern {self.pattern.pattern!r} matches empty text")
-
-
-def _detector(kind: str, pattern: str, flags: int = 0) -> Detector:
-    return Detector(kind, re.compile(pattern, flags))
-
-
-#: The built-in detectors, in the order they run (the most specific first).
-BUILTIN_DETECTORS: tuple[Detector, ...] = (
-    _detector(
-        "private_key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
-        r"(?:(?!-----END)[\s\S]){16,}?"
-        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----",
-    ),
-    _detector("anthropic_api_key", _LEFT + r"sk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{20,}"
-              + _RIGHT),
-    _detector("openai_api_key",
-              _LEFT + r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[0-9])"
-              r"(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{20,}" + _RIGHT),
-    _detector("aws_access_key_id", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    _detector(
-        "aws_secret_access_key",
-        r"(?i:aws_secret_access_key|aws_secret_key|secret_access_key)"
-        r"[\\\"']{0,2}\s*[:=]\s*[\\\"']{0,2}(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-    ),
-    _detector("github_token",
-              r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})"
-              r"(?![A-Za-z0-9_])"),
-    _detector("google_api_key", r"(?<![A-Za-z0-9_\-])AIza[0-9A-Za-z_\-]{35}(?![A-Za-z0-9_\-])"),
-    _detector("slack_token",
-              r"(?<![A-Za-z0-9\-])xox[abprs]-[0-9]{6,}-[A-Za-z0-9\-]{8,}(?![A-Za-z0-9\-])"),
-    _detector("bearer_token",
-              r"(?<![A-Za-z0-9])(?i:bearer)\s+(?P<secret>(?=[A-Za-z0-9._~+/=\-]*[0-9])"
-              r"[A-Za-z0-9._~+/\-]{16,}=*)(?![A-Za-z0-9._~+/=\-])"),
-    _detector(
-        "url_password",
-        r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>\\]+:"
-        r"(?P<secret>[^\s/\"'<>\\]+)@(?=[A-Za-z0-9\[])",
-    ),
-)
+_ALNUM = re.compile(r"[A-Za-z0-9]")
 
 PatternSpec = str | re.Pattern[str] | tuple[str, str | re.Pattern[str]] | Detector
+
+
+def _outside_markers(start: int, end: int, starts: list[int], ends: list[int]
+                     ) -> Iterator[tuple[int, int]]:
+    """The parts of [start, end) outside the existing markers (given sorted, disjoint)."""
+    index = bisect_right(ends, start)
+    while index < len(starts) and starts[index] < end:
+        if starts[index] > start:
+            yield start, starts[index]
+        start = max(start, ends[index])
+        index += 1
+    if start < end:
+        yield start, end
+
+
+def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
+                 ) -> list[tuple[int, int, str]]:
+    """The secrets in ``text`` as sorted, non-overlapping ``(start, end, kind)`` spans.
+
+    Leftmost first; at the same start the longest; at the same span the detector listed first.
+    A span that starts inside an earlier, chosen one keeps only its part after it (so the union
+    of what the detectors found is covered). Existing ``[REDACTED:kind]`` markers are skipped.
+    O(n + k log k) for n characters and k candidate spans, given linear detectors."""
+    marks = [found.span() for found in MARKER.finditer(text)]
+    starts = [s for s, _ in marks]
+    ends = [e for _, e in marks]
+    lowered = text.lower()  # for the keyword gates only (its offsets are never used)
+    candidates: list[tuple[int, int, int, str]] = []
+    for rank, det in enumerate(detectors):
+        for start, end in det.spans(text, lowered):
+            pieces = _outside_markers(start, end, starts, ends) if marks else ((start, end),)
+            for s, e in pieces:
+                candidates.append((s, -e, rank, det.kind))
+    candidates.sort()
+    chosen: list[tuple[int, int, str]] = []
+    covered = 0
+    for start, neg_end, _rank, kind in candidates:
+        end = -neg_end
+        if end <= covered:
+            continue
+        start = max(start, covered)
+        if not _ALNUM.search(text, start, end):
+            continue
+        chosen.append((start, end, kind))
+        covered = end
+    return chosen
+
+
+def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
+    pieces: list[str] = []
+    last = 0
+    for start, end, kind in spans:
+        pieces.append(text[last:start])
+        pieces.append(marker(kind))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 class Redactor:
@@ -130,9 +130,9 @@ class Redactor:
                 own.append(spec)
             elif isinstance(spec, tuple):
                 kind, pattern = spec
-                own.append(Detector(kind, _compiled(pattern)))
+                own.append(Detector(kind, pattern))  # type: ignore[arg-type]
             else:
-                own.append(Detector("pattern", _compiled(spec)))
+                own.append(Detector("pattern", spec))  # type: ignore[arg-type]
         self._detectors: tuple[Detector, ...] = (
             (*BUILTIN_DETECTORS, *own) if builtins else tuple(own)
         )
@@ -146,17 +146,17 @@ class Redactor:
 
     def redact_text(self, text: str) -> tuple[str, int]:
         """``text`` with every secret replaced, and the number of replacements."""
-        total = 0
-        for detector in self._detectors:
-            if not detector.pattern.search(text):
-                continue
-            text, count = _apply(detector, text)
-            total += count
-        return text, total
+        if not text:
+            return text, 0
+        spans = find_secrets(text, self._detectors)
+        if not spans:
+            return text, 0
+        return _replaced(text, spans), len(spans)
 
     def redact(self, value: T) -> tuple[T, int]:
         """A copy of a string or JSON value (dicts, lists, tuples; nested) with every string
-        redacted, and the number of replacements. Keys and non-string values are kept."""
+        redacted, object keys included, and the number of replacements. Non-string values
+        are kept."""
         if isinstance(value, str):
             text, count = self.redact_text(value)
             return text, count  # type: ignore[return-value]
@@ -164,6 +164,11 @@ class Redactor:
             total = 0
             out: dict[Any, Any] = {}
             for key, item in value.items():
+                if isinstance(key, str):
+                    key, count = self.redact_text(key)
+                    total += count
+                    if count and key in out:  # two secret keys, one marker: keep both
+                        key = _distinct(key, out)
                 out[key], count = self.redact(item)
                 total += count
             return out, total  # type: ignore[return-value]
@@ -182,41 +187,33 @@ class Redactor:
         return self.redact_text(text)[0]
 
 
-def _compiled(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
-    try:
-        return pattern if isinstance(pattern, re.Pattern) else re.compile(pattern)
-    except re.error as exc:
-        raise UsageError(f"not a regular expression: {pattern!r}: {exc}") from None
+def _distinct(key: str, taken: Mapping[Any, Any]) -> str:
+    number = 2
+    while f"{key}#{number}" in taken:
+        number += 1
+    return f"{key}#{number}"
 
 
-def _apply(detector: Detector, text: str) -> tuple[str, int]:
-    """Replace the detector's matches outside the markers already in ``text``."""
-    pieces: list[str] = []
-    total = 0
-    start = 0
-    for found in _MARKER.finditer(text):
-        segment, count = _replace(detector, text[start:found.start()])
-        pieces.append(segment)
-        pieces.append(found.group())
-        total += count
-        start = found.end()
-    segment, count = _replace(detector, text[start:])
-    pieces.append(segment)
-    return "".join(pieces), total + count
+_PASSWORD_KINDS = ("url_password", "password", "cli_password", "basic_auth",
+                   "private_key")
+_PASSWORD_DETECTORS = tuple(d for d in BUILTIN_DETECTORS if d.kind in _PASSWORD_KINDS)
 
 
-def _replace(detector: Detector, text: str) -> tuple[str, int]:
+def hide_passwords(text: str) -> str:
+    """``text`` with every password the built-in detectors recognise replaced by ``***``
+    (URL user info, ``password=`` / ``sslpassword=`` parameters, DSN and connection-string
+    passwords): for error messages and log lines, which must never show one."""
     if not text:
-        return text, 0
-    replacement = marker(detector.kind)
-    has_secret = "secret" in detector.pattern.groupindex
+        return text
+    spans = find_secrets(text, _PASSWORD_DETECTORS)
+    if not spans:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for start, end, _kind in spans:
+        pieces.append(text[last:start])
+        pieces.append("***")
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
 
-    def substitute(found: re.Match[str]) -> str:
-        if not has_secret or found.start("secret") < 0:
-            return replacement
-        whole = found.group()
-        offset = found.start()
-        return (whole[: found.start("secret") - offset] + replacement
-                + whole[found.end("secret") - offset:])
-
-    return detector.pattern.subn(substitute, text)

@@ -4,16 +4,36 @@
 key; ``Transcript`` a loaded session, with each tool result linked to its call;
 ``AppendResult`` what one append stored and what it skipped as already stored;
 ``ToolDefinition`` a tool definition recorded with a session. All are frozen dataclasses.
+
+``redact_transcript(transcript, redactor)`` is a copy of a transcript with every secret a
+``store.redact.Redactor`` finds replaced: texts, thinking, call arguments (the parsed input,
+its keys included, and the exact text), results, invalid calls' raw text and error, server
+calls, opaque parts, extras and metadata of messages and parts, and the session's title, cwd
+and metadata. Ids, tool names, roles, positions and signatures are kept, so the copy pairs
+and replays as the original does. Every output that shows transcript text to a person or
+another program (CLI, viewer, exports) redacts through it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
+from store.arguments import dumps_arguments, parse_object_text
+from store.model import (
+    EMPTY_EXTRAS,
+    InvalidToolCall,
+    Message,
+    OpaquePart,
+    Part,
+    ServerToolCall,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
 
 __all__ = [
     "AppendResult",
@@ -24,6 +44,8 @@ __all__ = [
     "StoredMessage",
     "ToolDefinition",
     "Transcript",
+    "redact_message",
+    "redact_transcript",
 ]
 
 #: A call's place in its session: (message position, index within the message).
@@ -142,3 +164,88 @@ class ToolDefinition:
     description: str
     parameters: Mapping[str, Any]
     definition: Mapping[str, Any] = field(default_factory=_no_extras, compare=False)
+
+
+# -- redaction --------------------------------------------------------------------------------
+
+V = TypeVar("V")
+
+
+class SecretRedactor(Protocol):
+    """What redaction needs of ``store.redact.Redactor``."""
+
+    def redact(self, value: V) -> tuple[V, int]: ...
+
+
+class _Counter:
+    __slots__ = ("redactor", "count")
+
+    def __init__(self, redactor: SecretRedactor) -> None:
+        self.redactor = redactor
+        self.count = 0
+
+    def __call__(self, value: V) -> V:
+        redacted, count = self.redactor.redact(value)
+        self.count += count
+        return redacted
+
+    def mapping(self, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        return self(dict(value)) if value else value
+
+
+def _redact_call(call: ToolCall | InvalidToolCall, r: _Counter) -> ToolCall | InvalidToolCall:
+    text = r(call.arguments_text)
+    extras = r.mapping(call.extras)
+    if isinstance(call, InvalidToolCall):
+        return replace(call, arguments_text=text, error_message=r(call.error_message),
+                       extras=extras)
+    parsed = parse_object_text(text)
+    if parsed is None:  # a marker broke the text's JSON: write the redacted input instead
+        inner = _Counter(r.redactor)
+        parsed = inner(call.input)
+        text = dumps_arguments(parsed)
+    return ToolCall(call.id, call.name, parsed, call.raw_name, text or "{}", extras, call.source)
+
+
+def _redact_part(part: Part, r: _Counter) -> Part:
+    if isinstance(part, TextPart):
+        return replace(part, text=r(part.text), extras=r.mapping(part.extras))
+    if isinstance(part, ThinkingPart):
+        return replace(part, text=r(part.text), extras=r.mapping(part.extras))
+    if isinstance(part, ToolCall | InvalidToolCall):
+        return _redact_call(part, r)
+    if isinstance(part, ToolResult):
+        return replace(part, content=r(part.content), extras=r.mapping(part.extras))
+    if isinstance(part, ServerToolCall):
+        return replace(part, input=r(part.input))
+    if isinstance(part, OpaquePart):
+        return replace(part, data=r(part.data))
+    return part  # pragma: no cover - every kind of part is listed above
+
+
+def redact_message(message: Message, redactor: SecretRedactor) -> tuple[Message, int]:
+    """A copy of ``message`` with its secrets replaced (see the module docstring), and the
+    number of replacements."""
+    r = _Counter(redactor)
+    parts = tuple(_redact_part(part, r) for part in message.parts)
+    copy = replace(message, parts=parts, extras=r.mapping(message.extras),
+                   metadata=r.mapping(message.metadata))
+    return (copy if r.count else message), r.count
+
+
+def redact_transcript(transcript: Transcript, redactor: SecretRedactor
+                      ) -> tuple[Transcript, int]:
+    """A copy of ``transcript`` with its secrets replaced (see the module docstring), and the
+    number of replacements."""
+    r = _Counter(redactor)
+    info = transcript.session
+    session = replace(info, title=r(info.title), cwd=r(info.cwd),
+                      metadata=r.mapping(info.metadata))
+    messages: list[StoredMessage] = []
+    for stored in transcript.messages:
+        message, count = redact_message(stored.message, redactor)
+        r.count += count
+        messages.append(stored if message is stored.message else replace(stored, message=message))
+    if not r.count:
+        return transcript, 0
+    return replace(transcript, session=session, messages=tuple(messages)), r.count

@@ -1,11 +1,12 @@
 """Worker processes for the concurrency and crash tests (run as a script, in a child process).
 
-``python tests/helpers_procs.py concurrency URL WORKER SHARED OWN START SECONDS OUT``
-    appends batches with unique keys (``w<worker>-<n>-<i>``) alternately to a shared session
-    and to the worker's own one until ``START + SECONDS`` (epoch seconds; six batches at
-    least), and writes one JSON line per attempt to ``OUT``: the keys and positions an append
-    acknowledged, a retried batch (must store nothing), a read that saw an inconsistent
-    session, or an error (type and message).
+``python tests/helpers_procs.py concurrency URL WORKER SHARED OWN START BATCHES OUT``
+    waits until ``START`` (epoch seconds, so that the workers start together), appends
+    ``BATCHES`` batches with unique keys (``w<worker>-<n>-<i>``) alternately to a shared
+    session and to the worker's own one (a count, not a duration: the test checks what
+    happened, not how fast), and writes one JSON line per attempt to ``OUT``: the keys and
+    positions an append acknowledged, a retried batch (must store nothing), a read that saw
+    an inconsistent session, or an error (type and message).
 
 ``python tests/helpers_procs.py fresh URL WORKER ROUNDS OUT``
     appends, ``ROUNDS`` times, a call (and its result) whose arguments hold a marker no other
@@ -60,7 +61,7 @@ def concurrency_batch(worker: int, n: int) -> tuple[list[dict[str, Any]], list[s
 
 
 def run_concurrency(url: str, worker: int, shared: str, own: str, start_at: float,
-                    seconds: float, out_path: str) -> None:
+                    batches: int, out_path: str) -> None:
     from store import TranscriptStore
 
     store = TranscriptStore.open(url)
@@ -68,10 +69,9 @@ def run_concurrency(url: str, worker: int, shared: str, own: str, start_at: floa
     delay = start_at - time.time()
     if delay > 0:
         time.sleep(delay)
-    deadline = start_at + seconds
     n = 0
     last: tuple[str, list[dict[str, Any]], list[str]] | None = None
-    while time.time() < deadline or n < 6:  # a late starter still writes to both sessions
+    while n < batches:
         session = shared if n % 2 == 0 else own
         records, keys = concurrency_batch(worker, n)
         line: dict[str, Any] = {"session": session, "keys": keys}
@@ -211,8 +211,8 @@ def run_fresh(url: str, worker: int, rounds: int, out_path: str) -> None:
 def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "concurrency":
-        url, worker, shared, own, start_at, seconds, out = args
-        run_concurrency(url, int(worker), shared, own, float(start_at), float(seconds), out)
+        url, worker, shared, own, start_at, batches, out = args
+        run_concurrency(url, int(worker), shared, own, float(start_at), int(batches), out)
     elif command == "fresh":
         url, worker, rounds, out = args
         run_fresh(url, int(worker), int(rounds), out)

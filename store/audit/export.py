@@ -1,7 +1,8 @@
 """Exports: canonical JSONL of sessions, CSV of calls; optionally redacted (persistence layer).
 
 * :func:`export_jsonl` writes one line per message, sessions in id order, messages in
-  position order. A line is a compact JSON object (orjson; UTF-8 as is; keys in this order):
+  position order. A line is a compact JSON object (exact: integers of any size, any depth
+  that append accepted; UTF-8 as is; keys in this order):
   ``session_id``, ``position``, ``role``, ``created_at`` (ISO 8601, UTC), ``message_id``,
   ``key``, ``source``, ``parts``, ``extras``, ``metadata``. Parts keep their recorded order:
   ``{"type": "text", "text"}``, ``{"type": "thinking", "text", "signature"}``,
@@ -11,7 +12,10 @@
   ``{"type": "opaque", "kind", "data"}``; a part's provider ``extras`` are added when present.
   The same rows give the same bytes.
 * :func:`export_calls_csv` writes a header and one row per call matching a ``CallQuery``
-  (``store.audit.queries``), oldest first, with the whole first result as text.
+  (``store.audit.queries``), oldest first, with the whole first result as text. A cell that
+  starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the
+  OWASP rule against formula injection: a spreadsheet would run it), unless
+  ``formulas=True`` asks for the exact text.
 
 With ``redactor=`` (``store.redact.Redactor``) every string of a line or row is redacted
 (argument texts inside wire records included) and each replacement is marked
@@ -26,9 +30,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-import orjson
 from sqlalchemy import select
 
+from store.arguments import dumps_json
 from store.audit.queries import CallQuery, iter_calls
 from store.codec import part_record
 from store.db.tables import sessions
@@ -45,7 +49,15 @@ from store.transcript import Transcript
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-__all__ = ["CSV_COLUMNS", "ExportStats", "export_calls_csv", "export_jsonl", "message_record"]
+__all__ = [
+    "CSV_COLUMNS",
+    "FORMULA_STARTS",
+    "ExportStats",
+    "export_calls_csv",
+    "export_jsonl",
+    "message_record",
+    "neutralize_formula",
+]
 
 #: The columns of :func:`export_calls_csv`, in order.
 CSV_COLUMNS = (
@@ -81,7 +93,9 @@ def export_jsonl(
             if redactor is not None:
                 record, count = redactor.redact(record)
                 redactions += count
-            out.write(orjson.dumps(record).decode())
+            # Exact JSON of whatever append accepted (integers beyond 64 bits, deep nesting),
+            # where orjson alone refuses: an export is a backup.
+            out.write(dumps_json(record))
             out.write("\n")
             lines += 1
     return ExportStats(len(ids), lines, redactions)
@@ -93,26 +107,45 @@ def export_calls_csv(
     out: TextIO,
     *,
     redactor: Redactor | None = None,
+    formulas: bool = False,
 ) -> ExportStats:
     """Write the calls matching ``query`` (every call when ``None``) as CSV to ``out`` (open
     it with ``newline=""``): :data:`CSV_COLUMNS`, times in ISO 8601 UTC, booleans as
-    ``true``/``false``, no result as empty cells."""
+    ``true``/``false``, no result as empty cells; cells a spreadsheet would run as a formula
+    get a leading ``'`` unless ``formulas=True``."""
     writer = csv.writer(out)
+    cell = _exact if formulas else neutralize_formula
     writer.writerow(CSV_COLUMNS)
     rows = redactions = 0
     seen: set[str] = set()
     for match in iter_calls(store, query, preview_chars=None, redactor=redactor):
-        writer.writerow((
+        writer.writerow(tuple(cell(value) for value in (
             match.session_id, match.position, match.index, match.call_id, match.name,
             match.raw_name, match.status, match.arguments_error or "",
             _iso(match.created_at), match.arguments_text,
             "" if match.result_is_error is None else str(match.result_is_error).lower(),
             match.result_preview if match.result_preview is not None else "",
-        ))
+        )))
         rows += 1
         redactions += match.redactions
         seen.add(match.session_id)
     return ExportStats(len(seen), rows, redactions)
+
+
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize_formula(value: object) -> object:
+    """A string cell that a spreadsheet would run as a formula, with a leading ``'``; any other
+    value as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _exact(value: object) -> object:
+    return value
 
 
 def message_record(session_id: str, position: int, message: Message, key: str | None,

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
-from rich.console import Console
 
 import store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,7 +34,7 @@ class StoreGroup(click.Group):
         except store.StoreError as exc:
             if ctx.find_root().meta.get("traceback"):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            click.echo(visible(store.hide_passwords(f"error: {exc}")), err=True)
             ctx.exit(1)
 
 
@@ -44,9 +47,60 @@ def db_option(function: F) -> F:
     )(function)
 
 
+def redaction_options(function: F) -> F:
+    """``--redact`` and ``--redact-pattern REGEX`` on a command that prints transcript text."""
+    function = click.option(
+        "--redact-pattern", "patterns", multiple=True, metavar="REGEX",
+        help="Also redact this (its group 'secret' only, if it has one). Repeatable.")(function)
+    return click.option("--redact", is_flag=True,
+                        help="Replace secrets with [REDACTED:kind] markers.")(function)
+
+
+def redactor_from(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:
+    """The redactor ``--redact`` / ``--redact-pattern`` ask for (``None``: neither given)."""
+    if not redact and not patterns:
+        return None
+    try:
+        return store.Redactor(patterns)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--redact-pattern") from exc
+
+
+#: Characters a terminal acts on instead of showing: C0 controls but newline and tab (ESC
+#: starts CSI/OSC sequences: clear the screen, retitle the window, OSC 52 writes the
+#: clipboard), DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional overrides
+#: that make text read differently from what it is.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                      "\u2066-\u2069]")
+
+
+def _shown(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object) -> str:
+    """Stored text made safe to print to a terminal: every control character (see
+    ``_CONTROL``) written as a visible escape (``\\x1b``, ``\\u202e``); newlines and tabs
+    kept. Every command prints stored text (ids, titles, names, arguments, results, file
+    names, reports) through this, in tables and plain lines alike; ``--json`` output keeps
+    the exact values instead (JSON escapes control characters itself)."""
+    shown = text if isinstance(text, str) else str(text)
+    return _CONTROL.sub(_shown, shown) if _CONTROL.search(shown) else shown
+
+
+def safe_markup(text: object) -> str:
+    """:func:`visible` text escaped for rich markup (tables, ``console().print``)."""
+    from rich.markup import escape  # rich loads when output is drawn, not at start-up
+
+    return escape(visible(text))
+
+
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
     do not fold ids and names into pieces. No colour with ``--no-color`` or ``NO_COLOR``."""
+    from rich.console import Console  # rich loads when output is drawn, not at start-up
+
     plain = no_color()
     return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200,
                    no_color=plain or None, color_system=None if plain else "auto")
@@ -54,10 +108,11 @@ def console() -> Console:
 
 def one_line(text: str | None, limit: int = 60) -> str:
     """``text`` as one table cell line: its first non-blank line, cut at ``limit`` characters,
-    with an ellipsis when anything was left out (``calls show`` prints the whole)."""
+    with an ellipsis when anything was left out (``calls show`` prints the whole); control
+    characters made :func:`visible`. Not escaped for markup (see :func:`safe_markup`)."""
     if not text:
         return ""
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in visible(text).splitlines() if line.strip()]
     first = lines[0].strip() if lines else ""
     if len(first) > limit:
         return first[:limit - 1] + "…"
@@ -98,11 +153,7 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
-    """Open the store for a command. Read-only commands open read-only when the database
-    exists, so that auditors need no write access."""
-    if read_only:
-        try:
-            return store.TranscriptStore.open(db_url, read_only=True)
-        except store.ConfigurationError:
-            pass  # no database yet: open normally, which creates it at head
-    return store.TranscriptStore.open(db_url)
+    """Open the store for a command. Read commands open read-only: they never create or
+    migrate a database (a missing one is an error naming it), and auditors need no write
+    access."""
+    return store.TranscriptStore.open(db_url, read_only=read_only)

@@ -3,6 +3,7 @@ public API only)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,10 +13,19 @@ from typing import Any, Literal, TextIO
 
 import click
 import orjson
-from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, one_line, open_store
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    one_line,
+    open_store,
+    redaction_options,
+    redactor_from,
+    visible,
+)
+from store.cli._common import safe_markup as escape
 
 
 @click.group()
@@ -40,15 +50,6 @@ def _time(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise click.BadParameter(f"not an ISO 8601 time: {value!r}") from exc
-
-
-def _redactor(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:
-    if not redact and not patterns:
-        return None
-    try:
-        return store.Redactor(patterns)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from exc
 
 
 def _condition(spec: str, op: Literal["eq", "contains"]) -> store.ArgumentCondition:
@@ -91,20 +92,14 @@ def _filters(function: Any) -> Any:
     return function
 
 
-def _redaction(function: Any) -> Any:
-    function = click.option("--redact-pattern", "patterns", multiple=True, metavar="REGEX",
-                            help="Also redact this (group 'secret' only, if it has one).")(
-        function)
-    return click.option("--redact", is_flag=True,
-                        help="Replace secrets with [REDACTED:kind] markers.")(function)
-
-
 @contextmanager
 def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
     if path is None:
         yield sys.stdout
         return
-    with path.open("w", encoding="utf-8", newline=newline) as handle:
+    # Owner-only like the database (umask aside): the rows hold what the transcripts hold.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8", newline=newline) as handle:
         yield handle
 
 
@@ -119,6 +114,8 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Usage per current tool name."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         rows = store.tool_usage(opened, since=_time(since), until=_time(until),
                                 session_id=session, limit=limit, offset=offset)
@@ -134,7 +131,8 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
                    "first seen", "last seen"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row.name, ", ".join(row.raw_names), str(row.calls), str(row.sessions),
+        table.add_row(escape(row.name), escape(", ".join(row.raw_names)), str(row.calls),
+                      str(row.sessions),
                       str(row.invalid_calls), str(row.error_results),
                       str(row.calls_without_result), str(row.first_seen or "-"),
                       str(row.last_seen or "-"))
@@ -149,24 +147,33 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per call.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every matching call (no paging) as CSV to this file ('-': stdout).")
-@_redaction
+@click.option("--keep-formulas", is_flag=True,
+              help="With --csv: write cells starting with = + - @ tab or CR as they are (by "
+                   "default they get a leading ' so that a spreadsheet does not run them).")
+@redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  session: str | None, since: str | None, until: str | None,
                  status: tuple[str, ...], where: tuple[str, ...], contains: tuple[str, ...],
                  text: str | None, limit: int, offset: int, as_json: bool,
-                 csv_path: Path | None, redact: bool, patterns: tuple[str, ...]) -> None:
+                 csv_path: Path | None, keep_formulas: bool, redact: bool,
+                 patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine)."""
+    from rich.table import Table
+
     query = _query(tool, raw_name, session, since, until, status, where, contains, text)
+    if keep_formulas and csv_path is None:
+        raise click.UsageError("--keep-formulas applies with --csv only")
     if csv_path is not None:
         target = None if str(csv_path) == "-" else csv_path
         with open_store(db_url, read_only=True) as opened, _output(target, newline="") as out:
             stats = store.export_calls_csv(opened, query, out,
-                                           redactor=_redactor(redact, patterns))
+                                           redactor=redactor_from(redact, patterns),
+                                           formulas=keep_formulas)
         click.echo(f"{stats.records} calls, {stats.redactions} secrets redacted", err=True)
         return
     with open_store(db_url, read_only=True) as opened:
         matches = store.search_calls(opened, query, limit=limit, offset=offset,
-                                     redactor=_redactor(redact, patterns))
+                                     redactor=redactor_from(redact, patterns))
     if as_json:
         emit_json({"session_id": m.session_id, "position": m.position, "index": m.index,
                         "call_id": m.call_id, "name": m.name, "raw_name": m.raw_name,
@@ -178,9 +185,11 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     for column in ("session", "pos", "id", "name", "status", "time", "arguments", "result"):
         table.add_column(column, overflow="fold")
     for m in matches:
-        table.add_row(m.session_id, f"{m.position}.{m.index}", m.call_id, m.name, m.status,
-                      m.created_at.isoformat(timespec="seconds"), one_line(m.arguments_text, 120),
-                      one_line(m.result_preview or "-"))
+        table.add_row(escape(m.session_id), f"{m.position}.{m.index}", escape(m.call_id),
+                      escape(m.name), escape(m.status),
+                      m.created_at.isoformat(timespec="seconds"),
+                      escape(one_line(m.arguments_text, 120)),
+                      escape(one_line(m.result_preview or "-")))
     console().print(table)
 
 
@@ -191,7 +200,7 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
 @click.argument("reference")
 @click.option("--session", help="The session, when REFERENCE is a provider call id.")
 @click.option("--json", "as_json", is_flag=True, help="The call as one JSON object.")
-@_redaction
+@redaction_options
 def calls_show(db_url: str | None, reference: str, session: str | None, as_json: bool,
                redact: bool, patterns: tuple[str, ...]) -> None:
     """Show one call with its full arguments and result.
@@ -199,10 +208,12 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
     REFERENCE is SESSION:POSITION.INDEX (as `calls search` prints it), or a call id with
     --session.
     """
-    redactor = _redactor(redact, patterns)
+    redactor = redactor_from(redact, patterns)
     sid, position, index, call_id = _reference(reference, session)
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(sid)
+    if redactor is not None:
+        transcript, _ = store.redact_transcript(transcript, redactor)
     found = [c for c in transcript.calls()
              if (call_id is None and (c.position, c.index) == (position, index))
              or (call_id is not None and c.call.id == call_id)]
@@ -212,9 +223,6 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         call = loaded.call
         arguments: Any = call.input if isinstance(call, store.ToolCall) else call.arguments_text
         result = loaded.result.content if loaded.result is not None else None
-        if redactor is not None:
-            arguments, _ = redactor.redact(arguments)
-            result, _ = redactor.redact(result)
         row = {"session_id": sid, "position": loaded.position, "index": loaded.index,
                "call_id": call.id, "name": call.name, "raw_name": call.raw_name,
                "status": call.status,
@@ -223,17 +231,17 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         if as_json:
             emit_json([row])
             continue
-        click.echo(f"{sid} {loaded.position}.{loaded.index}  {call.name}"
-                   + (f" (recorded as {call.raw_name})" if call.raw_name else "")
-                   + f"  id={call.id}  status={row['status']}")
+        click.echo(visible(f"{sid} {loaded.position}.{loaded.index}  {call.name}"
+                           + (f" (recorded as {call.raw_name})" if call.raw_name else "")
+                           + f"  id={call.id}  status={row['status']}"))
         click.echo(orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
-                   if not isinstance(arguments, str) else arguments)
+                   if not isinstance(arguments, str) else visible(arguments))
         if loaded.result is None:
             click.echo("-> no result")
         else:
             flag = "ERROR " if loaded.result.is_error else ""
             text = result if isinstance(result, str) else orjson.dumps(result).decode()
-            click.echo(f"-> {flag}{text}")
+            click.echo(f"-> {flag}{visible(text)}")
 
 
 def _reference(reference: str, session: str | None) -> tuple[str, int, int, str | None]:
@@ -257,7 +265,7 @@ def _reference(reference: str, session: str | None) -> tuple[str, int, int, str 
                    "the definitions recorded with each session.")
 @click.option("--limit", type=click.IntRange(0))
 @click.option("--json", "as_json", is_flag=True)
-@_redaction
+@redaction_options
 def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                  schema_file: Path | None, limit: int | None, as_json: bool, redact: bool,
                  patterns: tuple[str, ...]) -> None:
@@ -265,15 +273,15 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
     with open_store(db_url, read_only=True) as opened:
         violations = store.schema_audit(opened, session_id=session, tool=tool,
                                         schema=schema_file, limit=limit,
-                                        redactor=_redactor(redact, patterns))
+                                        redactor=redactor_from(redact, patterns))
     if as_json:
         emit_json({"session_id": v.session_id, "position": v.position, "index": v.index,
                    "call_id": v.call_id, "name": v.name, "raw_name": v.raw_name,
                    "kind": v.kind, "problems": v.problems, "arguments": v.arguments_text,
                    "source": v.source} for v in violations)
     for v in violations if not as_json else ():
-        click.echo(f"{v.session_id} {v.position}.{v.index} {v.name} ({v.kind}): "
-                   + "; ".join(v.problems))
+        click.echo(visible(f"{v.session_id} {v.position}.{v.index} {v.name} ({v.kind}): "
+                           + "; ".join(v.problems)))
     if violations:
         sys.exit(1)
     if not as_json:
@@ -283,8 +291,8 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
         against = (f"the schemas in {schema_file}" if schema_file else
                    "the tool definitions recorded with each session (sessions without "
                    "definitions are skipped)")
-        click.echo(f"no schema violations: checked the {count} stored calls{scope}"
-                   + (f" to {tool}" if tool else "") + f" against {against}")
+        click.echo(visible(f"no schema violations: checked the {count} stored calls{scope}"
+                           + (f" to {tool}" if tool else "") + f" against {against}"))
 
 
 @audit.command("reindex")

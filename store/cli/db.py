@@ -39,7 +39,8 @@ def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
     """
     status = store.database_status(db_url)
     if not yes:
-        click.confirm(f"downgrade {status.url} from revision {status.current or 'none'} to "
+        click.confirm(f"downgrade {db_url or 'the default database'} from revision "
+                      f"{status.current or 'none'} to "
                       f"{revision}? Data in what those revisions added is lost",
                       abort=True, err=True)
     status = store.downgrade_database(db_url, revision)

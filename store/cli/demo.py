@@ -9,10 +9,9 @@ from typing import Any
 
 import click
 import orjson
-from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, one_line
+from store.cli._common import console, db_option, one_line, safe_markup, visible
 
 
 def _example_files() -> Iterator[tuple[str, str]]:
@@ -50,6 +49,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
     Each file becomes a session named after it; each record is keyed by file and line, so
     running it again stores nothing twice.
     """
+    from rich.table import Table
+
     sources = (
         [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
     )
@@ -66,23 +67,24 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
             transcript = opened.load(session_id)
             calls = list(transcript.calls())
             invalid = sum(1 for c in calls if isinstance(c.call, store.InvalidToolCall))
-            summary.add_row(session_id, str(len(result.stored)), str(len(result.skipped_keys)),
-                            str(len(calls)), str(invalid))
+            summary.add_row(safe_markup(session_id), str(len(result.stored)),
+                            str(len(result.skipped_keys)), str(len(calls)), str(invalid))
             rows.extend(_call_row(session_id, c) for c in calls)
     if as_json:
         for row in rows:
             click.echo(orjson.dumps(row).decode())
         return
     out = console()
-    click.echo(f"stored in {url}")
+    click.echo(visible(f"stored in {url}"))
     out.print(summary)
     table = Table(title=f"{len(rows)} tool calls")
     for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(row["session"], str(row["position"]), row["id"], row["name"],
-                      row["raw_name"] or "", row["status"], one_line(row["arguments"], 120),
-                      one_line(row["result"] or "-"))
+        table.add_row(*(safe_markup(cell) for cell in (
+            row["session"], str(row["position"]), row["id"], row["name"],
+            row["raw_name"] or "", row["status"], one_line(row["arguments"], 120),
+            one_line(row["result"] or "-"))))
     out.print(table)
 
 

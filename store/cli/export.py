@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 import orjson
 
 import store
-from store.cli._common import db_option, open_store
+from store.cli._common import (
+    db_option,
+    open_store,
+    redaction_options,
+    redactor_from,
+    visible,
+)
 
 
 @click.command("export")
@@ -18,54 +25,74 @@ from store.cli._common import db_option, open_store
               required=True,
               help="A provider's request history (one session), canonical JSONL of sessions, "
                    "or CSV of their calls (default: every session).")
-@click.option("--redact", is_flag=True,
-              help="jsonl/csv: replace secrets with [REDACTED:kind] markers.")
-@click.option("--redact-pattern", "patterns", multiple=True, metavar="REGEX",
-              help="jsonl/csv: also redact this (its group 'secret' only, if it has one).")
+@redaction_options
+@click.option("--keep-formulas", is_flag=True,
+              help="csv: write cells starting with = + - @ tab or CR as they are (by default "
+                   "they get a leading ' so that a spreadsheet does not run them).")
 @click.option("--repair/--no-repair", "do_repair", default=False,
-              help="Repair first (dangling calls, orphan and duplicate results, invalid "
-                   "arguments, ids the target refuses); the report goes to stderr.")
+              help="Provider targets: repair first (dangling calls, orphan and duplicate "
+                   "results, invalid arguments, ids the target refuses); the report goes to "
+                   "stderr.")
 @click.option("--drop-dangling", is_flag=True,
               help="With --repair: drop calls without a result instead of synthesizing one.")
-@click.option("--last-turns", type=click.IntRange(1), help="Only the last N whole turns.")
+@click.option("--last-turns", type=click.IntRange(1),
+              help="Provider targets: only the last N whole turns.")
 @click.option("--tool", "tools", multiple=True,
-              help="A tool of the current tool set (repeatable): calls to others are reported.")
+              help="With --repair: a tool of the current tool set (repeatable): calls to "
+                   "others are reported.")
 def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str,
-                   redact: bool, patterns: tuple[str, ...], do_repair: bool,
-                   drop_dangling: bool, last_turns: int | None, tools: tuple[str, ...]) -> None:
+                   redact: bool, patterns: tuple[str, ...], keep_formulas: bool,
+                   do_repair: bool, drop_dangling: bool, last_turns: int | None,
+                   tools: tuple[str, ...]) -> None:
     """Write sessions to stdout: one as a provider's request history (JSON), or canonical
-    JSONL of messages (``--to jsonl``), or CSV of calls (``--to csv``)."""
+    JSONL of messages (``--to jsonl``), or CSV of calls (``--to csv``). ``--redact`` applies
+    to every target. An option that cannot apply to the target is refused."""
+    redactor = redactor_from(redact, patterns)
+    if keep_formulas and target != "csv":
+        raise click.UsageError("--keep-formulas applies to --to csv only")
     if target in ("jsonl", "csv"):
-        _export_records(db_url, session_ids, target, redact, patterns)
+        given = [name for name, value in (("--repair", do_repair),
+                                          ("--drop-dangling", drop_dangling),
+                                          ("--last-turns", last_turns), ("--tool", tools))
+                 if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply to provider targets, "
+                                   f"not --to {target}")
+        _export_records(db_url, session_ids, target, redactor, keep_formulas)
         return
+    if (drop_dangling or tools) and not do_repair:
+        raise click.UsageError("--drop-dangling and --tool apply with --repair only")
     if len(session_ids) != 1:
         raise click.UsageError(f"--to {target} exports exactly one session")
     (session_id,) = session_ids
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(session_id, last_turns=last_turns)
         aliases = opened.aliases()
+    redactions = 0
+    if redactor is not None:  # before repair, so that its report holds no secret either
+        transcript, redactions = store.redact_transcript(transcript, redactor)
     if do_repair:
         repaired = store.repair(transcript, target,  # type: ignore[arg-type]
                                 dangling="drop" if drop_dangling else "synthesize",
                                 tools=tools or None, aliases=aliases)
         for change in repaired.changes:
             where = f"message {change.position}" if change.position is not None else "-"
-            click.echo(f"repair: {change.kind} ({where}): {change.detail}", err=True)
+            click.echo(visible(f"repair: {change.kind} ({where}): {change.detail}"), err=True)
         messages = list(repaired.messages)
     else:
         messages = [stored.message for stored in transcript]
     payload = store.render(messages, target)  # type: ignore[arg-type]
-    sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
+    try:
+        text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them exactly
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
+    if redactor is not None:
+        click.echo(f"{redactions} secrets redacted", err=True)
 
 
 def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: str,
-                    redact: bool, patterns: tuple[str, ...]) -> None:
-    redactor = None
-    if redact or patterns:
-        try:
-            redactor = store.Redactor(patterns)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from exc
+                    redactor: store.Redactor | None, keep_formulas: bool) -> None:
     with open_store(db_url, read_only=True) as opened:
         if target == "jsonl":
             stats = store.export_jsonl(opened, session_ids or None, sys.stdout,
@@ -79,7 +106,7 @@ def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: st
         redacted = 0
         for sid in session_ids or (None,):
             stats = store.export_calls_csv(opened, store.CallQuery(session_id=sid), sys.stdout,
-                                           redactor=redactor)
+                                           redactor=redactor, formulas=keep_formulas)
             total += stats.records
             redacted += stats.redactions
         click.echo(f"{total} calls, {redacted} secrets redacted", err=True)

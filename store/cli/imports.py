@@ -7,11 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store, verbosity
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    open_store,
+    safe_markup,
+    verbosity,
+    visible,
+)
 
 
 @click.command("import")
@@ -33,6 +39,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
     could not be imported (each is reported with its file and line).
     """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
     out = console()
     with open_store(db_url) as opened:
         progress = Progress(TextColumn("{task.description}"), BarColumn(),
@@ -44,7 +53,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             def show(p: store.ImportProgress) -> None:
                 progress.update(task, total=p.bytes_total or None, completed=p.bytes_done,
                                 files=f"{p.files_done}/{p.files_total} files",
-                                description=(p.current.name if p.current else "done"))
+                                description=(safe_markup(p.current.name) if p.current
+                                             else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
                                          progress=show)
@@ -73,15 +83,15 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files]}])
     else:
-        click.echo(f"imported into {url}")  # its own line: a table title wraps mid-URL
+        click.echo(visible(f"imported into {url}"))  # its own line: a title wraps mid-URL
         table = Table(show_header=False)
         for label, value in counts:
             table.add_row(label, str(value))
         out.print(table)
         for reason, count in sorted(summary.skipped.items()):
-            click.echo(f"skipped {count} x {reason}")
+            click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
-        click.echo(f"problem: {problem}", err=True)
+        click.echo(visible(f"problem: {problem}"), err=True)
     _report_failed(summary, verbose or verbosity() > 0)
     if summary.failed_files or summary.problems:
         sys.exit(1)
@@ -95,10 +105,10 @@ def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
     for reason, entries in by_reason.items():
         if verbose or len(entries) == 1:
             for entry in entries:
-                click.echo(f"failed: {entry}", err=True)
+                click.echo(visible(f"failed: {entry}"), err=True)
         else:
-            click.echo(f"failed: {len(entries)} files: {reason} (--verbose lists them)",
-                       err=True)
+            click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
+                               "them)"), err=True)
 
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).

@@ -15,7 +15,6 @@ import sys
 
 import click
 
-import store
 import store.cli.audit as audit
 import store.cli.completion as completion
 import store.cli.db as db
@@ -28,7 +27,9 @@ from store.cli._common import StoreGroup, configure_logging
 
 
 @click.group(cls=StoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(store.__version__, "-V", "--version", prog_name="transcript-store")
+# The version is read from the installed metadata only when --version is asked for.
+@click.version_option(None, "-V", "--version", package_name="transcript-store",
+                      prog_name="transcript-store")
 @click.option("--traceback", is_flag=True, help="Show the full traceback on errors.")
 @click.option("-v", "--verbose", count=True,
               help="Log what the package does to stderr (-v: migrations, retries, import "

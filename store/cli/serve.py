@@ -13,18 +13,13 @@ import secrets
 import click
 
 import store
-from store.cli._common import db_option, open_store
-from store.viewer import is_loopback, make_server
+from store.cli._common import db_option, open_store, redaction_options, redactor_from
 
 
 def _open_read_only(db_url: str | None) -> store.TranscriptStore:
-    """The store opened read-only; a database that does not exist yet is created (empty, at
-    head) first, as the other read-only commands do, then reopened read-only."""
-    opened = open_store(db_url, read_only=True)
-    if opened.read_only:
-        return opened
-    opened.close()
-    return store.TranscriptStore.open(db_url, read_only=True)
+    """The store opened read-only; a database that does not exist is an error (the viewer,
+    like every read, never creates one)."""
+    return open_store(db_url, read_only=True)
 
 
 @click.command()
@@ -37,8 +32,14 @@ def _open_read_only(db_url: str | None) -> store.TranscriptStore:
               help="Access token every request must carry ('auto': generate one). Required "
                    "off loopback. Default: $TRANSCRIPT_STORE_VIEWER_TOKEN.")
 @click.option("--quiet", is_flag=True, help="Do not log requests.")
-def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bool) -> None:
-    """Serve a read-only web viewer of the store: sessions, transcripts, tool usage, search."""
+@redaction_options
+def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bool,
+          redact: bool, patterns: tuple[str, ...]) -> None:
+    """Serve a read-only web viewer of the store: sessions, transcripts, tool usage, search.
+    With --redact every page and download shows secrets as [REDACTED:kind] markers."""
+    from store.viewer import is_loopback, make_server  # the viewer loads when it is served
+
+    redactor = redactor_from(redact, patterns)
     if token == "auto":
         token = secrets.token_urlsafe(24)
     if token is None and not is_loopback(host):
@@ -48,13 +49,15 @@ def serve(db_url: str | None, host: str, port: int, token: str | None, quiet: bo
     opened = _open_read_only(db_url)
     try:
         try:
-            server = make_server(opened, host, port, token=token, log_requests=not quiet)
+            server = make_server(opened, host, port, token=token, log_requests=not quiet,
+                                 redactor=redactor)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc}") from None
         shown = server.url + (f"?token={token}" if token else "")
-        click.echo(f"serving {opened.url} read-only at {shown}", err=True)
+        click.echo(f"serving {opened.url} read-only{', redacted' if redactor else ''} at "
+                   f"{shown}", err=True)
         click.echo("press Ctrl-C to stop", err=True)
         try:
             server.serve_forever()

@@ -8,11 +8,18 @@ from typing import Any
 
 import click
 import orjson
-from rich.markup import escape
-from rich.table import Table
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    open_store,
+    redaction_options,
+    redactor_from,
+    visible,
+)
+from store.cli._common import safe_markup as escape
 
 
 @click.group()
@@ -44,6 +51,8 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
                   tag: str | None, title_contains: str | None, since: datetime | None,
                   until: datetime | None, limit: int, offset: int, as_json: bool) -> None:
     """List sessions, most recently updated first."""
+    from rich.table import Table
+
     with open_store(db_url, read_only=True) as opened:
         found = opened.list_sessions(provider=provider, model=model, tag=tag,
                                      title_contains=title_contains, since=_utc(since),
@@ -58,7 +67,7 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
     for row in rows:
         table.add_row(escape(row["session_id"]), escape(row["title"] or ""),
                       escape(row["provider"] or ""), escape(row["model"] or ""),
-                      str(row["messages"]), row["updated_at"][:19])
+                      str(row["messages"]), escape(row["updated_at"][:19]))
     console().print(table)
 
 
@@ -109,11 +118,15 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @click.argument("session_id")
 @click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
+@redaction_options
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
-                  as_json: bool) -> None:
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Show a transcript: roles, text, each call with its arguments and result."""
+    redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(session_id, last_turns=last_turns)
+    if redactor is not None:
+        transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
     if as_json:
         emit_json({"position": m.position, "role": m.message.role, "text": m.message.text,
@@ -130,7 +143,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
         if role == "tool" or (role == "user" and stored.message.tool_results
                               and not stored.message.text):
             continue  # results are shown beside their calls
-        out.print(f"\n[bold green]#{stored.position} {role}[/bold green]")
+        out.print(f"\n[bold green]#{stored.position} {escape(role)}[/bold green]")
         for line in _part_lines(stored.message, results, stored.position):
             out.print(line)
     orphans = list(transcript.orphan_results())
@@ -213,7 +226,7 @@ def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
         for p in report.problems:
             where = ", ".join(str(x) for x in (p.session_id, p.position, p.index)
                               if x is not None)
-            click.echo(f"{p.severity}: [{p.check}] {where}: {p.detail}")
+            click.echo(visible(f"{p.severity}: [{p.check}] {where}: {p.detail}"))
     if not report.ok:
         sys.exit(1)
 

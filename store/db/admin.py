@@ -39,8 +39,8 @@ class SchemaStatus:
 
 
 @contextmanager
-def _engine(url: str | None) -> Iterator[Engine]:
-    engine = create_store_engine(url or default_url())
+def _engine(url: str | None, read_only: bool = False) -> Iterator[Engine]:
+    engine = create_store_engine(url or default_url(), read_only=read_only)
     try:
         yield engine
     except SQLAlchemyError as exc:
@@ -50,8 +50,8 @@ def _engine(url: str | None) -> Iterator[Engine]:
         engine.dispose()
 
 
-def _with(url: str | None, work: Callable[[Engine], T]) -> T:
-    with _engine(url) as engine:
+def _with(url: str | None, work: Callable[[Engine], T], read_only: bool = False) -> T:
+    with _engine(url, read_only) as engine:
         return work(engine)
 
 
@@ -80,13 +80,15 @@ def database_status(url: str | None = None) -> SchemaStatus:
     """The database's revision next to the head this library needs."""
     def work(engine: Engine) -> SchemaStatus:
         return SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
-    return _with(url, work)
+    return _with(url, work, read_only=True)  # a read: never creates the database
 
 
 def check_database(url: str | None = None) -> SchemaStatus:
     """Raise ``DatabaseError`` unless the database is at head and matches the tables in code."""
     def work(engine: Engine) -> SchemaStatus:
         status = SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
+        if status.current is not None and not migrate.known_revision(status.current):
+            raise DatabaseError(migrate.newer_database(status.current, status.url, engine))
         if not status.at_head:
             raise DatabaseError(
                 f"database {status.url} is at revision {status.current or 'none'}, head is "
@@ -94,4 +96,4 @@ def check_database(url: str | None = None) -> SchemaStatus:
             )
         migrate.check(engine)
         return status
-    return _with(url, work)
+    return _with(url, work, read_only=True)

@@ -108,6 +108,28 @@ class Statements:
                 messages.c.message_key.in_(bindparam("keys", expanding=True)),
             ))
         )
+        self.stored_records = self._compile(
+            select(messages.c.message_key, messages.c.position, messages.c.role,
+                   messages.c.parts_json, messages.c.extras_json,
+                   messages.c.metadata_json).where(and_(
+                messages.c.session_id == sid,
+                messages.c.message_key.in_(bindparam("keys", expanding=True)),
+            ))
+        )
+        self.stored_calls = self._compile(
+            select(tool_calls.c.position, tool_calls.c.wire_json, tool_calls.c.extras_json)
+            .where(and_(tool_calls.c.session_id == sid,
+                        tool_calls.c.position.in_(bindparam("positions", expanding=True))))
+            .order_by(tool_calls.c.position, tool_calls.c.call_index)
+        )
+        self.stored_results = self._compile(
+            select(tool_results.c.position, tool_results.c.call_id, tool_results.c.is_error,
+                   tool_results.c.name, tool_results.c.content_json,
+                   tool_results.c.extras_json)
+            .where(and_(tool_results.c.session_id == sid,
+                        tool_results.c.position.in_(bindparam("positions", expanding=True))))
+            .order_by(tool_results.c.position, tool_results.c.result_index)
+        )
         self.prior_ids = self._compile(
             select(tool_calls.c.call_id, tool_calls.c.position, tool_calls.c.call_index)
             .where(and_(tool_calls.c.session_id == sid, tool_calls.c.id_minted.is_(False),

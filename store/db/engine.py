@@ -7,7 +7,10 @@ against a process crash, the default durability; ``durability="power"`` selects
 ``synchronous=FULL``, safe against power loss too. The driver's own transaction handling is
 turned off and SQLAlchemy emits ``BEGIN`` itself, so that writes can ask for
 ``BEGIN IMMEDIATE`` (the write lock up front, no lock upgrade deadlocks) with the
-``sqlite_begin`` execution option. A new database file is created readable by its owner only.
+``sqlite_begin`` execution option. A new database file is created readable by its owner only
+(0600; SQLite gives its -wal and -shm files the same mode), and the folders the store creates
+for it are 0700, whatever the umask and whatever URL form names the file (a path or an
+``sqlite:///file:...?uri=true`` URI).
 
 PostgreSQL (``postgresql+psycopg://``): a connection pool with pre-ping.
 
@@ -17,18 +20,28 @@ Both use orjson as the JSON serializer of JSON/JSONB columns.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote, unquote
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from store.errors import ConfigurationError
+from store.errors import ConfigurationError, DatabaseError
+from store.redact import hide_passwords
 
-__all__ = ["Durability", "create_store_engine", "default_url", "redact_url"]
+__all__ = [
+    "Durability",
+    "create_private_file",
+    "create_store_engine",
+    "default_url",
+    "make_private_dirs",
+    "redact_url",
+]
 
 Durability = Literal["process", "power"]
 
@@ -49,12 +62,75 @@ def default_url() -> str:
     return f"sqlite:///{Path(base) / 'transcript-store' / 'transcripts.sqlite'}"
 
 
+#: Query parameters of a database URL whose values are secrets (libpq's ``password`` and
+#: ``sslpassword``, and anything else named like a password, secret or token).
+_SECRET_PARAMETER = re.compile(r"(?i)pass(?:word|wd|phrase)?$|pwd$|secret|token|api_?key")
+
+
 def redact_url(url: str | URL) -> str:
-    """The URL with any password hidden, for messages and logs."""
+    """The URL with any password hidden, for messages and logs: the user-info password and
+    the values of query parameters such as ``password`` and ``sslpassword`` become ``***``."""
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
+        query = {key: ("***" if _SECRET_PARAMETER.search(key) else value)
+                 for key, value in parsed.query.items()}
+        shown = parsed.set(query=query).render_as_string(hide_password=True)
+        return hide_passwords(shown.replace("%2A%2A%2A", "***"))
     except Exception:  # an unparseable URL: show nothing of it that could hold a secret
         return "<unparseable database URL>"
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and any missing parents as 0700 (owner only), whatever the umask;
+    folders that exist already are left as they are."""
+    missing: list[Path] = []
+    current = folder
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # created meanwhile by another process
+        path.chmod(0o700)  # mkdir's mode is masked by the umask
+
+
+def create_private_file(path: Path) -> None:
+    """Create an empty ``path`` readable by its owner only (0600, whatever the umask), and
+    its missing folders 0700; an existing file is left as it is."""
+    make_private_dirs(path.parent)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _uri_file(database: str, query: Mapping[str, Any]) -> Path | None:
+    """The file an ``sqlite:///file:...`` URI opens and may create, or ``None`` (in memory,
+    read-only or read-write without create)."""
+    rest = database[len("file:"):]
+    rest, _, inline = rest.partition("?")
+    rest = rest.partition("#")[0]
+    options = dict(query)
+    for pair in inline.split("&"):
+        key, _, value = pair.partition("=")
+        options.setdefault(key, value)
+    if str(options.get("mode", "rwc")) != "rwc" or options.get("vfs") == "memdb":
+        return None
+    if rest.startswith("//"):  # file://host/path: only an empty host or localhost is local
+        host, slash, path = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            return None
+        rest = slash + path
+    name = unquote(rest)
+    if not name or name == ":memory:":
+        return None
+    return Path(name).expanduser()
 
 
 def create_store_engine(
@@ -110,23 +186,63 @@ def create_store_engine(
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
 
 
+def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> Engine:
+    """A read-only SQLite engine that creates nothing and needs no write permission.
+
+    SQLite's ``mode=ro`` still creates the ``-wal`` and ``-shm`` files of a WAL database (and
+    leaves them behind), and fails when it may not create them (a reader who cannot write the
+    folder). So each connection looks first: while a writer has the database open its ``-wal``
+    file exists and ``mode=ro`` reads through it (creating nothing); otherwise the file holds
+    every committed write and is read with ``immutable=1`` (no lock, no side file). Connections
+    are not pooled, so that each read decides afresh.
+    """
+    import sqlite3
+
+    from sqlalchemy.pool import NullPool
+
+    if not path.is_file():
+        raise ConfigurationError(
+            f"no database at {path}: a read never creates one (check the path; a write or "
+            "`transcript-store db upgrade` creates it)"
+        )
+    wal = Path(f"{path}-wal")
+    quoted = quote(str(path), safe="/")
+
+    def connect() -> sqlite3.Connection:
+        mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+        connection = sqlite3.connect(f"file:{quoted}?{mode}", uri=True,
+                                     timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+                                     check_same_thread=False)
+        connection.isolation_level = None
+        connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        return connection
+
+    options.pop("connect_args", None)
+    options["poolclass"] = NullPool
+    engine = create_engine(url.set(database=str(path)), creator=connect, **options)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.connection.dbapi_connection.execute("BEGIN")  # type: ignore[union-attr]
+
+    return engine
+
+
 def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
                    read_only: bool) -> Engine:
     database = url.database
     if read_only and database and database != ":memory:" and not database.startswith("file:"):
-        # SQLite's read-only open: no file is created, no write can succeed.
-        path = Path(database).expanduser().resolve()
-        if not path.is_file():
-            raise ConfigurationError(f"no SQLite database at {path} to open read-only")
-        url = url.set(database=f"file:{path}?mode=ro", query={"uri": "true"})
-        database = url.database
-    elif database and database != ":memory:" and not database.startswith("file:"):
-        path = Path(database).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            # Create it readable by its owner only: transcripts hold secrets.
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
+        return _sqlite_read_only_engine(url, Path(database).expanduser().resolve(), options)
+    if not read_only and database and database != ":memory:":
+        # Create it readable by its owner only (0600, folders 0700): transcripts hold secrets.
+        target = (_uri_file(database, url.query) if database.startswith("file:")
+                  else Path(database).expanduser())
+        try:
+            if target is not None and not target.exists():
+                create_private_file(target)
+        except OSError as exc:
+            raise DatabaseError(f"cannot create the database {target}: "
+                                f"{exc.strerror or exc}") from exc
     options.setdefault("connect_args", {})
     options["connect_args"].setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
     options["connect_args"].setdefault("check_same_thread", False)

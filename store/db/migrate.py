@@ -9,8 +9,13 @@ upgrade command) for an older one, unless the caller asks to upgrade.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +28,18 @@ from store.errors import DatabaseError, SchemaOutOfDate
 if TYPE_CHECKING:
     from alembic.config import Config
 
-__all__ = ["check", "current", "ensure_at_head", "head", "script_location", "upgrade"]
+__all__ = [
+    "check",
+    "current",
+    "downgrade",
+    "ensure_at_head",
+    "head",
+    "known_revision",
+    "migration_transaction",
+    "newer_database",
+    "script_location",
+    "upgrade",
+]
 
 
 _log = logging.getLogger(__name__)
@@ -43,6 +59,16 @@ def script_location() -> str:
     raise DatabaseError("the migration scripts are missing from this installation")
 
 
+#: Alembic's command API runs ``env.py`` through module-level proxies (``alembic.context``,
+#: ``alembic.op``): two threads migrating at once clobber each other's ("KeyError: 'script'",
+#: "table sessions already exists"). Every use of Alembic in this process goes through it.
+_ALEMBIC = threading.RLock()
+
+#: The PostgreSQL advisory lock (transaction-scoped) that serializes schema changes between
+#: processes; SQLite uses its own write lock (``BEGIN IMMEDIATE``) on the database file.
+_PG_LOCK_KEY = 0x7472_616E_7363_7270  # "transcrp"
+
+
 def _config(connection: Connection | None = None) -> Config:
     from alembic.config import Config
 
@@ -53,55 +79,151 @@ def _config(connection: Connection | None = None) -> Config:
     return config
 
 
-def head() -> str:
-    """The revision this library's tables match."""
+@functools.cache
+def _scripts() -> Any:
     from alembic.script import ScriptDirectory
 
-    heads = ScriptDirectory.from_config(_config()).get_heads()
+    with _ALEMBIC:
+        return ScriptDirectory.from_config(_config())
+
+
+_REVISION = re.compile(r'^revision: str = "([^"]+)"$', re.M)
+_DOWN = re.compile(r'^down_revision: str \| None = (?:"([^"]+)"|None)$', re.M)
+
+
+@functools.cache
+def head() -> str:
+    """The revision this library's tables match (read from the scripts' headers without
+    importing Alembic: every open asks, and Alembic's import was most of a CLI start-up; a
+    script written another way sends the question to Alembic)."""
+    revisions: set[str] = set()
+    downs: set[str] = set()
+    for path in Path(script_location(), "versions").glob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.search(text), _DOWN.search(text)
+        if revision is None or down is None:
+            return _alembic_head()
+        revisions.add(revision.group(1))
+        if down.group(1):
+            downs.add(down.group(1))
+    heads = sorted(revisions - downs)
+    return heads[0] if len(heads) == 1 else _alembic_head()
+
+
+def _alembic_head() -> str:
+    heads = _scripts().get_heads()
     if len(heads) != 1:
         raise DatabaseError(f"the migration scripts have {len(heads)} heads: {heads}")
     return str(heads[0])
 
 
-def current(engine: Engine) -> str | None:
-    """The database's revision, ``None`` for a database that was never migrated."""
+def _current_on(conn: Connection) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
-    with engine.connect() as conn:
-        heads = MigrationContext.configure(conn).get_current_heads()
+    heads = MigrationContext.configure(conn).get_current_heads()
     return str(heads[0]) if heads else None
 
 
-def upgrade(engine: Engine, revision: str = "head") -> str | None:
-    """Upgrade the database to ``revision`` (default: head), in one transaction per run."""
+def current(engine: Engine) -> str | None:
+    """The database's revision, ``None`` for a database that was never migrated (read from
+    ``alembic_version`` as Alembic does, without importing it)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip()
+        raise DatabaseError(f"{redact_url(engine.url)}: {reason}") from exc
+    return str(rows[0][0]) if rows else None
+
+
+@contextmanager
+def _database_errors(engine: Engine) -> Iterator[None]:
+    """Driver and Alembic failures as ``DatabaseError`` (every failure is a ``StoreError``)."""
+    from alembic.util.exc import CommandError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except CommandError as exc:
+        raise DatabaseError(f"{redact_url(engine.url)}: {exc}") from exc
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip()
+        raise DatabaseError(f"{redact_url(engine.url)}: {reason}") from exc
+
+
+@contextmanager
+def migration_transaction(conn: Connection) -> Iterator[Connection]:
+    """One migration run's transaction on ``conn`` (not yet in a transaction), holding the
+    schema lock: an advisory lock on PostgreSQL, the database's write lock on SQLite
+    (``BEGIN IMMEDIATE``), so that processes opening a new database at once create it once.
+
+    On SQLite, foreign keys are turned off for the run and checked at its end: Alembic's batch
+    mode rebuilds a table by copying it and dropping the old one, and with
+    ``foreign_keys=ON`` that drop cascades to every referencing row (tool calls and results
+    vanished on a downgrade of 0003). ``PRAGMA foreign_key_check`` must then find nothing,
+    else the whole run is rolled back with a ``DatabaseError``. (The pragma is a no-op inside
+    a transaction, so it is set before the transaction begins.)
+    """
+    sqlite = conn.dialect.name == "sqlite"
+    raw: Any = conn.connection.dbapi_connection if sqlite else None
+    if sqlite:
+        raw.execute("PRAGMA foreign_keys=OFF")
+        conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+    try:
+        with conn.begin():
+            if not sqlite:
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})")
+            yield conn
+            if sqlite:
+                broken = raw.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    table, rowid, parent, _ = broken[0]
+                    raise DatabaseError(
+                        f"the migration left {len(broken)} rows without their parent row "
+                        f"(first: {table} rowid {rowid} -> {parent}): rolled back"
+                    )
+    finally:
+        if sqlite:
+            raw.execute("PRAGMA foreign_keys=ON")
+
+
+def _run(engine: Engine, command_name: str, revision: str) -> str | None:
     from alembic import command
 
-    before = current(engine)
-    with engine.begin() as conn:
-        command.upgrade(_config(conn), revision)
-    after = current(engine)
-    if after != before:
-        _log.info("migrated %s from revision %s to %s", redact_url(engine.url),
-                  before or "none (empty database)", after)
+    if not isinstance(revision, str) or not revision.strip():
+        raise DatabaseError(f"not a schema revision: {revision!r}")
+    with _ALEMBIC, _database_errors(engine):
+        before = current(engine)
+        with engine.connect() as conn, migration_transaction(conn) as locked:
+            if command_name == "upgrade":
+                _check_known(locked, engine)
+                command.upgrade(_config(locked), revision)
+            else:
+                command.downgrade(_config(locked), revision)
+        after = current(engine)
+    if after != before:  # the operator's record of schema changes (logger store.db.migrate)
+        _log.info("%s %s from revision %s to %s",
+                  "migrated" if command_name == "upgrade" else "downgraded",
+                  redact_url(engine.url), before or "none (empty database)",
+                  after or "base (no schema)")
     return after
+
+
+def upgrade(engine: Engine, revision: str = "head") -> str | None:
+    """Upgrade the database to ``revision`` (default: head), in one transaction per run
+    holding the schema lock (see :func:`migration_transaction`)."""
+    return _run(engine, "upgrade", revision)
 
 
 def downgrade(engine: Engine, revision: str) -> str | None:
-    """Downgrade the database to ``revision`` (an id, ``-N`` steps, or ``base``: no schema),
-    in one transaction; returns the new revision."""
-    from alembic import command
-    from alembic.util.exc import CommandError
-
-    before = current(engine)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(_config(conn), revision)
-    except CommandError as exc:
-        raise DatabaseError(f"cannot downgrade to {revision!r}: {exc}") from exc
-    after = current(engine)
-    _log.info("downgraded %s from revision %s to %s", redact_url(engine.url), before,
-              after or "base (no schema)")
-    return after
+    """Downgrade the database to ``revision``, like :func:`upgrade` (one transaction)."""
+    return _run(engine, "downgrade", revision)
 
 
 def check(engine: Engine) -> None:
@@ -112,11 +234,13 @@ def check(engine: Engine) -> None:
 
     before, target = current(engine), head()
     if before != target:
+        if before is not None and not known_revision(before):
+            raise DatabaseError(newer_database(before, redact_url(engine.url), engine))
         raise DatabaseError(
             f"database {redact_url(engine.url)} is at revision {before or 'none'}, not at head "
             f"{target}: run `transcript-store db upgrade`"
         )
-    with engine.connect() as conn:
+    with _ALEMBIC, _database_errors(engine), engine.connect() as conn:
         try:
             command.check(_config(conn))
         except AutogenerateDiffsDetected as exc:
@@ -125,40 +249,92 @@ def check(engine: Engine) -> None:
             raise DatabaseError(f"cannot check the schema: {exc}") from exc
 
 
-def _known(revision: str) -> bool:
-    from alembic.script import ScriptDirectory
+def known_revision(revision: str) -> bool:
     from alembic.util.exc import CommandError
 
     try:
-        return ScriptDirectory.from_config(_config()).get_revision(revision) is not None
+        return _scripts().get_revision(revision) is not None
     except CommandError:
         return False
+
+
+def _library_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transcript-store")
+    except PackageNotFoundError:  # pragma: no cover - run from a bare source tree
+        return "unknown"
+
+
+def newer_database(revision: str, shown_url: str, engine: Engine | None = None,
+                   conn: Connection | None = None) -> str:
+    """The message for a database at a revision this version does not know: a newer
+    transcript-store made it when it holds this store's tables (upgrading the database cannot
+    help; upgrading the library can), else it is another project's database."""
+    try:
+        if conn is not None:
+            tables = set(inspect(conn).get_table_names())
+        elif engine is not None:
+            with engine.connect() as c:
+                tables = set(inspect(c).get_table_names())
+        else:
+            tables = {"sessions", "messages"}
+    except Exception:  # noqa: BLE001 - only the wording depends on it
+        tables = set()
+    if not {"sessions", "messages"} <= tables:
+        return (
+            f"database {shown_url} is at schema revision {revision!r}, unknown to this "
+            "version: not a transcript-store database (or one written by a newer "
+            "transcript-store)"
+        )
+    return (
+        f"database {shown_url} is at schema revision {revision!r}, made by a newer "
+        f"transcript-store: this one ({_library_version()}) knows revisions up to {head()}. "
+        "Upgrade transcript-store to use it (`transcript-store db upgrade` cannot help)"
+    )
+
+
+def _check_known(conn: Connection, engine: Engine) -> None:
+    before = _current_on(conn)
+    if before is not None and not known_revision(before):
+        raise DatabaseError(newer_database(before, redact_url(engine.url), conn=conn))
 
 
 def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[str, Any]:
     """Make sure the database is at head: create a new one, refuse (or upgrade) an older one.
 
-    Returns what happened: ``{"before": rev | None, "after": rev, "created": bool}``.
+    Safe to call from many threads and processes at once on one new database: the decision
+    is taken again under the schema lock (:func:`migration_transaction`), so exactly one
+    creates it and the others find it at head. Returns what happened:
+    ``{"before": rev | None, "after": rev, "created": bool}``.
     """
-    before = current(engine)
+    from alembic import command
+
     target = head()
+    before = current(engine)
     if before == target:
         return {"before": before, "after": target, "created": False}
-    if before is None:
-        tables = set(inspect(engine).get_table_names()) - {"alembic_version"}
-        if tables:
-            raise DatabaseError(
-                f"database {redact_url(engine.url)} has tables ({', '.join(sorted(tables)[:5])})"
-                " but no transcript-store schema revision: not a transcript-store database"
-            )
-        after = upgrade(engine)
-        return {"before": None, "after": after, "created": True}
-    if not _known(before):
-        raise DatabaseError(
-            f"database {redact_url(engine.url)} is at schema revision {before!r}, unknown to "
-            "this version: not a transcript-store database (or one written by a newer "
-            "transcript-store)"
-        )
-    if not upgrade_if_older:
+    if before is not None and not known_revision(before):
+        raise DatabaseError(newer_database(before, redact_url(engine.url), engine))
+    if before is not None and not upgrade_if_older:
         raise SchemaOutOfDate(before, target, redact_url(engine.url))
-    return {"before": before, "after": upgrade(engine), "created": False}
+    with _ALEMBIC, _database_errors(engine):
+        with engine.connect() as conn, migration_transaction(conn) as locked:
+            before = _current_on(locked)  # again, under the lock
+            if before == target:
+                return {"before": before, "after": target, "created": False}
+            if before is None:
+                tables = set(inspect(locked).get_table_names()) - {"alembic_version"}
+                if tables:
+                    raise DatabaseError(
+                        f"database {redact_url(engine.url)} has tables "
+                        f"({', '.join(sorted(tables)[:5])}) but no transcript-store schema "
+                        "revision: not a transcript-store database"
+                    )
+            elif not known_revision(before):
+                raise DatabaseError(newer_database(before, redact_url(engine.url), conn=locked))
+            elif not upgrade_if_older:
+                raise SchemaOutOfDate(before, target, redact_url(engine.url))
+            command.upgrade(_config(locked), "head")
+        return {"before": before, "after": current(engine), "created": before is None}

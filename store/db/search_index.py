@@ -144,7 +144,29 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
                             time.perf_counter() - started)
         if progress is not None:
             progress(total, waiting)
+    if read_conn.dialect.name == "postgresql" and total.calls + total.results >= _SETTLE_ITEMS:
+        write(_settle_postgres)
+        total = IndexUpdate(total.sessions, total.calls, total.results,
+                            time.perf_counter() - started)
     return total
+
+
+#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk and
+#: refreshes the statistics of search_items (as autovacuum would, later).
+_SETTLE_ITEMS = 2000
+
+
+def _settle_postgres(conn: Connection) -> None:
+    """Merge the pending list of the trigram GIN into the index in one go, and ANALYZE, so
+    that the next search reads a built index with statistics (skipped without the rights)."""
+    for statement in ("SELECT gin_clean_pending_list('ix_search_items_body_trgm')",
+                      "ANALYZE search_items"):
+        savepoint = conn.begin_nested()
+        try:
+            conn.exec_driver_sql(statement)
+            savepoint.commit()
+        except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
+            savepoint.rollback()
 
 
 def _catch_up_chunk(conn: Connection) -> IndexUpdate:

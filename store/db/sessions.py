@@ -73,6 +73,8 @@ class SessionsMixin(StoreBase):
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's metadata; ``SessionNotFound`` when there is none."""
+        if "\x00" in session_id:  # no stored id holds NUL (PostgreSQL cannot even compare one)
+            raise SessionNotFound(session_id)
         with self._read() as conn:
             row = conn.execute(
                 select(sessions).where(sessions.c.session_id == session_id)

@@ -6,9 +6,13 @@ Contract:
   message raises and nothing is written), then stores the whole call in one transaction:
   the session row is locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` on
   PostgreSQL), messages get consecutive positions from ``sessions.next_position``, and every
-  table is written with one batched ``executemany``. A message whose key (client-given, or the
-  provider's message id) is already stored in the session is skipped, so a retried append
-  stores nothing twice. Uniqueness is positional; provider call ids may repeat.
+  table is written with one batched ``executemany``. An append stores nothing for a message
+  only when (a) its client key (``keys=``) is already stored in the session, or (b) no keys
+  are given, the message carries a provider message id, and a message stored under that id
+  is identical to it (role, parts, extras, metadata). A provider id alone is not a key:
+  Claude Code writes one record per content block with the same ``message.id``, and each is
+  stored. So a retried append stores nothing twice. Uniqueness is positional; provider call
+  ids may repeat.
 * **Load** reads a session in a constant number of queries (session, messages, calls,
   results, aliases), rebuilds every call from its stored wire text and applies the alias
   table as it is *now*, keeping the recorded name in ``raw_name``.
@@ -36,7 +40,7 @@ from store.db.base import (
 )
 from store.db.compiled import statements
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
-from store.db.migrate import current, ensure_at_head, head
+from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.tables import (
@@ -131,8 +135,10 @@ class TranscriptStore(SessionsMixin):
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
 
-        ``keys`` gives each message's idempotency key (else the message's own id is used);
-        a message whose key is already stored is skipped. All or nothing: one transaction.
+        ``keys`` gives each message's idempotency key: a message whose key is already stored
+        is skipped. Without ``keys``, a message with a provider message id is skipped only
+        when the message stored under that id is identical to it (a provider id is not a
+        key); ``skipped_keys`` names what was skipped. All or nothing: one transaction.
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
@@ -159,6 +165,8 @@ class TranscriptStore(SessionsMixin):
         from its call (a few more queries find where it starts).
         """
         sid = session_id
+        if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
+            raise SessionNotFound(sid)
         with self._read() as conn:
             st = statements(self.dialect)
             start = 0
@@ -268,25 +276,27 @@ class TranscriptStore(SessionsMixin):
         if not contains:
             raise UsageError("find_calls needs a non-empty search term")
         needle = dumps_json(contains)[1:-1]
-        query = (
-            select(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index,
-                   tool_calls.c.call_id, tool_calls.c.raw_name)
-            .where(self._contains(tool_calls.c.wire_json, needle))
-            .order_by(tool_calls.c.session_id, tool_calls.c.position, tool_calls.c.call_index)
-        )
+        postgres = self.dialect == "postgresql"
+        # Driver SQL on the DBAPI cursor, as load does: building a Core statement per call
+        # cost more than the query on a small store.
+        test = "strpos(wire_json, %s) > 0" if postgres else "instr(wire_json, ?) > 0"
+        sql = ("SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
+               f"WHERE {test} ORDER BY session_id, position, call_index")
+        params: tuple[Any, ...] = (needle,)
         if limit is not None:
-            query = query.limit(limit)
+            sql += " LIMIT %s" if postgres else " LIMIT ?"
+            params = (needle, int(limit))
         with self._read() as conn:
-            rows = conn.execute(query).all()
-            table = self._alias_table_now(conn)
+            st = statements(self.dialect)
+            cursor = conn.connection.cursor()
+            try:
+                cursor.execute(sql, params)
+                rows = cursor.fetchall()
+                table = self._aliases_from(cursor, st)
+            finally:
+                cursor.close()
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
-
-    def _contains(self, column: Any, needle: str) -> Any:
-        """An exact, case-sensitive substring test (``instr`` / ``strpos``: no wildcards)."""
-        if self.dialect == "postgresql":
-            return func.strpos(column, needle) > 0
-        return func.instr(column, needle) > 0
 
     def verify(self, session_id: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written (see ``store.db.verify``); reports
@@ -309,10 +319,14 @@ class TranscriptStore(SessionsMixin):
 
 
 def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
+    """A read never creates or migrates: the database must exist at head."""
     before, target = current(engine), head()
     if before is None:
-        raise DatabaseError(f"no transcript-store database at {shown_url}")
+        raise DatabaseError(f"no transcript-store database at {shown_url} (a read never "
+                            "creates one)")
     if before != target:
+        if not known_revision(before):
+            raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
 
 

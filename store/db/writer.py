@@ -8,6 +8,7 @@ three ``executemany`` inserts, the position update), whatever the number of mess
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -94,11 +95,35 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
             exc.args = (f"message {number}: {exc}", *exc.args[1:])
             raise
         _check_limits(number, encoded, limits)
-        key = keys[number] if keys is not None else message.message_id
+        key = keys[number] if keys is not None else None
         if key is not None and (not isinstance(key, str) or not key):
             raise RecordError(f"message {number}: a message key must be a non-empty string")
+        if keys is None and message.message_id:
+            key = ImplicitKey(message.message_id, message.role, encoded)
         out.append((message, key, encoded))
     return out
+
+
+class ImplicitKey(str):
+    """The key of a message appended without a client key: its provider message id, with the
+    digest of the record as stored. A provider id is not an idempotency key (Claude Code
+    writes one record per content block, all with the same ``message.id``): such a message is
+    skipped only when a message stored under that id is identical to it.
+
+    It is stored under the plain id when that key is free in the session, else under
+    ``<id>#<digest>`` (see :func:`_write`).
+    """
+
+    digest: str
+
+    def __new__(cls, message_id: str, role: str, encoded: EncodedMessage) -> ImplicitKey:
+        self = super().__new__(cls, message_id)
+        self.digest = _encoded_digest(role, encoded)
+        return self
+
+    @property
+    def hashed(self) -> str:
+        return f"{self}#{self.digest}"
 
 
 def _nul_safe_text(value: str) -> str:
@@ -176,16 +201,42 @@ def _write(
     next_position, created_at = cursor.fetchone()
     created = created_at == session_values["created_at"]
 
-    wanted = [k for _, k, _ in prepared if k is not None]
+    wanted: list[str] = []
+    implicit = False
+    for _, k, _ in prepared:
+        if isinstance(k, ImplicitKey):
+            wanted += (str(k), k.hashed)
+            implicit = True
+        elif k is not None:
+            wanted.append(k)
     existing: set[str] = set()
+    # The digest of the message stored under a plain provider id (filled only when needed).
+    stored_digest: dict[str, str] = {}
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
         existing.update(row[0] for row in cursor.fetchall())
+    if implicit and existing:
+        _stored_digests(cursor, st, sid, prepared, existing, stored_digest)
     skipped: list[str] = []
     batch: list[tuple[int, Message, str | None, EncodedMessage]] = []
     seen: set[str] = set()
     for message, key, encoded in prepared:
+        if isinstance(key, ImplicitKey):
+            # Skipped only when an identical record is stored (or earlier in this batch).
+            if key.hashed in existing or key.hashed in seen or stored_digest.get(key) == (
+                    key.digest):
+                skipped.append(str(key))
+                continue
+            seen.add(key.hashed)
+            if key in existing or key in seen:
+                store_key: str = key.hashed
+            else:
+                store_key = str(key)
+                stored_digest[store_key] = key.digest
+            seen.add(store_key)
+            batch.append((next_position + len(batch), message, store_key, encoded))
+            continue
         if key is not None and (key in existing or key in seen):
             skipped.append(key)
             continue
@@ -249,6 +300,62 @@ def _write(
                            {"sid": sid, "next_position": next_position + len(batch),
                             "now": now_value}))
     return AppendResult(sid, tuple(stored), tuple(skipped), created)
+
+
+def _stored_digests(cursor: Any, st: Statements, sid: str, prepared: Prepared,
+                    existing: set[str], out: dict[str, str]) -> None:
+    """The digests of the messages stored under the plain provider ids this append uses."""
+    plain = sorted({str(k) for _, k, _ in prepared if isinstance(k, ImplicitKey)
+                    and k in existing})
+    rows: dict[int, tuple[str, list[str | None]]] = {}
+    calls: dict[int, list[str | None]] = {}
+    results: dict[int, list[str | None]] = {}
+    for start in range(0, len(plain), _IN_CHUNK):
+        chunk = plain[start:start + _IN_CHUNK]
+        cursor.execute(st.expand(st.stored_records, "keys", len(chunk)), (sid, *chunk))
+        for key, position, role, parts, extras, meta in cursor.fetchall():
+            rows[position] = (key, [role, parts, extras, meta])
+    positions = sorted(rows)
+    for start in range(0, len(positions), _IN_CHUNK):
+        chunk_p = positions[start:start + _IN_CHUNK]
+        cursor.execute(st.expand(st.stored_calls, "positions", len(chunk_p)), (sid, *chunk_p))
+        for position, wire, extras in cursor.fetchall():
+            calls.setdefault(position, []).extend((wire, extras))
+        cursor.execute(st.expand(st.stored_results, "positions", len(chunk_p)),
+                       (sid, *chunk_p))
+        for position, call_id, is_error, name, content, extras in cursor.fetchall():
+            results.setdefault(position, []).extend(
+                (call_id, "1" if is_error else "0", name, content, extras))
+    for position, (key, fields) in rows.items():
+        out[key] = _digest(fields, calls.get(position, []), results.get(position, []))
+
+
+def _encoded_digest(role: str, enc: EncodedMessage) -> str:
+    calls: list[str | None] = []
+    for call in enc.calls:
+        calls += (call.wire_json, call.extras_json)
+    results: list[str | None] = []
+    for res in enc.results:
+        r = res.result
+        results += (r.call_id, "1" if r.is_error else "0", r.name, res.content_json,
+                    res.extras_json)
+    return _digest([role, enc.parts_json, enc.extras_json, enc.metadata_json], calls, results)
+
+
+def _digest(fields: list[str | None], calls: list[str | None],
+            results: list[str | None]) -> str:
+    """A digest of a message as stored: its row, its calls' and its results' rows."""
+    h = hashlib.sha256()
+    for group in (fields, calls, results):
+        h.update(len(group).to_bytes(8, "big"))
+        for text in group:
+            if text is None:
+                h.update(b"\xff" * 8)
+                continue
+            data = text.encode("utf-8", "surrogatepass")
+            h.update(len(data).to_bytes(8, "big"))
+            h.update(data)
+    return h.hexdigest()[:32]
 
 
 def _linker_for(cursor: Any, st: Statements, sid: str,

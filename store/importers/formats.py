@@ -10,7 +10,8 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   are ``<session id>:<index>`` (JSON) or ``<session id>:<line>`` (JSON lines).
 * ``claude-code``, ``codex``, ``kward``: agent JSON-lines transcripts
   (:mod:`store.importers.jsonl`); ``gemini-cli``: Gemini CLI chats
-  (:mod:`store.importers.gemini_cli`).
+  (:mod:`store.importers.gemini_cli`); ``transcript-store``: this store's own
+  ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from store.errors import AmbiguousRecord, ConfigurationError
+from store.importers import FORMATS
 from store.importers.base import (
     DEFAULT_SETTLE_SECONDS,
     NO_DOCUMENT,
@@ -39,6 +41,7 @@ from store.importers.base import (
     path_session_id,
     read_source,
 )
+from store.importers.canonical import is_canonical_record, read_canonical
 from store.importers.gemini_cli import read_gemini_cli
 from store.importers.jsonl import decode_codex_output, read_claude_code, read_codex, read_kward
 from store.keys import canonical_keys
@@ -56,11 +59,7 @@ __all__ = [
     "read_sessions",
 ]
 
-#: The formats :func:`read_sessions` reads.
-FORMATS: tuple[str, ...] = (
-    "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
-)
-_JSON_LINES = frozenset({"claude-code", "codex", "kward"})
+_JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
 _DETECT = 1000  # lines looked at for an agent envelope
@@ -112,6 +111,8 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return None
     if not isinstance(record, Mapping):
         return None
+    if is_canonical_record(record):
+        return "transcript-store"
     try:
         top, _ = canonical_keys(record)
     except AmbiguousRecord:
@@ -234,8 +235,12 @@ def _kward(records: list[Record], last_line: int, collector: Collector) -> None:
     read_kward(records, collector)
 
 
+def _canonical(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_canonical(records, collector)
+
+
 _LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
-    "claude-code": _claude, "codex": _codex, "kward": _kward,
+    "claude-code": _claude, "codex": _codex, "kward": _kward, "transcript-store": _canonical,
 }
 
 

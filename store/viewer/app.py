@@ -14,30 +14,28 @@ Contract:
   refuses a non-loopback host without one) the ``Host`` header must name a loopback host, so
   that a web page cannot read the viewer through DNS rebinding.
 * Errors: unknown routes and sessions are ``404``, bad parameters ``400``, store errors ``500``
-  with the (password-free) message; unexpected exceptions ``500`` without details.
+  (database errors without their message, which names the database: that goes to the log);
+  unexpected exceptions ``500`` without details.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-import logging
 import re
-import socket
 import sys
 import traceback
 from collections.abc import Callable
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
 from urllib.parse import urlencode
 
 import store
 import store.viewer.pages as pages
 import store.viewer.session as session
 from store.viewer.http import BadRequest, NotFound, Request, Response
+from store.viewer.server import HttpServer, ServerLimits
 
 __all__ = [
     "COOKIE",
@@ -103,16 +101,24 @@ class Viewer:
 
     ``token``: the access token every request must carry (``None``: loopback-only access,
     checked with the ``Host`` header). ``page_size``: rows per page of the lists;
-    ``messages_per_page``: messages per page of a session.
+    ``messages_per_page``: messages per page of a session. ``redactor``: every page and
+    download shows transcripts through it (``store.redact_transcript``; search results and
+    session titles too).
     """
 
     def __init__(self, opened: store.TranscriptStore, *, token: str | None = None,
-                 page_size: int = 50, messages_per_page: int = 200) -> None:
+                 page_size: int = 50, messages_per_page: int = 200,
+                 redactor: store.Redactor | None = None) -> None:
         self.store = opened
         self.token = token
         self.page_size = page_size
         self.messages_per_page = messages_per_page
-        self.transcripts = session.TranscriptCache(opened)
+        self.redactor = redactor
+        self.transcripts = session.TranscriptCache(opened, redactor=redactor)
+
+    def redact(self, text: str) -> str:
+        """``text`` with its secrets replaced when the viewer redacts, else as it is."""
+        return text if self.redactor is None else self.redactor.redact_text(text)[0]
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -125,6 +131,8 @@ class Viewer:
         denied = self._access(request)
         if denied is not None:
             return denied
+        if any("\x00" in value for values in request.query.values() for value in values):
+            return self._error(400, "a parameter holds a NUL character")
         try:
             return self._route(request)
         except NotFound as exc:
@@ -133,6 +141,9 @@ class Viewer:
             return self._error(404, str(exc))
         except BadRequest as exc:
             return self._error(400, str(exc))
+        except store.DatabaseError as exc:  # its message names the database: the log only
+            sys.stderr.write(store.hide_passwords(f"viewer: store error: {exc}\n"))
+            return self._error(500, "the database could not answer (see the server's log)")
         except store.StoreError as exc:
             return self._error(500, f"store error: {exc}")
         except Exception:  # the page fails, the server does not
@@ -206,71 +217,23 @@ def _static(name: str) -> Response:
 # -- the server -------------------------------------------------------------------------------
 
 
-_log = logging.getLogger(__name__)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Adapts ``http.server`` to :meth:`Viewer.handle`; every method but GET/HEAD is 405."""
-
-    server: ViewerServer
-    server_version = "transcript-store-viewer"
-    sys_version = ""
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        self._answer(send_body=True)
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._answer(send_body=False)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("do_"):  # POST, PUT, DELETE, PATCH, OPTIONS, anything else
-            return lambda: self._answer(send_body=True)
-        raise AttributeError(name)
-
-    def _answer(self, *, send_body: bool) -> None:
-        length = self.headers.get("Content-Length")
-        if length and length.isdigit() and int(length) <= 1 << 20:
-            self.rfile.read(int(length))  # drain a small body to keep the connection usable
-        elif length:
-            self.close_connection = True
-        request = Request.parse(self.command, self.path, dict(self.headers.items()))
-        response = self.server.viewer.handle(request)
-        self.send_response(response.status)
-        own = {name for name, _ in response.headers}
-        for name, value in SECURITY_HEADERS:
-            if name not in own:
-                self.send_header(name, value)
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        self.end_headers()
-        if send_body and self.command != "HEAD":
-            self.wfile.write(response.body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
-        line = format % args
-        if "token=" in line:
-            line = line.split("token=")[0] + "token=[hidden]"
-        _log.debug("%s - %s", self.address_string(), line)
-        if self.server.log_requests:
-            sys.stderr.write(f"{self.address_string()} - {line}\n")
-
-
-class ViewerServer(ThreadingHTTPServer):
-    """A threading HTTP server that answers with one :class:`Viewer`."""
-
-    daemon_threads = True
-    block_on_close = False
+class ViewerServer(HttpServer):
+    """The hardened HTTP server (:mod:`store.viewer.server`) answering with one
+    :class:`Viewer`; every response carries :data:`SECURITY_HEADERS`."""
 
     def __init__(self, address: tuple[str, int], viewer: Viewer, *,
-                 log_requests: bool = False) -> None:
+                 log_requests: bool = False, limits: ServerLimits | None = None) -> None:
         self.viewer = viewer
-        self.log_requests = log_requests
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        super().__init__(address, self._answer, limits=limits, log_requests=log_requests)
+
+    def _answer(self, method: str, target: str, headers: dict[str, str]
+                ) -> tuple[int, list[tuple[str, str]], bytes]:
+        response = self.viewer.handle(Request.parse(method, target, headers))
+        own = {name for name, _ in response.headers}
+        out = [(name, value) for name, value in SECURITY_HEADERS if name not in own]
+        out.extend(response.headers)
+        out.append(("Content-Type", response.content_type))
+        return response.status, out, response.body
 
     @property
     def url(self) -> str:
@@ -282,7 +245,9 @@ class ViewerServer(ThreadingHTTPServer):
 
 
 def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: int = 0, *,
-                token: str | None = None, log_requests: bool = False) -> ViewerServer:
+                token: str | None = None, log_requests: bool = False,
+                redactor: store.Redactor | None = None,
+                limits: ServerLimits | None = None) -> ViewerServer:
     """A server for ``opened`` bound to ``host:port`` (``port=0``: any free port), not yet
     serving (call ``serve_forever``). Raises ``ValueError`` for a non-loopback host without a
     token, or a token that is not 16 to 256 URL- and cookie-safe characters."""
@@ -293,4 +258,5 @@ def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: in
         raise store.ConfigurationError(
             f"refusing to serve on {host!r} without an access token: "
             "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
-    return ViewerServer((host, port), Viewer(opened, token=token), log_requests=log_requests)
+    return ViewerServer((host, port), Viewer(opened, token=token, redactor=redactor),
+                        log_requests=log_requests, limits=limits)

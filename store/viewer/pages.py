@@ -25,12 +25,17 @@ from store.viewer.http import BadRequest, Request, Response
 from store.viewer.layout import datalist, field, page, pager, parse_time, when
 from store.viewer.markup import Markup, html, join, url
 
+_Redactor = store.Redactor
+
 
 class Viewer(Protocol):
     """What the list pages need of the application (:class:`store.viewer.app.Viewer`)."""
 
     store: store.TranscriptStore
     page_size: int
+    redactor: _Redactor | None
+
+    def redact(self, text: str) -> str: ...
 
 __all__ = ["search_page", "sessions_page", "tools_page"]
 
@@ -95,7 +100,7 @@ def sessions_page(viewer: Viewer, request: Request) -> Response:
         '<tr><td><a href="{href}">{title}</a><br><code class="sid">{sid}</code></td>'
         "<td>{provider}</td><td>{model}</td><td>{tags}</td><td class=\"num\">{n}</td>"
         "<td>{updated}</td></tr>",
-        href=url("session", info.session_id), title=info.title or info.session_id,
+        href=url("session", info.session_id), title=viewer.redact(info.title or info.session_id),
         sid=info.session_id, provider=info.provider or "", model=info.model or "",
         tags=", ".join(info.tags), n=info.message_count, updated=when(info.updated_at))
         for info in rows)
@@ -221,7 +226,8 @@ def search_page(viewer: Viewer, request: Request) -> Response:
     except BadRequest as exc:
         body = html('<h1>Search calls</h1>{form}<p class="error">{e}</p>', form=form, e=exc)
         return page("Search", body, status=400, current="/search")
-    matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per)
+    matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per,
+                                 redactor=viewer.redactor)
     has_next, matches = len(matches) > per, matches[:per]
     rows = join(html(
         '<tr class="{cls}"><td><a href="{href}">{title}</a><br><small>#{pos}.{idx}</small>'

@@ -52,11 +52,12 @@ _CHANGES_PER_PAGE = 100
 class TranscriptCache:
     """The last few loaded transcripts, by session id, reused while the session's
     ``(updated_at, message_count)`` is unchanged and for at most ``ttl`` seconds (alias
-    changes do not touch sessions). Thread-safe."""
+    changes do not touch sessions); redacted with ``redactor`` when given. Thread-safe."""
 
     def __init__(self, opened: store.TranscriptStore, *, size: int = 4,
-                 ttl: float = 60.0) -> None:
+                 ttl: float = 60.0, redactor: store.Redactor | None = None) -> None:
         self._store = opened
+        self._redactor = redactor
         self._size = size
         self._ttl = ttl
         self._lock = threading.Lock()
@@ -74,6 +75,8 @@ class TranscriptCache:
                 self._items.move_to_end(session_id)
                 return hit[2], hit[3]
         transcript = self._store.load(session_id)
+        if self._redactor is not None:  # every page and download of it shows the copy
+            transcript, _ = store.redact_transcript(transcript, self._redactor)
         index = CallIndex(transcript)
         with self._lock:
             self._items[session_id] = (key, now, transcript, index)

@@ -224,7 +224,7 @@ class TestLogging:
             finally:
                 server.shutdown()
                 server.server_close()
-        lines = [r for r in caplog.records if r.name == "store.viewer.app"]
+        lines = [r for r in caplog.records if r.name == "store.viewer.server"]
         assert lines and lines[0].levelno == logging.DEBUG
         assert '"GET / HTTP/1.1" 302' in lines[0].getMessage()
 

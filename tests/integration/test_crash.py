@@ -149,7 +149,8 @@ def check_message(stored, record) -> None:
     assert stored.role == sent.role and stored.text == sent.text
     assert len(stored.tool_calls) == len(sent.tool_calls)
     for got, want in zip(stored.tool_calls, sent.tool_calls, strict=True):
-        assert (got.id, got.name, type(got)) == (want.id, want.name, type(want))
+        assert (got.id, got.recorded_name, type(got)) == (want.id, want.recorded_name,
+                                                          type(want))
         assert got.arguments_text == want.arguments_text
         if not isinstance(want, InvalidToolCall):
             assert got.input == want.input

@@ -138,7 +138,8 @@ class TestCsv:
             "bash", "run_shell_command", "ok", "2026-02-01T08:31:00Z")
         assert (first["result_is_error"], first["result"]) == ("false", "deployed")
         assert body[1]["status"] == "invalid_json" and body[1]["arguments_error"]
-        assert body[1]["result"] == PEM  # the whole result, as text
+        # the whole result, as text; a leading "-" gets a "'" (formula injection, OWASP)
+        assert body[1]["result"] == "'" + PEM
         assert (body[2]["result_is_error"], body[2]["result"]) == ("", "")
         assert (stats.sessions, stats.records, stats.redactions) == (2, 3, 0)
 

@@ -224,6 +224,37 @@ def test_injected_scripts_do_not_run(tab: tuple[Any, Watch], base: str, browser:
         control.close()
 
 
+def test_an_idle_connection_flood_does_not_stall_the_browser(tab: tuple[Any, Watch],
+                                                            base: str) -> None:
+    """Issue 13: 250 clients that connect and send half a request (or nothing) hold no thread;
+    the browser still loads and navigates the viewer while they are held."""
+    import resource
+    import socket
+    from urllib.parse import urlsplit
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 1024:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+    page, watch = tab
+    port = urlsplit(base).port
+    flood: list[socket.socket] = []
+    try:
+        for number in range(250):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            if number % 2:
+                sock.sendall(b"GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            flood.append(sock)
+        page.goto(base + "/sessions", timeout=30_000)
+        assert page.locator("table.sessions tbody tr").count() >= 7
+        page.get_by_role("link", name=SESSION_TITLE, exact=True).click()
+        page.wait_for_url("**/session/*", timeout=30_000)
+        assert page.locator("h1").inner_text() == SESSION_TITLE
+    finally:
+        for sock in flood:
+            sock.close()
+    watch.check(page)
+
+
 def test_a_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
     monkeypatch.setenv("CI", "1")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from viewer_helpers import add_hostile, fetcher, running
 
-from store import DatabaseError, TranscriptStore
+from store import DatabaseError, StoreError, TranscriptStore
 from store.viewer import is_loopback, make_server
 from store.viewer.app import COOKIE, Request, Viewer
 
@@ -79,9 +79,10 @@ def test_read_only_store_refuses_writes(sqlite_url: str, tmp_path: Path) -> None
         assert opened.read_only
         with pytest.raises(DatabaseError):
             opened.append("new", [{"role": "user", "content": "hi"}])
-    fresh = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
-    with _open_read_only(fresh) as opened:  # created empty at head, then reopened read-only
-        assert opened.read_only and opened.list_sessions() == []
+    fresh = tmp_path / "fresh.sqlite"
+    with pytest.raises(StoreError, match="fresh.sqlite"):  # a read never creates a database
+        _open_read_only(f"sqlite:///{fresh}")
+    assert not fresh.exists()
 
 
 def test_serve_refuses_a_public_host_without_token(sqlite_url: str) -> None:
