@@ -207,12 +207,17 @@ def _run(engine: Engine, command_name: str, revision: str) -> str | None:
             else:
                 command.downgrade(_config(locked), revision)
         after = current(engine)
-    if after != before:  # the operator's record of schema changes (logger store.db.migrate)
+    _logged(command_name, engine, before, after)
+    return after
+
+
+def _logged(command_name: str, engine: Engine, before: str | None, after: str | None) -> None:
+    """The operator's record of a schema change (logger ``store.db.migrate``, INFO)."""
+    if after != before:
         _log.info("%s %s from revision %s to %s",
                   "migrated" if command_name == "upgrade" else "downgraded",
                   redact_url(engine.url), before or "none (empty database)",
                   after or "base (no schema)")
-    return after
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
@@ -337,4 +342,6 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
             elif not upgrade_if_older:
                 raise SchemaOutOfDate(before, target, redact_url(engine.url))
             command.upgrade(_config(locked), "head")
-        return {"before": before, "after": current(engine), "created": before is None}
+        after = current(engine)
+    _logged("upgrade", engine, before, after)
+    return {"before": before, "after": after, "created": before is None}
