@@ -110,8 +110,6 @@ _CORRUPT = ("writes undecodable JSON straight into the SDK's agent_messages tabl
 _SQLALCHEMY = ("SQLAlchemySession's private engine, session factory, table-init lock or "
                "dialect registry (_session_factory, _ensure_tables, _init_lock, .engine): "
                "not part of the Session protocol")
-_FIRST_ACCESS = ("concurrent first use of a new database: fixed by issue 12 item 7 (the "
-                 "'lossless' work); kept out until that fix is on main")
 
 #: node id (relative to the SDK's tree) -> why the test does not apply to the store's session.
 EXCLUDED: dict[str, str] = {
@@ -162,10 +160,6 @@ EXCLUDED: dict[str, str] = {
         "test_engine_property_is_read_only",
         "test_sqlite_configuration_registry_releases_collected_engines",
         "test_sqlite_configuration_registry_does_not_grow_unbounded",
-    )},
-    **{f"tests/extensions/memory/test_sqlalchemy_session.py::{name}": _FIRST_ACCESS for name in (
-        "test_add_items_concurrent_first_access_across_from_url_sessions",
-        "test_add_items_concurrent_first_access_across_from_url_sessions_cross_loop",
     )},
 }
 
