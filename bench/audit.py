@@ -4,7 +4,7 @@ Run::
 
     .venv/bin/python bench/audit.py [--backend sqlite|postgres] [--calls 1000000]
         [--workers 2] [--db PATH_OR_URL] [--keep] [--reuse] [--repeat 3]
-        [--pg-dsn postgresql://postgres@127.0.0.1:5432/postgres]
+        [--pg-dsn postgresql://postgres@127.0.0.1:5432/postgres] [--tools 1000]
 
 Builds a store of ``--calls`` tool calls through ``TranscriptStore.append`` (one append per
 session, ~100 calls each; ``--workers`` processes append different sessions at once: on
@@ -18,7 +18,11 @@ SQLite they take turns at the write lock, the other one preparing its next batch
 * a full-text search (``segfault at 0x7331``, in ~0.2 % of the results);
 * an argument equality (``path`` equals one file path, ~0.06 % of the calls);
 
-and prints the ``EXPLAIN`` plan of each. The sessions are generated deterministically
+the two argument views (``--command`` under ``--tool bash``; ``--path`` ignoring case), then
+times ``tool_usage`` against two hand-written GROUP BYs over the same rows through the raw
+driver (``sqlite3`` / ``psycopg``): a bare ``count(*)`` per raw name, and the figures a usage
+summary needs (calls, distinct sessions, first and last seen), and prints the ratios; then the
+``EXPLAIN`` plan of each. The sessions are generated deterministically
 (``bench/workload.py``'s style, smaller texts: arguments ~40-400 B, results ~40-700 B; 1 % of
 the calls with invalid arguments, 4 % error results, 2 % without a result, 3 % under the
 legacy name ``run_shell_command``, aliased to ``bash``), spread over 180 days by their
@@ -50,14 +54,18 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import Message, TextPart, ToolResult, TranscriptStore  # noqa: E402
-from store.audit.plans import explain_search, explain_usage  # noqa: E402
-from store.audit.queries import (  # noqa: E402
+from store import (  # noqa: E402
     ArgumentCondition,
     CallQuery,
+    Message,
+    TextPart,
+    ToolResult,
+    TranscriptStore,
+    ViewCondition,
     search_calls,
     tool_usage,
 )
+from store.audit.plans import explain_search, explain_usage  # noqa: E402
 from store.model import make_tool_call  # noqa: E402
 
 DEFAULT_PG_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -101,7 +109,13 @@ def _arguments(rng: random.Random, tool: str) -> dict[str, Any]:
                 "new_string": _words(rng, 10, 250)}
     if tool == "grep":
         return {"pattern": _words(rng, 5, 40), "path": "src/"}
+    if tool.startswith("mcp__"):
+        return {"input": _words(rng, 10, 80)}
     return {"query": _words(rng, 10, 120), "max_results": rng.randint(3, 10)}
+
+
+#: Distinct MCP tools (``mcp__server<k>__tool<j>``) that 20 % of the calls go to (--tools).
+MCP_TOOLS = int(os.environ.get("BENCH_AUDIT_TOOLS", "0"))
 
 
 def session_messages(number: int, calls: int, seed: int = SEED) -> tuple[str, list[Message]]:
@@ -111,6 +125,9 @@ def session_messages(number: int, calls: int, seed: int = SEED) -> tuple[str, li
     rng = random.Random(seed * 1_000_003 + number)
     names = [name for name, _ in TOOLS]
     weights = [weight for _, weight in TOOLS]
+    if MCP_TOOLS:
+        names += [f"mcp__server{k % 40}__tool{k}" for k in range(MCP_TOOLS)]
+        weights += [25 / MCP_TOOLS] * MCP_TOOLS
     clock = START + timedelta(seconds=rng.uniform(0, DAYS * 86400))
     out: list[Message] = []
     made = 0
@@ -250,6 +267,10 @@ def measure(url: str, repeat: int) -> None:
             (f"full text ({RARE_RESULT!r})", CallQuery(text=RARE_RESULT)),
             ("argument eq (path == src/store/module_7.py)",
              CallQuery(where=(ArgumentCondition("path", "eq", "src/store/module_7.py"),))),
+            (f"tool + command view (bash, command ~ {RARE_ARGUMENT!r})",
+             CallQuery(tool="bash", views=(ViewCondition("command", RARE_ARGUMENT),))),
+            ("path view, ignoring case (path ~ SRC/STORE/MODULE_7.)",
+             CallQuery(views=(ViewCondition("path", "SRC/STORE/MODULE_7.", "icontains"),))),
         ]
         for label, query in searches:
             cases.append((label, lambda q=query: search_calls(store, q),  # type: ignore[misc]
@@ -262,6 +283,20 @@ def measure(url: str, repeat: int) -> None:
             print(f"{label:<52}{first * 1000:>8.1f}ms{median * 1000:>8.1f}ms  {len(result)}",
                   flush=True)
             plans.append((label, plan()))
+        print("\nusage against hand-written SQL (raw driver, same rows; timed alternately, "
+              "medians):")
+        for label, sql in BASELINES.items():
+            ours: list[float] = []
+            theirs: list[float] = []
+            rows: list[Any] = []
+            for _ in range(max(repeat, 3)):  # alternate, so that load swings hit both alike
+                ours.append(_timed(lambda: tool_usage(store, limit=None), 1)[0])
+                began = time.perf_counter()
+                rows = _raw(url, sql)
+                theirs.append(time.perf_counter() - began)
+            usage_median, median = statistics.median(ours), statistics.median(theirs)
+            print(f"  {label:<58}{median * 1000:>8.1f}ms  {len(rows)} rows; tool_usage "
+                  f"{usage_median * 1000:.1f}ms = {usage_median / median:.2f}x", flush=True)
         usage = tool_usage(store)
         print("\nusage:")
         for row in usage:
@@ -270,6 +305,34 @@ def measure(url: str, repeat: int) -> None:
                   f"{row.calls_without_result:>6,} raw {','.join(row.raw_names)}")
         for label, text_plan in plans:
             print(f"\nplan: {label}\n{text_plan}")
+
+
+#: The baselines of the usage summary: plain GROUP BYs over the same rows, by hand.
+BASELINES = {
+    "GROUP BY raw_name: count(*)":
+        "SELECT raw_name, count(*) FROM tool_calls GROUP BY raw_name",
+    "GROUP BY raw_name: calls, sessions, first/last seen (join)":
+        "SELECT c.raw_name, count(*), count(DISTINCT c.session_id), min(m.created_at), "
+        "max(m.created_at) FROM tool_calls c JOIN messages m ON m.session_id = c.session_id "
+        "AND m.position = c.position GROUP BY c.raw_name",
+}
+
+
+def _raw(url: str, sql: str) -> list[Any]:
+    """``sql`` through the raw driver (sqlite3 / psycopg), no SQLAlchemy."""
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            return conn.execute(sql).fetchall()
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        conn.execute("SET jit = off")
+        return conn.execute(sql).fetchall()
 
 
 def _size(store: TranscriptStore) -> int:
@@ -292,7 +355,13 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the database")
     parser.add_argument("--reuse", action="store_true", help="time an existing database")
     parser.add_argument("--pg-dsn", default=DEFAULT_PG_DSN)
+    parser.add_argument("--tools", type=int, default=0,
+                        help="distinct MCP tools taking 20%% of the calls (e.g. 1000)")
     args = parser.parse_args()
+    if args.tools:  # the workers (spawned) read it from the environment
+        os.environ["BENCH_AUDIT_TOOLS"] = str(args.tools)
+        global MCP_TOOLS
+        MCP_TOOLS = args.tools
     with database(args.backend, args) as url:
         if not args.reuse:
             build(url, args.calls, args.workers)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
         CallQuery,
         SchemaViolation,
         ToolUsage,
+        ViewCondition,
+        count_calls,
+        count_tools,
         iter_calls,
         search_calls,
         tool_usage,
@@ -122,6 +125,7 @@ if TYPE_CHECKING:
         redact_message,
         redact_transcript,
     )
+    from store.vocabulary import VOCABULARY
 
 __version__: str  # the installed distribution's (pyproject.toml is the one place it is
 # written), read through importlib.metadata on first use: see __getattr__
@@ -194,14 +198,18 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "UsageError",
+    "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
+    "ViewCondition",
     "__version__",
     "argument_status",
     "as_utc",
     "assemble",
     "camelize_args",
     "check_database",
+    "count_calls",
+    "count_tools",
     "database_status",
     "decode_codex_output",
     "detect_format",
@@ -245,6 +253,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AmbiguousRecord": ("store.errors", "AmbiguousRecord"),
     "AppendResult": ("store.transcript", "AppendResult"),
     "ArgumentCondition": ("store.audit.queries", "ArgumentCondition"),
+    "VOCABULARY": ("store.vocabulary", "VOCABULARY"),
+    "ViewCondition": ("store.audit.queries", "ViewCondition"),
+    "count_calls": ("store.audit.queries", "count_calls"),
+    "count_tools": ("store.audit.queries", "count_tools"),
     "ArgumentValidationError": ("store.errors", "ArgumentValidationError"),
     "CALL_STATUSES": ("store.arguments", "CALL_STATUSES"),
     "CallMatch": ("store.audit.queries", "CallMatch"),

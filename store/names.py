@@ -60,9 +60,13 @@ class AliasTable(Mapping[str, str]):
     the raw name they replaced (Kward's restore map: ``bash`` -> ``run_shell_command``).
     """
 
-    __slots__ = ("_map", "_reverse")
+    __slots__ = ("_map", "_reverse", "_scoped")
 
-    def __init__(self, aliases: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self,
+        aliases: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        scoped: Mapping[tuple[str, str], str] | Iterable[tuple[str, str, str]] = (),
+    ) -> None:
         items = aliases.items() if isinstance(aliases, Mapping) else aliases
         table: dict[str, str] = {}
         for raw, current in items:
@@ -70,6 +74,16 @@ class AliasTable(Mapping[str, str]):
             _check_name(current, "current")
             table[raw] = current
         self._map: Mapping[str, str] = MappingProxyType(table)
+        scoped_items = (
+            ((a, r, c) for (a, r), c in scoped.items()) if isinstance(scoped, Mapping) else scoped
+        )
+        by_agent: dict[tuple[str, str], str] = {}
+        for agent, raw, current in scoped_items:
+            _check_name(agent, "agent")
+            _check_name(raw, "raw")
+            _check_name(current, "current")
+            by_agent[(agent, raw)] = current
+        self._scoped: Mapping[tuple[str, str], str] = MappingProxyType(by_agent)
         reverse: dict[str, str] = {}
         for raw, current in table.items():
             if raw != current:
@@ -81,6 +95,36 @@ class AliasTable(Mapping[str, str]):
         """The default table (Kward's map)."""
         return _DEFAULT
 
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str | None, str, str]]) -> AliasTable:
+        """A table from ``(agent or None, raw, current)`` rows (``tool_aliases``; an empty
+        agent is global too)."""
+        plain: list[tuple[str, str]] = []
+        scoped: list[tuple[str, str, str]] = []
+        for agent, raw, current in rows:
+            if agent:
+                scoped.append((agent, raw, current))
+            else:
+                plain.append((raw, current))
+        return cls(plain, scoped)
+
+    @classmethod
+    def vocabulary(cls) -> AliasTable:
+        """The seeded cross-agent vocabulary (``store.vocabulary.VOCABULARY``)."""
+        from store.vocabulary import VOCABULARY
+
+        return cls.from_rows(VOCABULARY)
+
+    @property
+    def scoped(self) -> Mapping[tuple[str, str], str]:
+        """``(agent, raw name) -> current name``: aliases that hold for one agent only."""
+        return self._scoped
+
+    def rows(self) -> list[tuple[str | None, str, str]]:
+        """Every alias as ``(agent or None, raw, current)``, global ones first, sorted."""
+        return [(None, raw, cur) for raw, cur in sorted(self._map.items())] + [
+            (agent, raw, cur) for (agent, raw), cur in sorted(self._scoped.items())]
+
     def __getitem__(self, raw: str) -> str:
         return self._map[raw]
 
@@ -91,25 +135,32 @@ class AliasTable(Mapping[str, str]):
         return len(self._map)
 
     def __repr__(self) -> str:
+        if self._scoped:
+            return f"AliasTable({dict(self._map)!r}, scoped={dict(self._scoped)!r})"
         return f"AliasTable({dict(self._map)!r})"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, AliasTable):
-            return self._map == other._map
+            return self._map == other._map and self._scoped == other._scoped
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(frozenset(self._map.items()))
+        return hash((frozenset(self._map.items()), frozenset(self._scoped.items())))
 
-    def resolve(self, raw: str) -> str:
-        """The current name for a raw name: its alias, else the raw name itself."""
+    def resolve(self, raw: str, agent: str | None = None) -> str:
+        """The current name for a raw name (of a session of ``agent``): the agent's alias,
+        else the global alias, else the raw name itself."""
+        if agent and self._scoped:
+            scoped = self._scoped.get((agent, raw))
+            if scoped is not None:
+                return scoped
         return self._map.get(raw, raw)
 
-    def display_name(self, raw: str | None) -> str:
+    def display_name(self, raw: str | None, agent: str | None = None) -> str:
         """The name to show: the alias, else the raw name, else ``unknown_tool``."""
         if not raw:
             return UNKNOWN_TOOL
-        return self._map.get(raw, raw)
+        return self.resolve(raw, agent)
 
     def reverse(self) -> Mapping[str, str]:
         """Current name -> the raw name it replaced (renames only; the first wins)."""
@@ -122,25 +173,43 @@ class AliasTable(Mapping[str, str]):
             names.insert(0, current)
         return tuple(names)
 
-    def with_alias(self, raw: str, current: str) -> AliasTable:
-        """A copy with ``raw`` mapped to ``current``."""
-        return AliasTable({**self._map, raw: current})
+    def sources(self, current: str) -> tuple[tuple[str | None, str], ...]:
+        """Every ``(agent or None, raw)`` whose name is ``current``: global raw names
+        (``current`` itself included unless it is aliased away) and scoped ones."""
+        found: list[tuple[str | None, str]] = [(None, raw) for raw in self.raw_names(current)
+                                               if self._map.get(raw, raw) == current]
+        found += [(agent, raw) for (agent, raw), cur in self._scoped.items() if cur == current]
+        return tuple(found)
 
-    def without_alias(self, raw: str) -> AliasTable:
+    def with_alias(self, raw: str, current: str, agent: str | None = None) -> AliasTable:
+        """A copy with ``raw`` mapped to ``current`` (for sessions of ``agent`` only when
+        given)."""
+        if agent:
+            return AliasTable(self._map, {**self._scoped, (agent, raw): current})
+        return AliasTable({**self._map, raw: current}, self._scoped)
+
+    def without_alias(self, raw: str, agent: str | None = None) -> AliasTable:
         """A copy without the alias of ``raw`` (a no-op when it has none)."""
-        return AliasTable({k: v for k, v in self._map.items() if k != raw})
+        if agent:
+            return AliasTable(self._map, {k: v for k, v in self._scoped.items()
+                                          if k != (agent, raw)})
+        return AliasTable({k: v for k, v in self._map.items() if k != raw}, self._scoped)
 
     @overload
-    def apply(self, call: ToolCall) -> ToolCall: ...
+    def apply(self, call: ToolCall, agent: str | None = None) -> ToolCall: ...
     @overload
-    def apply(self, call: InvalidToolCall) -> InvalidToolCall: ...
+    def apply(self, call: InvalidToolCall, agent: str | None = None) -> InvalidToolCall: ...
     @overload
-    def apply(self, call: ToolCall | InvalidToolCall) -> ToolCall | InvalidToolCall: ...
+    def apply(
+        self, call: ToolCall | InvalidToolCall, agent: str | None = None
+    ) -> ToolCall | InvalidToolCall: ...
 
-    def apply(self, call: ToolCall | InvalidToolCall) -> ToolCall | InvalidToolCall:
+    def apply(
+        self, call: ToolCall | InvalidToolCall, agent: str | None = None
+    ) -> ToolCall | InvalidToolCall:
         """The call with its current name; the name it was recorded with stays in ``raw_name``."""
         recorded = call.recorded_name
-        current = self._map.get(recorded, recorded)
+        current = self.resolve(recorded, agent)
         if current == call.name:
             return call
         return replace(call, name=current, raw_name=None if current == recorded else recorded)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from store.arguments import dumps_arguments, parse_object_text
+from store.arguments import parse_object_text
 from store.model import (
     EMPTY_EXTRAS,
     InvalidToolCall,
@@ -70,6 +70,12 @@ class SessionInfo:
     updated_at: datetime
     message_count: int
     metadata: Mapping[str, Any] = field(default_factory=_no_extras)
+    #: The agent that recorded the session (``claude-code``, ``codex``, ``gemini-cli`` ...):
+    #: aliases scoped to it apply to its calls.
+    agent: str | None = None
+    #: The first and last message times (the times the session recorded), when known.
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +206,10 @@ def _redact_call(call: ToolCall | InvalidToolCall, r: _Counter) -> ToolCall | In
         return replace(call, arguments_text=text, error_message=r(call.error_message),
                        extras=extras)
     parsed = parse_object_text(text)
-    if parsed is None:  # a marker broke the text's JSON: write the redacted input instead
-        inner = _Counter(r.redactor)
-        parsed = inner(call.input)
-        text = dumps_arguments(parsed)
+    if parsed is None:
+        # A pattern matched JSON syntax, so the redacted text no longer parses: the input is
+        # redacted on its own (the text stays redacted as it is; each form holds no secret).
+        parsed = _Counter(r.redactor)(call.input)
     return ToolCall(call.id, call.name, parsed, call.raw_name, text or "{}", extras, call.source)
 
 

@@ -23,7 +23,7 @@ from sqlalchemy import create_engine, insert, text
 
 from store import TranscriptStore
 from store.db.tables import tool_aliases
-from store.names import DEFAULT_ALIASES
+from store.vocabulary import VOCABULARY
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
@@ -67,8 +67,9 @@ def _empty_postgres(url: str) -> None:
             conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
             now = datetime.now(UTC)
             conn.execute(insert(tool_aliases), [
-                {"raw_name": raw, "current_name": cur, "created_at": now}
-                for raw, cur in DEFAULT_ALIASES.items()
+                {"agent": agent or "", "raw_name": raw, "current_name": cur,
+                 "created_at": now}
+                for agent, raw, cur in VOCABULARY
             ])
     finally:
         engine.dispose()

@@ -77,7 +77,8 @@ def shared_dir(tmp_path_factory):
 def test_cli_examples_run(line, shared_dir):
     tmp_path = shared_dir
     argv = shlex.split(line)
-    argv = [str(ROOT / a) if a.startswith("../shared") else a for a in argv]
+    argv = [str(ROOT / a) if a.startswith(("../shared", "tests/fixtures/")) else a
+            for a in argv]
     if any("../shared" in a for a in shlex.split(line)) and not (ROOT / "../shared").exists():
         pytest.skip("no ../shared beside the repo")
     if argv[0].startswith(".venv/bin/"):

@@ -7,7 +7,7 @@ summary and a call search (tests assert that the intended index is used);
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -33,7 +33,6 @@ from store.audit.queries import (
     _seen_statement,
     _usage_statement,
     _usage_statements,
-    _walk_statement,
 )
 from store.db.base import alias_table, driver_reason
 
@@ -63,7 +62,7 @@ def explain_usage(
 ) -> str:
     """The database's plans of :func:`tool_usage`'s statements (``EXPLAIN QUERY PLAN`` on
     SQLite, ``EXPLAIN`` on PostgreSQL), each under a ``-- what`` line. Over the whole store:
-    counts, errors, calls without a result, and the first-seen walk and join of one tool.
+    counts, errors, calls without a result, first and last seen.
     ``enable_seqscan=False`` (PostgreSQL) shows the plans the indexes give where a tiny table
     would make a sequential scan cheaper."""
     if since is not None or until is not None or session_id is not None:
@@ -71,14 +70,12 @@ def explain_usage(
     else:
         counts, errors, unanswered = _usage_statements(store.dialect)
         statements = [("counts", counts), ("errors", errors), ("without result", unanswered),
-                      ("first seen: walk", _walk_statement(["a_tool"], False, _ANY_TIME)),
-                      ("first seen: join", _seen_statement(["a_tool"], False))]
+                      ("first and last seen", _seen_statement())]
     with _connect(store) as conn:
         return "\n".join(f"-- {label}\n{_explain(conn, statement, enable_seqscan)}"
                          for label, statement in statements)
 
 
-_ANY_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def explain_search(

@@ -50,6 +50,7 @@ from sqlalchemy.sql.elements import ColumnElement, TextClause
 from sqlalchemy.sql.selectable import Alias, Exists
 
 from store.arguments import CALL_STATUSES, loads_json
+from store.audit.conditions import ArgumentCondition, ViewCondition, sql_condition, view_sql
 from store.codec import decode_call
 from store.db.base import alias_table, driver_reason
 from store.db.search_index import KIND_CALL, has_search_index, tail_keys
@@ -58,7 +59,7 @@ from store.db.search_schema import (
     fts_phrase,
     like_pattern,
 )
-from store.db.tables import messages, tool_calls, tool_results
+from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.errors import DatabaseError, UsageError
 from store.model import content_text
 from store.names import AliasTable
@@ -74,6 +75,7 @@ __all__ = [
     "CallMatch",
     "CallQuery",
     "SchemaViolation",
+    "ViewCondition",
     "ToolUsage",
     "iter_calls",
     "search_calls",
@@ -103,60 +105,6 @@ class ToolUsage:
 
 
 @dataclass(frozen=True, slots=True)
-class ArgumentCondition:
-    """A condition on a call's arguments (valid calls only).
-
-    ``path``: object keys, dot-separated (``"options.mode"``) or as a tuple (for keys that hold
-    dots). ``op="eq"``: the JSON value there equals ``value`` (numbers by value, ``1 == 1.0``;
-    on SQLite an object value also compares its key order). ``op="contains"``: the value there
-    is a string containing ``value`` (a non-empty string), case-sensitively.
-    """
-
-    path: str | tuple[str, ...]
-    op: Literal["eq", "contains"] = "eq"
-    value: Any = None
-
-    def __post_init__(self) -> None:
-        keys = tuple(self.path.split(".")) if isinstance(self.path, str) else tuple(self.path)
-        if not keys or not all(isinstance(k, str) and k for k in keys):
-            raise UsageError(f"an argument path needs non-empty keys, got {self.path!r}")
-        if any('"' in k for k in keys):
-            raise UsageError(f"an argument path key must not contain '\"', got {self.path!r}")
-        object.__setattr__(self, "path", keys)
-        if self.op not in ("eq", "contains"):
-            raise UsageError(f"an argument condition is 'eq' or 'contains', got {self.op!r}")
-        if self.op == "contains" and (not isinstance(self.value, str) or not self.value):
-            raise UsageError("'contains' needs a non-empty string value")
-        try:
-            orjson.dumps(self.value)
-        except TypeError as exc:
-            raise UsageError(f"an argument condition needs a JSON value: {exc}") from None
-
-    @classmethod
-    def parse(cls, spec: str, op: Literal["eq", "contains"] = "eq") -> ArgumentCondition:
-        """A condition written ``PATH=VALUE`` (the CLI's ``--where`` and the viewer's form).
-
-        With ``eq`` the value is read as JSON when it is JSON (``30``, ``true``, ``null``,
-        ``"x"``, ``[...]``) and as the text itself otherwise; ``contains`` takes the text.
-        Raises :class:`UsageError` naming what is wrong.
-        """
-        path, sep, raw = spec.partition("=")
-        if not sep:
-            raise UsageError(f"expected PATH=VALUE, got {spec!r}")
-        value: Any = raw
-        if op == "eq":
-            try:
-                value = loads_json(raw)
-            except ValueError:
-                value = raw
-        return cls(path.strip(), op, value)
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return self.path  # type: ignore[return-value]  # a tuple after __post_init__
-
-
-@dataclass(frozen=True, slots=True)
 class CallQuery:
     """The filters of a call search; every one given must hold (``status``: any of them)."""
 
@@ -168,6 +116,7 @@ class CallQuery:
     status: str | tuple[str, ...] | None = None
     where: tuple[ArgumentCondition, ...] = ()
     text: str | None = None
+    views: tuple[ViewCondition, ...] = ()
 
     def __post_init__(self) -> None:
         statuses = (self.status,) if isinstance(self.status, str) else self.status
@@ -183,6 +132,10 @@ class CallQuery:
         if not all(isinstance(c, ArgumentCondition) for c in conditions):
             raise UsageError("CallQuery.where takes ArgumentCondition values")
         object.__setattr__(self, "where", conditions)
+        views = tuple(self.views)
+        if not all(isinstance(c, ViewCondition) for c in views):
+            raise UsageError("CallQuery.views takes ViewCondition values")
+        object.__setattr__(self, "views", views)
         if self.text is not None and len(self.text) < MIN_TEXT:
             raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
 
@@ -243,74 +196,129 @@ def tool_usage(
     since: datetime | None = None,
     until: datetime | None = None,
     session_id: str | None = None,
-    limit: int = 100,
+    limit: int | None = 100,
     offset: int = 0,
 ) -> list[ToolUsage]:
-    """Usage per current tool name, most called first (then by name), paged.
+    """Usage per current tool name, most called first (then by name), paged (``limit=None``:
+    every tool; :func:`count_tools` gives the total).
 
-    No argument JSON is read: every statement runs on indexes (``store/db/search_schema.py``). Over
-    the whole store: calls, sessions and invalid calls per raw name from one scan of
-    ``ix_tool_calls_usage``; calls with an error result from ``ix_tool_results_errors`` (error
-    results only); calls without a result by an anti-join with ``ix_tool_results_call``; first
-    and last seen by walking ``ix_messages_created_at`` from either end, probing
-    ``ix_tool_calls_usage`` (a bounded walk; a join over the tool's calls when it finds
-    nothing). With a time range or a session: one grouped join with the messages. Raw names
-    are then folded into current names with the alias table; the distinct sessions of a
-    current name with several raw names are counted again, exactly, over those raw names.
+    A bounded number of statements whatever the number of tools (at most six), none reading
+    argument JSON (``store/db/search_schema.py``). Over the whole store: calls, sessions and
+    invalid calls per raw name from one scan of ``ix_tool_calls_usage``; calls with an error
+    result from ``ix_tool_results_errors``; calls without a result by an anti-join with
+    ``ix_tool_results_call``; first and last seen in one grouped join with
+    ``ix_messages_time``. With a time range or a session: one grouped join. Raw names that an
+    alias scoped to an agent renames are counted again per (agent, raw name) in one grouped
+    join with the sessions; the distinct sessions of a current name with several raw names
+    are counted exactly from the distinct (raw name, session) pairs of those names.
     """
     _check_page(limit, offset)
     with _connect(store) as conn:
         _no_jit(conn)
-        if since is None and until is None and session_id is None:
-            stats = _usage_whole_store(conn)
-        else:
-            stats = {row[0]: list(row[1:]) for row in conn.execute(
-                _usage_statement(since, until, session_id))}
-        aliases = alias_table(conn)
-        groups: dict[str, list[str]] = {}
-        for raw in stats:
-            groups.setdefault(aliases.display_name(raw), []).append(raw)
-        out = []
-        for name, raws in groups.items():
-            rows = [stats[raw] for raw in raws]
-            if len(rows) == 1:
-                sessions = int(rows[0][1])
-            else:
-                sessions = _count_sessions(conn, raws, since, until, session_id)
-            if since is None and until is None and session_id is None:
-                first, last = _first_last_seen(conn, raws)
-            else:
-                firsts = [row[5] for row in rows if row[5] is not None]
-                lasts = [row[6] for row in rows if row[6] is not None]
-                first = _aware(min(firsts)) if firsts else None
-                last = _aware(max(lasts)) if lasts else None
-            out.append(ToolUsage(
-                name, tuple(sorted(raws)),
-                sum(int(row[0]) for row in rows), sessions,
-                sum(int(row[2] or 0) for row in rows),
-                sum(int(row[3] or 0) for row in rows),
-                sum(int(row[4] or 0) for row in rows),
-                first, last,
-            ))
+        out = _usage(conn, since, until, session_id)
         conn.rollback()
     out.sort(key=lambda u: (-u.calls, u.name))
-    return out[offset:offset + limit]
+    return out[offset:] if limit is None else out[offset:offset + limit]
 
 
-#: Messages a first/last-seen walk looks at before it joins the tool's calls instead.
-_WALK = 20_000
+def count_tools(
+    store: TranscriptStore,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+) -> int:
+    """How many current tool names :func:`tool_usage` reports (for "showing N of M")."""
+    return len(tool_usage(store, since=since, until=until, session_id=session_id, limit=None))
+
+
+_Key = tuple[str | None, str]  # (agent, raw name); agent None: calls of any agent
+
+
+def _usage(conn: Connection, since: datetime | None, until: datetime | None,
+           session_id: str | None) -> list[ToolUsage]:
+    whole = since is None and until is None and session_id is None
+    stats: dict[_Key, list[Any]] = {}
+    if whole:
+        for raw, row in _usage_whole_store(conn).items():
+            stats[(None, raw)] = row
+    else:
+        for found in conn.execute(_usage_statement(since, until, session_id)):
+            stats[(None, found[0])] = list(found[1:])
+    aliases = alias_table(conn)
+    scoped_raws = sorted({raw for _, raw in aliases.scoped} & {raw for _, raw in stats})
+    if scoped_raws:  # count those again per agent
+        for raw in scoped_raws:
+            del stats[(None, raw)]
+        for found in conn.execute(_usage_statement(since, until, session_id, scoped_raws)):
+            stats[(found[0], found[1])] = list(found[2:])
+    groups: dict[str, list[_Key]] = {}
+    for key in stats:
+        groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
+    shared = {name: keys for name, keys in groups.items() if len(keys) > 1}
+    sessions_of = _shared_sessions(conn, aliases, shared, since, until, session_id)
+    out = []
+    for name, keys in groups.items():
+        rows = [stats[key] for key in keys]
+        firsts = [row[5] for row in rows if row[5] is not None]
+        lasts = [row[6] for row in rows if row[6] is not None]
+        out.append(ToolUsage(
+            name, tuple(sorted({raw for _, raw in keys})),
+            sum(int(row[0]) for row in rows),
+            sessions_of[name] if name in sessions_of else int(rows[0][1]),
+            sum(int(row[2] or 0) for row in rows),
+            sum(int(row[3] or 0) for row in rows),
+            sum(int(row[4] or 0) for row in rows),
+            min(_aware(t) for t in firsts) if firsts else None,
+            max(_aware(t) for t in lasts) if lasts else None,
+        ))
+    return out
+
+
+def _shared_sessions(
+    conn: Connection, aliases: AliasTable, shared: dict[str, list[_Key]],
+    since: datetime | None, until: datetime | None, session_id: str | None,
+) -> dict[str, int]:
+    """Distinct sessions of each current name made of several (agent, raw) keys: one query
+    for the distinct (raw name, session) pairs of their raw names (and, when a scoped alias is
+    among them, one for those sessions' agents)."""
+    if not shared:
+        return {}
+    c = tool_calls
+    raws = sorted({raw for keys in shared.values() for _, raw in keys})
+    pairs = select(c.c.raw_name, c.c.session_id).where(c.c.raw_name.in_(raws))
+    if session_id is not None:
+        pairs = pairs.where(c.c.session_id == session_id)
+    if since is not None or until is not None:
+        pairs = pairs.select_from(_calls_with_time(messages)).where(
+            *_time_filters(since, until))
+    rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id)).all()
+    agents: dict[str, str | None] = {}
+    if any(agent is not None for keys in shared.values() for agent, _ in keys):
+        agents = {str(row[0]): row[1] for row in conn.execute(
+            select(sessions.c.session_id, sessions.c.agent)
+            .where(sessions.c.agent.is_not(None)))}
+    found: dict[str, set[str]] = {name: set() for name in shared}
+    for raw, sid in rows:
+        name = aliases.display_name(raw, agents.get(sid))
+        if name in found:
+            found[name].add(sid)
+    return {name: len(sids) for name, sids in found.items()}
 
 
 def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:
     """[calls, sessions, invalid, errors, without result, None, None] per raw name."""
     counts, errors, unanswered = _usage_statements(conn.dialect.name)
     stats: dict[str, list[Any]] = {}
-    for raw, calls, sessions, invalid in conn.execute(counts):
-        stats[raw] = [calls, sessions, invalid, 0, 0, None, None]
+    for raw, calls, session_count, invalid in conn.execute(counts):
+        stats[raw] = [calls, session_count, invalid, 0, 0, None, None]
     for raw, count in conn.execute(errors):
         stats[raw][3] = count
     for raw, count in conn.execute(unanswered):
         stats[raw][4] = count
+    for raw, first, last in conn.execute(_seen_statement()):
+        if raw in stats:
+            stats[raw][5], stats[raw][6] = first, last
     return stats
 
 
@@ -352,61 +360,6 @@ def _usage_statements(dialect: str) -> tuple[Any, Any, Any]:
     return counts, errors, unanswered
 
 
-def _first_last_seen(
-    conn: Connection, raws: Sequence[str]
-) -> tuple[datetime | None, datetime | None]:
-    """The time of the oldest and the newest message holding a call under one of ``raws``.
-
-    Walks at most ``_WALK`` messages from each end of ``ix_messages_created_at``, probing
-    ``ix_tool_calls_usage`` (raw_name, session, position) for each; a tool that is not found
-    there is rare at that end: its calls are joined with their messages instead (a lookup in
-    ``ix_messages_time`` per call of the tool).
-    """
-    m = messages
-    found: list[datetime | None] = []
-    for newest in (False, True):
-        order = m.c.created_at.desc() if newest else m.c.created_at.asc()
-        # The time _WALK messages away from this end bounds the walk (an index skip).
-        bound = conn.execute(
-            select(m.c.created_at).order_by(order).offset(_WALK).limit(1)
-        ).scalar()
-        near = conn.execute(_walk_statement(raws, newest, bound)).scalar()
-        if near is None and bound is not None:
-            near = conn.execute(_seen_statement(raws, newest)).scalar()
-        found.append(None if near is None else _aware(near))
-    return found[0], found[1]
-
-
-def _walk_statement(raws: Sequence[str], newest: bool, bound: Any) -> Any:
-    c, m = tool_calls, messages
-    walk = select(m.c.created_at).where(_exists(
-        c, c.c.raw_name.in_(raws), c.c.session_id == m.c.session_id, c.c.position == m.c.position))
-    if bound is not None:
-        walk = walk.where(m.c.created_at >= bound if newest else m.c.created_at <= bound)
-    return walk.order_by(m.c.created_at.desc() if newest else m.c.created_at.asc()).limit(1)
-
-
-def _seen_statement(raws: Sequence[str], newest: bool) -> Any:
-    c, m = tool_calls, _message_side(timed=False)
-    pick = func.max if newest else func.min
-    return (select(pick(m.c.created_at)).select_from(_calls_with_time(m))
-            .where(c.c.raw_name.in_(raws)))
-
-
-def _count_sessions(
-    conn: Connection, raws: Sequence[str], since: datetime | None, until: datetime | None,
-    session_id: str | None,
-) -> int:
-    c = tool_calls
-    recount = select(func.count(distinct(c.c.session_id))).where(c.c.raw_name.in_(raws))
-    if session_id is not None:
-        recount = recount.where(c.c.session_id == session_id)
-    if since is not None or until is not None:
-        recount = recount.select_from(_calls_with_time(messages)).where(
-            *_time_filters(since, until))
-    return int(conn.execute(recount).scalar_one())
-
-
 def _no_jit(conn: Connection) -> None:
     """PostgreSQL: no JIT compilation for this transaction (it costs more than it saves on
     these index scans)."""
@@ -415,19 +368,27 @@ def _no_jit(conn: Connection) -> None:
 
 
 def _usage_statement(
-    since: datetime | None, until: datetime | None, session_id: str | None
+    since: datetime | None, until: datetime | None, session_id: str | None,
+    scoped_raws: Sequence[str] | None = None,
 ) -> Any:
     """One grouped join: [raw, calls, sessions, invalid, errors, without result, first, last]
-    (for a time range or a session)."""
+    (for a time range or a session); with ``scoped_raws``: those raw names only, grouped by
+    (the session's agent, raw name), the agent first."""
     c, m = tool_calls, _message_side(timed=since is not None or until is not None)
     r = tool_results.alias("r")
     linked = _linked(r)
     filters = _time_filters(since, until, m)
     if session_id is not None:
         filters.append(c.c.session_id == session_id)
-    query = (
+    source = _calls_with_time(m)
+    keys: list[Any] = [c.c.raw_name]
+    if scoped_raws is not None:
+        filters.append(c.c.raw_name.in_(list(scoped_raws)))
+        source = source.join(sessions, sessions.c.session_id == c.c.session_id)
+        keys = [sessions.c.agent, c.c.raw_name]
+    return (
         select(
-            c.c.raw_name,
+            *keys,
             func.count(),
             func.count(distinct(c.c.session_id)),
             func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1)),
@@ -436,11 +397,18 @@ def _usage_statement(
             func.min(m.c.created_at),
             func.max(m.c.created_at),
         )
-        .select_from(_calls_with_time(m))
+        .select_from(source)
         .where(*filters)
-        .group_by(c.c.raw_name)
+        .group_by(*keys)
     )
-    return query
+
+
+def _seen_statement() -> Any:
+    """First and last seen per raw name: one grouped join of ``ix_tool_calls_usage`` with
+    ``ix_messages_time`` (covering)."""
+    c, m = tool_calls, _message_side(timed=False)
+    return (select(c.c.raw_name, func.min(m.c.created_at), func.max(m.c.created_at))
+            .select_from(_calls_with_time(m)).group_by(c.c.raw_name))
 
 
 # -- call search ------------------------------------------------------------------------------
@@ -465,6 +433,16 @@ def search_calls(
     _catch_up(store, query)
     with _connect(store) as conn:
         return list(_matches(conn, query, limit, offset, preview_chars, redactor))
+
+
+def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
+    """How many calls match ``query`` (for "showing N of M")."""
+    with _connect(store) as conn:
+        statement = _search_statement(conn, alias_table(conn), query or CallQuery())
+        if statement is None:
+            return 0
+        counted = select(func.count()).select_from(statement.order_by(None).subquery())
+        return int(conn.execute(counted).scalar_one())
 
 
 def iter_calls(
@@ -512,11 +490,13 @@ def _matches(
         statement
     )
     try:
+        scoped = {raw for _, raw in aliases.scoped}
         for chunk in _chunks(rows, _CHUNK):
             results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+            agents = _agents(conn, {r[0] for r in chunk if r[4] in scoped})
             for row in chunk:
                 yield _match(row, aliases, results.get((row[0], row[1], row[2])),
-                             preview_chars, redactor)
+                             preview_chars, redactor, agents.get(row[0]))
     finally:
         rows.close()
 
@@ -527,12 +507,10 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     m = _message_side(timed=query.since is not None or query.until is not None)
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
-        # Alias-aware: every raw name whose current name is the tool (ix_tool_calls_usage).
-        names = [raw for raw in aliases.raw_names(query.tool)
-                 if aliases.display_name(raw) == query.tool]
-        if not names:
+        tool_condition = _tool_condition(aliases, query.tool)
+        if tool_condition is None:
             return None
-        conditions.append(c.c.raw_name.in_(names))
+        conditions.append(tool_condition)
     if query.raw_name is not None:
         conditions.append(c.c.raw_name == query.raw_name)
     if query.session_id is not None:
@@ -542,6 +520,8 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
     for number, condition in enumerate(query.where):
         conditions.append(_argument_condition(conn, number, condition))
+    for number, view in enumerate(query.views):  # ix_tool_calls_<view> (partial, covering)
+        conditions.append(view_sql(conn.dialect.name, number, view))
     source = _calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
@@ -563,6 +543,36 @@ def _search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -
     )
 
 
+def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:
+    """Alias-aware: calls whose current name is ``tool`` (``ix_tool_calls_usage``): raw names
+    whose global name is the tool, less the sessions of agents whose scoped alias renames them
+    otherwise, plus (agent, raw name) pairs scoped to the tool."""
+    c = tool_calls
+    parts: list[ColumnElement[bool]] = []
+    plain = [raw for agent, raw in aliases.sources(tool) if agent is None]
+    simple: list[str] = []
+    for raw in sorted(set(plain)):
+        others = sorted(agent for (agent, name), current in aliases.scoped.items()
+                        if name == raw and current != tool)
+        if others:
+            parts.append(and_(c.c.raw_name == raw, c.c.session_id.not_in(
+                select(sessions.c.session_id).where(sessions.c.agent.in_(others)))))
+        else:
+            simple.append(raw)
+    if simple:
+        parts.append(c.c.raw_name.in_(simple))
+    scoped: dict[str, list[str]] = {}
+    for agent, raw in aliases.sources(tool):
+        if agent is not None and raw not in plain:  # (else the global name covers it)
+            scoped.setdefault(raw, []).append(agent)
+    for raw, agents in sorted(scoped.items()):
+        parts.append(and_(c.c.raw_name == raw, c.c.session_id.in_(
+            select(sessions.c.session_id).where(sessions.c.agent.in_(sorted(agents))))))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else or_(*parts)
+
+
 def _status_condition(status: str) -> ColumnElement[bool]:
     c = tool_calls
     r = tool_results.alias("r")
@@ -575,60 +585,29 @@ def _status_condition(status: str) -> ColumnElement[bool]:
     return c.c.arguments_status == status
 
 
-def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition
-                        ) -> TextClause:
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition) -> Any:
+    """``store.audit.conditions.sql_condition``, pre-filtered by the search index where the
+    condition implies a string in the call's decoded text (each string value of the
+    arguments is a line of it): a ``contains`` of MIN_TEXT+ characters, or an ``eq`` of a
+    string (that string between two line breaks)."""
     dialect = conn.dialect.name
-    keys, value = condition.keys, condition.value
-    p, v = f"arg_path_{number}", f"arg_value_{number}"
-    # The decoded text of a call holds every string value of its arguments, each on a line of
-    # its own: a value containing a needle (MIN_TEXT+ characters), or equal to a string (the
-    # string between two line breaks), pre-filters by the search index.
+    sql = sql_condition(dialect, number, condition)
+    value = condition.value
     needle: str | None = None
     if isinstance(value, str):
-        if condition.op == "eq" and "\n" not in value:
+        if condition.op == "eq" and value and "\n" not in value:
             needle = f"\n{value}\n"
-        elif len(value) >= MIN_TEXT:
+        elif condition.op == "contains" and len(value) >= MIN_TEXT:
             needle = value
-    if dialect == "postgresql":
-        if condition.op == "eq":
-            # ix_tool_calls_arguments_gin serves @> (exact for scalars); #> decides.
-            contained: Any = value
-            for key in reversed(keys):
-                contained = {key: contained}
-            return text(
-                f"tool_calls.arguments @> CAST(:{p}_c AS JSONB) AND "
-                f"tool_calls.arguments #> CAST(:{p} AS TEXT[]) = CAST(:{v} AS JSONB)"
-            ).bindparams(**{f"{p}_c": orjson.dumps(contained).decode(), p: list(keys),
-                            v: orjson.dumps(value).decode()})
-        exact = (f"jsonb_typeof(tool_calls.arguments #> CAST(:{p} AS TEXT[])) = 'string' AND "
-                 f"strpos(tool_calls.arguments #>> CAST(:{p} AS TEXT[]), :{v}) > 0")
-        params: dict[str, Any] = {p: list(keys), v: value}
-        if needle is not None and "\x00" not in needle:
-            exact = _prefilter(conn, needle, f"{v}_hit", params) + exact
-        return text(exact).bindparams(**params)
-    path = "$" + "".join(f'."{key}"' for key in keys)
-    kind = f"json_type(tool_calls.arguments, :{p})"
-    extracted = f"json_extract(tool_calls.arguments, :{p})"
-    params = {p: path}
-    if condition.op == "contains":
-        sql = f"{kind} = 'text' AND instr({extracted}, :{v}) > 0"
-        params[v] = value
-    elif value is None:
-        sql = f"{kind} = 'null'"
-    elif isinstance(value, bool):
-        sql = f"{kind} = '{'true' if value else 'false'}'"
-    elif isinstance(value, int | float):
-        sql = f"{kind} IN ('integer', 'real') AND {extracted} = :{v}"
-        params[v] = value
-    elif isinstance(value, str):
-        sql = f"{kind} = 'text' AND {extracted} = :{v}"
-        params[v] = value
-    else:
-        sql = f"{kind} IN ('array', 'object') AND {extracted} = json(:{v})"
-        params[v] = orjson.dumps(value).decode()
-    if needle is not None and has_search_index(conn):
-        sql = _prefilter(conn, needle, f"{v}_hit", params) + sql
-    return text(sql).bindparams(**params)
+    if needle is None or "\x00" in needle:
+        return sql
+    if dialect == "postgresql" and condition.op == "eq":
+        return sql  # ix_tool_calls_arguments_gin (@>) serves it
+    if dialect != "postgresql" and not has_search_index(conn):
+        return sql
+    params: dict[str, Any] = {}
+    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params)
+    return and_(text(guard.removesuffix(" AND ")).bindparams(**params), sql)
 
 
 def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any]) -> str:
@@ -692,6 +671,15 @@ def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str) -> 
         session_id=String, position=Integer, call_index=Integer)
 
 
+def _agents(conn: Connection, session_ids: set[str]) -> dict[str, str | None]:
+    """The agents of these sessions (for aliases scoped by agent)."""
+    if not session_ids:
+        return {}
+    return {str(row[0]): row[1] for row in conn.execute(
+        select(sessions.c.session_id, sessions.c.agent)
+        .where(sessions.c.session_id.in_(sorted(session_ids))))}
+
+
 def _first_results(
     conn: Connection, keys: Sequence[tuple[str, int, int]]
 ) -> dict[tuple[str, int, int], tuple[bool, str]]:
@@ -719,6 +707,7 @@ def _match(
     result: tuple[bool, str] | None,
     preview_chars: int | None,
     redactor: Redactor | None,
+    agent: str | None = None,
 ) -> CallMatch:
     sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
     call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
@@ -738,7 +727,8 @@ def _match(
             redactions += count
     if preview is not None and preview_chars is not None and len(preview) > preview_chars:
         preview = preview[:preview_chars] + "…"
-    return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw), raw, status, arguments,
+    return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw, agent), raw, status,
+                     arguments,
                      error, _aware(created), preview,
                      None if result is None else result[0], redactions)
 
@@ -830,8 +820,8 @@ def _aware(value: Any) -> datetime:
     return as_utc(value)
 
 
-def _check_page(limit: int, offset: int) -> None:
-    if limit < 0 or offset < 0:
+def _check_page(limit: int | None, offset: int) -> None:
+    if (limit is not None and limit < 0) or offset < 0:
         raise UsageError("limit and offset must not be negative")
 
 

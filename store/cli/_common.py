@@ -42,7 +42,7 @@ def db_option(function: F) -> F:
     """``--db URL`` on a command."""
     return click.option(
         "--db", "db_url", metavar="URL", envvar="TRANSCRIPT_STORE_URL",
-        help="Database URL (sqlite:///path or postgresql+psycopg://...). "
+        help="Database URL (sqlite:///path or postgresql+psycopg://...) or an SQLite file path. "
              "Default: $TRANSCRIPT_STORE_URL, else a file in your data directory.",
     )(function)
 
@@ -157,3 +157,15 @@ def open_store(db_url: str | None, *, read_only: bool = False) -> store.Transcri
     migrate a database (a missing one is an error naming it), and auditors need no write
     access."""
     return store.TranscriptStore.open(db_url, read_only=read_only)
+
+
+def page_limit(limit: int) -> int | None:
+    """``--limit``: 0 means every row."""
+    return None if limit == 0 else limit
+
+
+def more_rows(shown: int, total: int, offset: int = 0, what: str = "rows") -> None:
+    """Say on stderr when a listing shows fewer rows than exist (never silent)."""
+    if offset + shown < total:
+        first = f"{offset + 1}-{offset + shown}" if offset else f"{shown}"
+        click.echo(f"showing {first} of {total:,} {what}; --limit 0 for all", err=True)

@@ -3,13 +3,14 @@ public API only)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import click
 import orjson
@@ -19,8 +20,10 @@ from store.cli._common import (
     console,
     db_option,
     emit_json,
+    more_rows,
     one_line,
     open_store,
+    page_limit,
     redaction_options,
     redactor_from,
     visible,
@@ -52,23 +55,32 @@ def _time(value: str | None) -> datetime | None:
         raise click.BadParameter(f"not an ISO 8601 time: {value!r}") from exc
 
 
-def _condition(spec: str, op: Literal["eq", "contains"]) -> store.ArgumentCondition:
+def _condition(spec: str, op: str) -> store.ArgumentCondition:
     try:
-        return store.ArgumentCondition.parse(spec, op)
+        return store.ArgumentCondition.parse(spec, op)  # type: ignore[arg-type]
     except store.UsageError as exc:
         raise click.BadParameter(str(exc)) from exc
 
 
 def _query(tool: str | None, raw_name: str | None, session: str | None, since: str | None,
            until: str | None, status: tuple[str, ...], where: tuple[str, ...],
-           contains: tuple[str, ...], text: str | None) -> store.CallQuery:
+           contains: tuple[str, ...], text: str | None,
+           views: dict[str, str | None] | None = None, ignore_case: bool = False,
+           regex: bool = False) -> store.CallQuery:
+    op = "regex" if regex else "icontains" if ignore_case else "contains"
+    if regex and ignore_case:
+        op = "regex"
     try:
+        view_conditions = tuple(
+            store.ViewCondition(view, f"(?i){value}" if regex and ignore_case else value,
+                                op)  # type: ignore[arg-type]
+            for view, value in (views or {}).items() if value is not None)
         return store.CallQuery(
             tool=tool, raw_name=raw_name, session_id=session, since=_time(since),
             until=_time(until), status=status or None,
             where=tuple(_condition(w, "eq") for w in where)
-            + tuple(_condition(c, "contains") for c in contains),
-            text=text)
+            + tuple(_condition(c, op) for c in contains),
+            text=text, views=view_conditions)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
 
@@ -85,8 +97,21 @@ def _filters(function: Any) -> Any:
         click.option("--where", multiple=True, metavar="PATH=VALUE",
                      help="Argument at PATH equals VALUE (JSON, else text). Repeatable."),
         click.option("--contains", multiple=True, metavar="PATH=TEXT",
-                     help="String argument at PATH contains TEXT. Repeatable."),
+                     help="String argument at PATH contains TEXT (-i, --regex apply). PATH: "
+                          'keys and indexes, a.b[0]."key.with.dots". Repeatable.'),
         click.option("--text", help="Full text over arguments and results (3+ characters)."),
+        click.option("--command", "command_view", metavar="TEXT",
+                     help="The shell command (any agent's shape, as one string) contains TEXT."),
+        click.option("--path", "path_view", metavar="TEXT",
+                     help="The file path argument contains TEXT."),
+        click.option("--pattern", "pattern_view", metavar="TEXT",
+                     help="The search pattern argument contains TEXT."),
+        click.option("--url", "url_view", metavar="TEXT",
+                     help="The URL argument contains TEXT."),
+        click.option("-i", "--ignore-case", is_flag=True,
+                     help="--command/--path/--pattern/--url/--contains ignore case."),
+        click.option("--regex", is_flag=True,
+                     help="--command/--path/--pattern/--url/--contains are regular expressions."),
     ]):
         function = option(function)
     return function
@@ -108,17 +133,21 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @click.option("--since", metavar="TIME")
 @click.option("--until", metavar="TIME")
 @click.option("--session")
-@click.option("--limit", type=click.IntRange(0), default=100, show_default=True)
+@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+              help="At most this many tools (0: all).")
 @click.option("--offset", type=click.IntRange(0), default=0)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
-    """Usage per current tool name."""
+    """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
     with open_store(db_url, read_only=True) as opened:
-        rows = store.tool_usage(opened, since=_time(since), until=_time(until),
-                                session_id=session, limit=limit, offset=offset)
+        every = store.tool_usage(opened, since=_time(since), until=_time(until),
+                                 session_id=session, limit=None)
+    wanted = page_limit(limit)
+    rows = every[offset:] if wanted is None else every[offset:offset + wanted]
+    more_rows(len(rows), len(every), offset, "tools")
     if as_json:
         emit_json({"name": row.name, "raw_names": row.raw_names, "calls": row.calls,
                         "sessions": row.sessions, "invalid_calls": row.invalid_calls,
@@ -142,9 +171,11 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @calls.command("search")
 @db_option
 @_filters
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+              help="At most this many calls (0: all).")
 @click.option("--offset", type=click.IntRange(0), default=0)
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per call.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per call, streamed (every call asked for).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every matching call (no paging) as CSV to this file ('-': stdout).")
 @click.option("--keep-formulas", is_flag=True,
@@ -154,13 +185,21 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  session: str | None, since: str | None, until: str | None,
                  status: tuple[str, ...], where: tuple[str, ...], contains: tuple[str, ...],
-                 text: str | None, limit: int, offset: int, as_json: bool,
+                 text: str | None, command_view: str | None, path_view: str | None,
+                 pattern_view: str | None, url_view: str | None, ignore_case: bool,
+                 regex: bool, limit: int, offset: int, as_json: bool,
                  csv_path: Path | None, keep_formulas: bool, redact: bool,
                  patterns: tuple[str, ...]) -> None:
-    """Search the stored calls (filters combine)."""
+    """Search the stored calls (filters combine).
+
+    --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
+    finds every agent's calls of it; --raw-name the name exactly as recorded.
+    """
     from rich.table import Table
 
-    query = _query(tool, raw_name, session, since, until, status, where, contains, text)
+    query = _query(tool, raw_name, session, since, until, status, where, contains, text,
+                   {"command": command_view, "path": path_view, "pattern": pattern_view,
+                    "url": url_view}, ignore_case, regex)
     if keep_formulas and csv_path is None:
         raise click.UsageError("--keep-formulas applies with --csv only")
     if csv_path is not None:
@@ -171,17 +210,28 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                                            formulas=keep_formulas)
         click.echo(f"{stats.records} calls, {stats.redactions} secrets redacted", err=True)
         return
+    wanted = page_limit(limit)
+    redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
-        matches = store.search_calls(opened, query, limit=limit, offset=offset,
-                                     redactor=redactor_from(redact, patterns))
-    if as_json:
-        emit_json({"session_id": m.session_id, "position": m.position, "index": m.index,
-                        "call_id": m.call_id, "name": m.name, "raw_name": m.raw_name,
-                        "status": m.status, "arguments": m.arguments_text,
-                        "created_at": m.created_at, "result": m.result_preview,
-                   "result_is_error": m.result_is_error} for m in matches)
-        return
-    table = Table(title=f"{len(matches)} calls")
+        found: Iterable[store.CallMatch]
+        if wanted is None:  # every row, streamed from the database
+            found = itertools.islice(store.iter_calls(opened, query, preview_chars=200,
+                                                      redactor=redactor), offset, None)
+        else:  # a page: LIMIT / OFFSET in SQL
+            found = store.search_calls(opened, query, limit=wanted, offset=offset,
+                                       redactor=redactor)
+        if as_json:  # one row at a time, whatever the number
+            shown = 0
+            for match in found:
+                emit_json([_call_json(match)])
+                shown += 1
+            if wanted is not None and shown == wanted:  # (else nothing was cut)
+                more_rows(shown, store.count_calls(opened, query), offset, "calls")
+            return
+        matches = list(found)
+        total = (store.count_calls(opened, query) if wanted is not None
+                 and len(matches) == wanted else offset + len(matches))
+    table = Table(title=f"{len(matches)} of {total:,} calls")
     for column in ("session", "pos", "id", "name", "status", "time", "arguments", "result"):
         table.add_column(column, overflow="fold")
     for m in matches:
@@ -191,8 +241,16 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                       escape(one_line(m.arguments_text, 120)),
                       escape(one_line(m.result_preview or "-")))
     console().print(table)
+    more_rows(len(matches), total, offset, "calls")
 
 
+def _call_json(m: store.CallMatch) -> dict[str, Any]:
+    """A call in the JSON field names every command uses (docs/operations.md)."""
+    return {"session_id": m.session_id, "position": m.position, "call_index": m.index,
+            "call_id": m.call_id, "name": m.name, "raw_name": m.raw_name,
+            "status": m.status, "arguments": m.arguments_text,
+            "created_at": m.created_at, "result": m.result_preview,
+            "result_is_error": m.result_is_error}
 
 
 @calls.command("show")
@@ -223,7 +281,7 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         call = loaded.call
         arguments: Any = call.input if isinstance(call, store.ToolCall) else call.arguments_text
         result = loaded.result.content if loaded.result is not None else None
-        row = {"session_id": sid, "position": loaded.position, "index": loaded.index,
+        row = {"session_id": sid, "position": loaded.position, "call_index": loaded.index,
                "call_id": call.id, "name": call.name, "raw_name": call.raw_name,
                "status": call.status,
                "arguments": arguments, "result": result,
@@ -275,7 +333,7 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                                         schema=schema_file, limit=limit,
                                         redactor=redactor_from(redact, patterns))
     if as_json:
-        emit_json({"session_id": v.session_id, "position": v.position, "index": v.index,
+        emit_json({"session_id": v.session_id, "position": v.position, "call_index": v.index,
                    "call_id": v.call_id, "name": v.name, "raw_name": v.raw_name,
                    "kind": v.kind, "problems": v.problems, "arguments": v.arguments_text,
                    "source": v.source} for v in violations)

@@ -80,6 +80,17 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
             click.echo(visible(f"repair: {change.kind} ({where}): {change.detail}"), err=True)
         messages = list(repaired.messages)
     else:
+        refused = [change for change in store.repair(
+            transcript, target, tools=tools or None,  # type: ignore[arg-type]
+            aliases=aliases).changes if change.kind in _REFUSED]
+        if refused:  # the target would refuse the body: say why, write nothing
+            for change in refused:
+                where = f"message {change.position}" if change.position is not None else "-"
+                click.echo(visible(f"problem: {change.kind} ({where}): {change.detail}"),
+                           err=True)
+            raise click.ClickException(
+                f"{len(refused)} problem(s) that {target} would refuse; "
+                "export with --repair to fix them (the report goes to stderr)")
         messages = [stored.message for stored in transcript]
     payload = store.render(messages, target)  # type: ignore[arg-type]
     try:
@@ -89,6 +100,12 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
     sys.stdout.write(text + "\n")
     if redactor is not None:
         click.echo(f"{redactions} secrets redacted", err=True)
+
+
+#: Repair findings that mean the target refuses the history as stored (not cosmetic renames).
+_REFUSED = frozenset({"synthesized_result", "dropped_dangling_call", "dropped_orphan_result",
+                      "dropped_duplicate_result", "moved_result", "relinked_result",
+                      "substituted_arguments", "unknown_tool", "remapped_id"})
 
 
 def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,26 +23,34 @@ from store.cli._common import (
 
 @click.command("import")
 @db_option
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(store.IMPORT_FORMATS),
               help="The files' format (default: detected per file).")
 @click.option("--settle", type=float, default=300.0, show_default=True,
               help="Seconds unchanged after which a file counts as complete (0: every file).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+@click.option("--yes", "-y", is_flag=True,
+              help="Without PATHS: import the agents' folders found without asking.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
-                   settle: float, quiet: bool, as_json: bool, verbose: bool) -> None:
+                   settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
     and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
     could not be imported (each is reported with its file and line).
+
+    Without PATHS: the agents' own session folders found on this machine
+    (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
+    are listed, then imported once you confirm (--yes: without asking).
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
+    if not paths:
+        paths = _offer_agent_folders(yes)
     out = console()
     with open_store(db_url) as opened:
         progress = Progress(TextColumn("{task.description}"), BarColumn(),
@@ -109,6 +118,33 @@ def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
         else:
             click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
                                "them)"), err=True)
+
+
+def agent_folders(home: Path | None = None) -> list[tuple[str, Path]]:
+    """The agents' default session folders that exist: (agent, folder)."""
+    home = home or Path.home()
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    candidates = [("claude-code", home / ".claude" / "projects"),
+                  ("codex", codex_home / "sessions"),
+                  ("codex", codex_home / "archived_sessions")]
+    candidates += [("gemini-cli", chats)
+                   for chats in sorted((home / ".gemini" / "tmp").glob("*/chats"))]
+    return [(agent, folder) for agent, folder in candidates if folder.is_dir()]
+
+
+def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
+    found = agent_folders()
+    if not found:
+        raise click.UsageError(
+            "no PATHS given and no agent session folder found (~/.claude/projects, "
+            "~/.codex/sessions, ~/.gemini/tmp/*/chats): give the files or folders to import")
+    click.echo("agent session folders found:", err=True)
+    for agent, folder in found:
+        files = sum(1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl"))
+        click.echo(f"  {agent:12} {folder}  ({files} files)", err=True)
+    if not yes and not click.confirm("import them?", default=True, err=True):
+        raise click.ClickException("nothing imported")
+    return tuple(folder for _, folder in found)
 
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).

@@ -15,6 +15,7 @@ import sys
 
 import click
 
+import store.cli.aliases as aliases
 import store.cli.audit as audit
 import store.cli.completion as completion
 import store.cli.db as db
@@ -50,7 +51,7 @@ def cli(ctx: click.Context, traceback: bool, verbose: int, no_color: bool) -> No
 
 
 
-for _module in (db, demo, sessions, imports, export, audit, serve, completion):
+for _module in (db, demo, sessions, imports, export, audit, aliases, serve, completion):
     for _command in _module.COMMANDS:
         cli.add_command(_command)
 

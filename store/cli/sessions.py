@@ -14,7 +14,9 @@ from store.cli._common import (
     console,
     db_option,
     emit_json,
+    more_rows,
     open_store,
+    page_limit,
     redaction_options,
     redactor_from,
     visible,
@@ -29,9 +31,12 @@ def sessions() -> None:
 
 def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
     return {
-        "session_id": info.session_id, "title": info.title, "provider": info.provider,
-        "model": info.model, "cwd": info.cwd, "tags": list(info.tags),
-        "messages": info.message_count, "created_at": info.created_at.isoformat(),
+        "session_id": info.session_id, "title": info.title, "agent": info.agent,
+        "provider": info.provider, "model": info.model, "cwd": info.cwd,
+        "tags": list(info.tags), "messages": info.message_count,
+        "started_at": info.started_at.isoformat() if info.started_at else None,
+        "ended_at": info.ended_at.isoformat() if info.ended_at else None,
+        "created_at": info.created_at.isoformat(),
         "updated_at": info.updated_at.isoformat(),
     }
 
@@ -42,33 +47,50 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--model", help="Only sessions of this model.")
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
-@click.option("--since", type=click.DateTime(), help="Updated at or after (UTC).")
-@click.option("--until", type=click.DateTime(), help="Updated before (UTC).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True)
+@click.option("--agent", help="Only sessions recorded by this agent (claude-code, codex ...).")
+@click.option("--since", type=click.DateTime(),
+              help="With a message at or after this time (UTC; the session's own times).")
+@click.option("--until", type=click.DateTime(),
+              help="With a message before this time (UTC; the session's own times).")
+@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+              help="At most this many sessions (0: all).")
 @click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@redaction_options
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
-                  tag: str | None, title_contains: str | None, since: datetime | None,
-                  until: datetime | None, limit: int, offset: int, as_json: bool) -> None:
+                  tag: str | None, title_contains: str | None, agent: str | None,
+                  since: datetime | None, until: datetime | None, limit: int, offset: int,
+                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """List sessions, most recently updated first."""
     from rich.table import Table
 
+    filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
+                               "title_contains": title_contains, "agent": agent,
+                               "since": _utc(since), "until": _utc(until)}
     with open_store(db_url, read_only=True) as opened:
-        found = opened.list_sessions(provider=provider, model=model, tag=tag,
-                                     title_contains=title_contains, since=_utc(since),
-                                     until=_utc(until), limit=limit, offset=offset)
+        found = opened.list_sessions(**filters, limit=page_limit(limit), offset=offset)
+        total = (len(found) + offset if limit == 0 or len(found) < limit
+                 else opened.count_sessions(**filters))
     rows = [_session_dict(info) for info in found]
+    redactor = redactor_from(redact, patterns)
+    if redactor is not None:  # titles and folders can hold what the transcript held
+        for row in rows:
+            row["title"], _ = redactor.redact(row["title"])
+            row["cwd"], _ = redactor.redact(row["cwd"])
     if as_json:
         emit_json(rows)
+        more_rows(len(rows), total, offset, "sessions")
         return
-    table = Table(title=f"{len(rows)} sessions")
-    for column in ("session", "title", "provider", "model", "messages", "updated"):
+    table = Table(title=f"{len(rows)} of {total:,} sessions")
+    for column in ("session", "title", "agent", "model", "messages", "started", "ended"):
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(escape(row["session_id"]), escape(row["title"] or ""),
-                      escape(row["provider"] or ""), escape(row["model"] or ""),
-                      str(row["messages"]), escape(row["updated_at"][:19]))
+                      escape(row["agent"] or row["provider"] or ""),
+                      escape(row["model"] or ""), str(row["messages"]),
+                      (row["started_at"] or "-")[:19], (row["ended_at"] or "-")[:19])
     console().print(table)
+    more_rows(len(rows), total, offset, "sessions")
 
 
 def _utc(value: datetime | None) -> datetime | None:

@@ -162,7 +162,7 @@ class StoreBase:
         cached = self._alias_cache
         if cached is not None and cached[0] == rows:
             return cached[1]
-        table = AliasTable([(raw, current) for raw, current in rows])
+        table = AliasTable.from_rows(rows)
         self._alias_cache = (rows, table)
         return table
 
@@ -193,9 +193,11 @@ def _escape_like(text: str) -> str:
 
 
 def alias_table(conn: Connection) -> AliasTable:
-    """The persisted alias table (``tool_aliases``), read on ``conn``."""
-    rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
-    return AliasTable([(r, c) for r, c in rows])
+    """The persisted alias table (``tool_aliases``: global and per-agent rows), read on
+    ``conn``."""
+    rows = conn.execute(select(tool_aliases.c.agent, tool_aliases.c.raw_name,
+                               tool_aliases.c.current_name)).all()
+    return AliasTable.from_rows([(a, r, c) for a, r, c in rows])
 
 
 def _session_row(
@@ -207,6 +209,7 @@ def _session_row(
     tags: Iterable[str],
     metadata: Mapping[str, Any] | None,
     now: datetime,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     tag_list = list(tags)
     if not all(isinstance(t, str) for t in tag_list):
@@ -215,6 +218,7 @@ def _session_row(
         raise RecordError(f"session tags must be strings, got {tag_list!r}")
     return {
         "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
+        "agent": agent,
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
         "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
         "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
@@ -226,4 +230,5 @@ def _session_info(row: Any) -> SessionInfo:
         row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
         tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
         _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
+        row.get("agent"),
     )

@@ -189,8 +189,8 @@ class Statements:
             .order_by(tool_results.c.position, tool_results.c.result_index)
         )
         self.load_aliases = self._compile(
-            select(tool_aliases.c.raw_name, tool_aliases.c.current_name)
-            .order_by(tool_aliases.c.raw_name)
+            select(tool_aliases.c.agent, tool_aliases.c.raw_name, tool_aliases.c.current_name)
+            .order_by(tool_aliases.c.agent, tool_aliases.c.raw_name)
         )
         self.count_by_raw_name = self._compile(
             select(tool_calls.c.raw_name, func.count()).group_by(tool_calls.c.raw_name)

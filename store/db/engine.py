@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote, unquote
@@ -38,6 +39,7 @@ __all__ = [
     "Durability",
     "create_private_file",
     "create_store_engine",
+    "database_url",
     "default_url",
     "make_private_dirs",
     "redact_url",
@@ -141,10 +143,13 @@ def create_store_engine(
     read_only: bool = False,
 ) -> Engine:
     """An engine configured for the store (see the module docstring)."""
+    url = database_url(url)
     try:
         parsed = make_url(url)
     except Exception as exc:
-        raise ConfigurationError(f"not a database URL: {redact_url(url)}") from exc
+        raise ConfigurationError(
+            f"not a database URL: {redact_url(url)} (expected sqlite:///path, "
+            "postgresql+psycopg://user@host/db, or a plain file path)") from exc
     options: dict[str, Any] = {
         "json_serializer": _json_dumps,
         "json_deserializer": orjson.loads,
@@ -186,6 +191,54 @@ def create_store_engine(
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
 
 
+@lru_cache(maxsize=64)
+def _compiled_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _regexp(pattern: str | None, value: str | None) -> bool | None:
+    if pattern is None or value is None:
+        return None
+    return _compiled_pattern(pattern).search(value) is not None
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.lower()
+
+
+def register_functions(connection: Any) -> None:
+    """The search functions an SQLite connection needs that PostgreSQL has built in:
+    ``x REGEXP p`` (Python's re; the audit's regular expressions keep to the syntax both
+    understand), a Unicode ``unicode_lower`` (SQLite's lower() folds ASCII only), and the exact
+    JSON helpers of ``store.audit.conditions`` (``json_at``, ``json_same``)."""
+    from store.audit.conditions import json_at, json_same
+
+    connection.create_function("regexp", 2, _regexp, deterministic=True)
+    connection.create_function("unicode_lower", 1, _lower, deterministic=True)
+    connection.create_function("json_at", 2, json_at, deterministic=True)
+    connection.create_function("json_same", 2, json_same, deterministic=True)
+
+
+def database_url(value: str | URL) -> str | URL:
+    """A URL as given, or a plain file path as an SQLite URL (``--db ./audit.sqlite``).
+    ``ConfigurationError`` with a hint for an SQLite URL with a host (``sqlite://x``: two
+    slashes)."""
+    if isinstance(value, URL):
+        return value
+    if "://" not in value:
+        if not value.strip():
+            raise ConfigurationError(
+                f"not a database URL or file path: {value!r} (use sqlite:///path/to/file, "
+                "postgresql+psycopg://user@host/db, or a plain file path)")
+        return f"sqlite:///{Path(value).expanduser().resolve()}"
+    scheme, _, rest = value.partition("://")
+    if scheme.startswith("sqlite") and rest and not rest.startswith("/") and rest != ":memory:":
+        raise ConfigurationError(
+            f"{value!r} is not an SQLite file URL: it needs three slashes "
+            f"(sqlite:///{rest} for a relative path, sqlite:////abs/path) or give a plain path")
+    return value
+
+
 def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> Engine:
     """A read-only SQLite engine that creates nothing and needs no write permission.
 
@@ -215,6 +268,7 @@ def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> E
                                      check_same_thread=False)
         connection.isolation_level = None
         connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        register_functions(connection)
         return connection
 
     options.pop("connect_args", None)
@@ -262,6 +316,7 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
             cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:
             cursor.close()
+        register_functions(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:

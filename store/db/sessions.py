@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, literal, or_, select, update
 
 from store.arguments import dumps_json, loads_json
 from store.db.base import (
     StoreBase,
+    _aware,
     _escape_like,
     _now,
     _session_info,
@@ -57,11 +59,13 @@ class SessionsMixin(StoreBase):
         cwd: str | None = None,
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
+        agent: str | None = None,
     ) -> SessionInfo:
-        """Create a session (a generated id when none is given); an existing id raises."""
+        """Create a session (a generated id when none is given); an existing id raises.
+        ``agent`` names the agent that records it (aliases scoped to it apply)."""
         sid = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
         now = _now()
-        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now)
+        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now, agent)
         with self._write() as conn:
             exists = conn.execute(
                 select(sessions.c.session_id).where(sessions.c.session_id == sid)
@@ -92,13 +96,53 @@ class SessionsMixin(StoreBase):
         title_contains: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        limit: int = 50,
+        limit: int | None = 50,
         offset: int = 0,
+        agent: str | None = None,
     ) -> list[SessionInfo]:
-        """Sessions, most recently updated first, filtered and paged."""
-        if limit < 0 or offset < 0:
+        """Sessions, most recently updated first, filtered and paged (``limit=None``: all).
+
+        ``since`` / ``until``: sessions with a message in that time range (inclusive,
+        exclusive), by the times the sessions recorded (Claude Code and Codex line
+        timestamps, Gemini CLI message timestamps ...; the append time only for messages
+        that carry none), not by when they were imported. Each session's ``started_at`` /
+        ``ended_at`` are its first and last message times.
+        """
+        if (limit is not None and limit < 0) or offset < 0:
             raise UsageError("limit and offset must not be negative")
+        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent)
+        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query.offset(offset)).all()
+            spans = _spans(conn, [r._mapping["session_id"] for r in rows])
+        return [replace(_session_info(r._mapping), started_at=spans.get(r[0], (None, None))[0],
+                        ended_at=spans.get(r[0], (None, None))[1]) for r in rows]
+
+    def count_sessions(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        tag: str | None = None,
+        title_contains: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        agent: str | None = None,
+    ) -> int:
+        """How many sessions :meth:`list_sessions` would list without a limit."""
+        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent)
+        with self._read() as conn:
+            return int(conn.execute(select(func.count()).select_from(query.subquery()))
+                       .scalar_one())
+
+    def _sessions_query(self, provider: str | None, model: str | None, tag: str | None,
+                        title_contains: str | None, since: datetime | None,
+                        until: datetime | None, agent: str | None) -> Any:
         query = select(sessions)
+        if agent is not None:
+            query = query.where(sessions.c.agent == agent)
         if provider is not None:
             query = query.where(sessions.c.provider == provider)
         if model is not None:
@@ -110,14 +154,24 @@ class SessionsMixin(StoreBase):
             query = query.where(
                 sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
             )
-        if since is not None:
-            query = query.where(sessions.c.updated_at >= since)
-        if until is not None:
-            query = query.where(sessions.c.updated_at < until)
-        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+        if since is not None or until is not None:
+            # ix_messages_created_at: the sessions that recorded a message in the range; a
+            # session without messages by its creation time.
+            active = select(messages.c.session_id)
+            empty = [sessions.c.next_position == 0]
+            if since is not None:
+                active = active.where(messages.c.created_at >= _as_utc(since))
+                empty.append(sessions.c.created_at >= _as_utc(since))
+            if until is not None:
+                active = active.where(messages.c.created_at < _as_utc(until))
+                empty.append(sessions.c.created_at < _as_utc(until))
+            query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
+        return query
+
+    def session_span(self, session_id: str) -> tuple[datetime | None, datetime | None]:
+        """The first and last message times of a session (``None`` when it has none)."""
         with self._read() as conn:
-            rows = conn.execute(query.limit(limit).offset(offset)).all()
-        return [_session_info(r._mapping) for r in rows]
+            return _spans(conn, [session_id]).get(session_id, (None, None))
 
     def rename_session(self, session_id: str, title: str | None) -> SessionInfo:
         """Set a session's title."""
@@ -194,7 +248,8 @@ class SessionsMixin(StoreBase):
                 "session_id": new_id,
                 "title": title if title is not None else src["title"],
                 "provider": src["provider"], "model": src["model"], "cwd": src["cwd"],
-                "tags_json": src["tags_json"], "metadata_json": dumps_json(metadata),
+                "agent": src["agent"], "tags_json": src["tags_json"],
+                "metadata_json": dumps_json(metadata),
                 "created_at": now, "updated_at": now, "next_position": copied,
             }])
             for table in (messages, tool_calls, tool_results, tool_definitions):
@@ -285,21 +340,49 @@ class SessionsMixin(StoreBase):
         with self._read() as conn:
             return alias_table(conn)
 
-    def add_alias(self, raw_name: str, current_name: str) -> AliasTable:
-        """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias)."""
-        AliasTable({raw_name: current_name})  # validates both names
+    def add_alias(self, raw_name: str, current_name: str, *,
+                  agent: str | None = None) -> AliasTable:
+        """Map ``raw_name`` to ``current_name`` from now on (replacing an earlier alias); with
+        ``agent``, only for that agent's sessions (a scoped alias wins over a global one)."""
+        AliasTable().with_alias(raw_name, current_name, agent)  # validates the names
+        scope = agent or ""
         with self._write() as conn:
-            conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
-            conn.execute(insert(tool_aliases), [{"raw_name": raw_name,
+            conn.execute(delete(tool_aliases).where(tool_aliases.c.agent == scope,
+                                                    tool_aliases.c.raw_name == raw_name))
+            conn.execute(insert(tool_aliases), [{"agent": scope, "raw_name": raw_name,
                                                  "current_name": current_name,
                                                  "created_at": _now()}])
             return alias_table(conn)
 
-    def remove_alias(self, raw_name: str) -> AliasTable:
-        """Remove the alias of ``raw_name``; ``AliasError`` when it has none."""
+    def remove_alias(self, raw_name: str, *, agent: str | None = None) -> AliasTable:
+        """Remove the alias of ``raw_name`` (the one scoped to ``agent`` when given);
+        ``AliasError`` when it has none."""
         with self._write() as conn:
-            done = conn.execute(delete(tool_aliases).where(tool_aliases.c.raw_name == raw_name))
+            done = conn.execute(delete(tool_aliases).where(
+                tool_aliases.c.agent == (agent or ""), tool_aliases.c.raw_name == raw_name))
             if done.rowcount == 0:
-                raise AliasError(f"no alias for tool name {raw_name!r}")
+                scope = f" for agent {agent!r}" if agent else ""
+                raise AliasError(f"no alias for tool name {raw_name!r}{scope}")
             return alias_table(conn)
 
+
+def _as_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _spans(conn: Connection, session_ids: list[str]) -> dict[str, tuple[datetime, datetime]]:
+    """First and last message time per session (one grouped query; ix_messages_time)."""
+    if not session_ids:
+        return {}
+    rows = conn.execute(
+        select(messages.c.session_id, func.min(messages.c.created_at),
+               func.max(messages.c.created_at))
+        .where(messages.c.session_id.in_(session_ids)).group_by(messages.c.session_id)
+    ).all()
+    return {sid: (_time(first), _time(last)) for sid, first, last in rows}
+
+
+def _time(value: Any) -> datetime:
+    if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
+        value = datetime.fromisoformat(value)
+    return _aware(value)

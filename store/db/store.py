@@ -23,6 +23,7 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Self
 
@@ -131,6 +132,7 @@ class TranscriptStore(SessionsMixin):
         model: str | None = None,
         cwd: str | None = None,
         tags: Iterable[str] = (),
+        agent: str | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -142,7 +144,7 @@ class TranscriptStore(SessionsMixin):
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
-        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now())
+        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
         return self._retrying(lambda conn: write_append(conn, sid, prepared, new_session))
 
     # -- load -----------------------------------------------------------------------------------
@@ -190,9 +192,11 @@ class TranscriptStore(SessionsMixin):
                 cursor.close()
         read_time = st.read_time
         apply = aliases.apply
+        agent = srow[session_columns.index("agent")] if "agent" in session_columns else None
         calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
         for pos, idx, call_id, wire, status, error, extras, source, minted in crows:
-            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)))
+            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)),
+                         agent)
             if strict and isinstance(call, InvalidToolCall):
                 err = call.error
                 err.args = (f"session {sid!r}, message {pos}, call {idx} ({call.name}): "
@@ -219,7 +223,11 @@ class TranscriptStore(SessionsMixin):
         session_row = dict(zip(session_columns, srow, strict=True))
         session_row["created_at"] = read_time(session_row["created_at"])
         session_row["updated_at"] = read_time(session_row["updated_at"])
-        return Transcript(_session_info(session_row), tuple(out), links)
+        info = _session_info(session_row)
+        if out and start == 0:
+            info = replace(info, started_at=min(m.created_at for m in out),
+                           ended_at=max(m.created_at for m in out))
+        return Transcript(info, tuple(out), links)
 
     # -- search index ---------------------------------------------------------------------------
 

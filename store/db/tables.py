@@ -31,6 +31,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
+from store.vocabulary import VIEW_NAMES
+
 __all__ = [
     "NAMING_CONVENTION",
     "WIRE_VERSION",
@@ -70,6 +72,8 @@ sessions = Table(
     Column("provider", String),
     Column("model", String),
     Column("cwd", Text, doc="working directory of the agent"),
+    Column("agent", String, doc="the agent that recorded it (claude-code, codex, ...): "
+                                "scopes aliases (revision 0005)"),
     Column("tags_json", Text, nullable=False, doc="JSON array of tag strings"),
     Column("metadata_json", Text, nullable=False, doc="JSON object of anything else"),
     Column("created_at", UTCDateTime, nullable=False),
@@ -139,6 +143,9 @@ tool_calls = Table(
         server_default="1",
         doc="which canonical form wrote wire_json (WIRE_VERSION)",
     ),
+    # Canonical argument views (revision 0005, store.vocabulary.argument_views): the shell
+    # command as one string, the file path, the search pattern, the URL; NULL when none.
+    *(Column(f"{view}_text", Text) for view in VIEW_NAMES),
     ForeignKeyConstraint(
         ["session_id", "position"],
         ["messages.session_id", "messages.position"],
@@ -188,6 +195,13 @@ Index(
     postgresql_where=tool_results.c.is_error == true(),
 )
 
+# Argument views (revision 0005): partial (only calls that have the view), led by the raw name
+# so that a tool filter and a view condition are answered from the index alone.
+for _view in VIEW_NAMES:
+    _column = tool_calls.c[f"{_view}_text"]
+    Index(f"ix_tool_calls_{_view}", tool_calls.c.raw_name, _column,
+          sqlite_where=_column.is_not(None), postgresql_where=_column.is_not(None))
+
 tool_definitions = Table(
     "tool_definitions",
     metadata,
@@ -203,6 +217,8 @@ tool_definitions = Table(
 tool_aliases = Table(
     "tool_aliases",
     metadata,
+    Column("agent", String, primary_key=True, server_default="",
+           doc="'' for every agent, else the sessions.agent it holds for (revision 0005)"),
     Column("raw_name", String, primary_key=True),
     Column("current_name", String, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),

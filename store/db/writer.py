@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -25,12 +25,14 @@ from store.normalize.messages import normalize_message
 from store.pairing import TURN_ROLES, CallRef, Pairing
 from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
+from store.vocabulary import argument_views
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
 
 MessageInput = Message | Mapping[str, Any]
 
 # Names are stored as recorded: aliases apply at load time, so normalize without any.
+_NO_VIEWS = (None, None, None, None)
 # Bound parameters per IN (...) list, below SQLite's limit.
 _IN_CHUNK = 500
 
@@ -153,6 +155,13 @@ def _nul_safe_arguments(arguments: Any, text: str) -> Any:
 def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     """The transcript's own timestamp when it has a readable one, else the append time."""
     stamp = metadata.get("timestamp")
+    if stamp is None:
+        stamp = metadata.get("created")  # provider responses: epoch seconds
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool):
+        try:  # epoch seconds, or milliseconds (JavaScript Date.now())
+            return datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, UTC)
+        except (ValueError, OverflowError, OSError):
+            return now
     if isinstance(stamp, str):
         return parse_timestamp(stamp) or now  # unreadable, or out of range once in UTC
     return now
@@ -279,6 +288,8 @@ def _write(
                 sid, position, call.index, call_id, minted, call.call.recorded_name,
                 call.wire_json, call.status, call.error, json(arguments), call.extras_json,
                 call.call.source, WIRE_VERSION,
+                *(argument_views(call.call.recorded_name, arguments)
+                  if type(arguments) is dict else _NO_VIEWS),
             ))
         linker.add_calls(position, opened)
         for res in enc.results:
@@ -419,7 +430,8 @@ def _check_column_order() -> None:
                    "text", "parts_json", "extras_json", "metadata_json", "created_at"),
         tool_calls: ("session_id", "position", "call_index", "call_id", "id_minted",
                      "raw_name", "wire_json", "arguments_status", "arguments_error",
-                     "arguments", "extras_json", "source", "wire_version"),
+                     "arguments", "extras_json", "source", "wire_version", "command_text",
+                     "path_text", "pattern_text", "url_text"),
         tool_results: ("session_id", "position", "result_index", "call_id", "call_position",
                        "call_index", "is_error", "name", "content_json", "extras_json",
                        "source"),

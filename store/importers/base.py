@@ -46,6 +46,8 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
+#: Formats written by an agent (the session's ``agent``); the others are provider message lists.
+AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward"})
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
@@ -90,6 +92,9 @@ class ParsedSession:
     metadata: dict[str, Any] = field(default_factory=dict)
     lines: list[int | None] = field(default_factory=list)
     item_indexes: list[int | None] = field(default_factory=list)
+    #: The agent that recorded the session (the format of agent transcripts; aliases scoped
+    #: to it apply to its calls).
+    agent: str | None = None
 
 
 @dataclass(slots=True)
@@ -195,6 +200,8 @@ class Collector:
                 found.title = self.source.path.name
             if not found.tags:
                 found.tags = (self.format,)
+            if found.agent is None and self.format in AGENT_FORMATS:
+                found.agent = self.format
             self.sessions[session_id] = found
             self._keys[session_id] = {}
         return found

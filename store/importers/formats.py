@@ -23,6 +23,7 @@ read at all raises :class:`ImportFileError`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from store.importers.base import (
     read_source,
 )
 from store.importers.canonical import is_canonical_record, read_canonical
-from store.importers.gemini_cli import read_gemini_cli
+from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.jsonl import decode_codex_output, read_claude_code, read_codex, read_kward
 from store.keys import canonical_keys
 
@@ -123,6 +124,10 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
     if "payload" in top and kind in _CODEX_TYPES:
         return "codex"
     if "session_id" in top and isinstance(top.get("messages"), list):
+        return "gemini-cli"
+    if "session_id" in top and "project_hash" in top:  # a Gemini CLI JSON-lines header
+        return "gemini-cli"
+    if "$set" in record or "$rewindTo" in record:
         return "gemini-cli"
     if (kind == "summary" and "leaf_uuid" in top) or kind == "file-history-snapshot":
         return "claude-code"
@@ -209,13 +214,17 @@ def read_sessions(path: Path | str, format: str | None = None, *,
             records, last_line = [(1, document)], 1
         _LINE_READERS[fmt](records, last_line, collector)
     elif fmt == "gemini-cli":
-        if document is NO_DOCUMENT and len(records) == 1:
+        if (document is NO_DOCUMENT and len(records) == 1
+                and isinstance(records[0][1], Mapping)
+                and isinstance(records[0][1].get("messages"), list)):
             document = records[0][1]
+        if document is NO_DOCUMENT and records:  # the JSON-lines layout (v0.39.0+)
+            document = gemini_cli_lines_document(records, collector)
+            if document is None:
+                raise ImportFileError(file, "no Gemini CLI chat record in "
+                                            f"{len(records)} JSON lines")
         if document is not NO_DOCUMENT:
             read_gemini_cli(document, collector)
-        elif records:
-            raise ImportFileError(file, "a Gemini CLI chat is one JSON document, "
-                                        f"found {len(records)} JSON lines")
     elif document is not NO_DOCUMENT:
         _read_plain_document(document, fmt, collector)
     else:
@@ -263,6 +272,7 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
     items: Any = document
     system: Any = None
     model: Any = None
+    created: Any = None
     if isinstance(document, Mapping):
         try:
             top, _ = canonical_keys(document)
@@ -284,6 +294,8 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
                      for c in top["choices"]]
         else:
             items = [document]  # a single message
+        if isinstance(top.get("created"), int | float):  # a response body: when it was made
+            created = top["created"]
     if not isinstance(items, list):
         collector.problem(None, "expected a list of messages, "
                                 f"found {type(items).__name__} (format {fmt})")
@@ -296,6 +308,8 @@ def _read_plain_document(document: Any, fmt: str, collector: Collector) -> None:
             collector.add(session, message, f"{sid}:system")
     for index, item in enumerate(items):
         message = collector.read(item, None, index)
+        if message is not None and created is not None and "created" not in message.metadata:
+            message = replace(message, metadata={**message.metadata, "created": created})
         if message is not None:
             collector.add(session, message, f"{sid}:{index}", item=index)
 

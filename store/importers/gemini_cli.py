@@ -1,4 +1,8 @@
-"""Reader of Gemini CLI chat files (``~/.gemini/tmp/<hash>/chats/session-*.json``) (domain).
+"""Reader of Gemini CLI chat files (``~/.gemini/tmp/<project>/chats/session-*.json[l]``)
+(domain).
+
+Two layouts: the legacy JSON document (below), and, since v0.39.0, JSON lines
+(:func:`gemini_cli_lines_document` folds them into the same document first).
 
 One JSON document ``{sessionId, projectHash, startTime, lastUpdated, messages: [...]}``, each
 message ``{id, timestamp, type: "user" | "gemini" | "info" | "error" | "warning", content,
@@ -27,11 +31,68 @@ from store.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, T
 from store.normalize.calls import read_call
 from store.normalize.messages import normalize_message
 
-__all__ = ["read_gemini_cli"]
+__all__ = ["gemini_cli_lines_document", "read_gemini_cli"]
 
 _NOTICES = frozenset({"info", "error", "warning"})
 _FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
 _CALL_KEYS = frozenset({"result", "result_display", "status"})
+
+
+def gemini_cli_lines_document(records: list[tuple[int, Any]],
+                              collector: Collector) -> dict[str, Any] | None:
+    """The conversation a Gemini CLI JSON-lines chat (v0.39.0+) holds, as one legacy document.
+
+    The file is append-only (``chatRecordingService.ts``): a metadata line (``sessionId``,
+    ``projectHash``, ``startTime`` ...), then message records upserted by ``id`` (the last
+    version of an id wins, in first-insertion order), ``{"$set": {...}}`` metadata updates
+    (``$set.messages`` replaces the whole list: a checkpoint) and ``{"$rewindTo": id}``
+    (that message and every later one are dropped; an unknown id clears all). ``None`` when
+    no line is a chat record.
+    """
+    meta: dict[str, Any] = {}
+    entries: dict[str, Any] = {}
+    found = False
+    for line, record in records:
+        if not isinstance(record, Mapping):
+            collector.problem(line, f"not a Gemini CLI chat record: a JSON "
+                                    f"{type(record).__name__}")
+            continue
+        if "$rewindTo" in record:
+            found = True
+            target = record["$rewindTo"]
+            kept: dict[str, Any] = {}
+            for key, value in entries.items():
+                if key == target:
+                    break
+                kept[key] = value
+            entries = kept if target in entries else {}
+        elif isinstance(record.get("id"), str):
+            found = True
+            entries[record["id"]] = record  # an update keeps the first position (a JS Map)
+        elif isinstance(record.get("$set"), Mapping):
+            found = True
+            update = dict(record["$set"])
+            checkpoint = update.pop("messages", None)
+            if isinstance(checkpoint, list):
+                entries = {m["id"] if isinstance(m, Mapping) and isinstance(m.get("id"), str)
+                           else f"#{line}:{i}": m for i, m in enumerate(checkpoint)}
+            meta.update(update)
+        elif "sessionId" in record or "session_id" in record:
+            found = True
+            header = dict(record)
+            listed = header.pop("messages", None)
+            if isinstance(listed, list):  # a whole legacy record on one line
+                for i, m in enumerate(listed):
+                    key = m["id"] if isinstance(m, Mapping) and isinstance(m.get("id"), str) \
+                        else f"#{line}:{i}"
+                    entries[key] = m
+            meta.update(header)
+        else:
+            collector.problem(line, "not a Gemini CLI chat record: keys "
+                                    f"{sorted(str(k) for k in record)}")
+    if not found:
+        return None
+    return {**meta, "messages": list(entries.values())}
 
 
 def read_gemini_cli(document: Any, collector: Collector) -> None:
@@ -55,7 +116,9 @@ def read_gemini_cli(document: Any, collector: Collector) -> None:
                   and m.get("type") == "gemini" and isinstance(m.get("model"), str)), None)
     session = collector.session(
         sid, provider="google", model=model,
-        metadata={k: top[k] for k in ("project_hash", "start_time") if top.get(k) is not None},
+        tags=("gemini-cli", "subagent") if top.get("kind") == "subagent" else (),
+        metadata={k: top[k] for k in ("project_hash", "start_time", "kind", "summary")
+                  if top.get(k) is not None},
     )
     settled = collector.source.settled
     for index, raw in enumerate(messages):

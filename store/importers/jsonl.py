@@ -8,12 +8,18 @@ append-only, so keys are stable and a re-import stores only what is new.
 * **Claude Code**: assistant lines sharing ``message.id`` (one content block each) become one
   message, parts in line order, keyed by the ``message.id``, the lines' ``uuid``\\ s kept in
   metadata. A turn that ends the file with no ``stop_reason`` may still be growing: it is
-  deferred unless the file is settled. ``isSidechain`` lines go to the session
-  ``<sessionId>:sidechain``. Results are separate lines, paired to calls by id when stored,
+  deferred unless the file is settled. Subagent lines (``isSidechain`` with an ``agentId``;
+  files ``<session>/subagents/agent-<id>.jsonl`` or, 2.0.x, ``agent-<id>.jsonl``) go to
+  their own session ``<sessionId>:agent-<agentId>``, linked to the parent session and to the
+  parent's ``Task`` / ``Agent`` call (metadata ``parent_session``, ``parent_call_id``);
+  1.x inline sidechain lines (no ``agentId``) to ``<sessionId>:sidechain``. Results are
+  separate lines, paired to calls by id when stored,
   whatever their order. ``summary`` lines give the title; other lines carrying no message are
   skipped with their type as reason.
 * **Codex**: ``session_meta`` gives the session (id, cwd, provider, CLI version),
-  ``turn_context`` the model, ``response_item`` payloads the messages; ``event_msg``,
+  ``turn_context`` the model, ``response_item`` payloads the messages (dated by their line's
+  ``timestamp``), a ``compacted`` record a user message holding its summary (the record
+  kept whole in the metadata); ``event_msg``,
   ``ghost_snapshot`` ... are skipped with a reason. Old rollouts without the
   ``{timestamp, type, payload}`` envelope (a header line, then bare items) read too. Outputs
   are stored verbatim; :func:`decode_codex_output` unwraps them for display.
@@ -32,7 +38,7 @@ from store.arguments import loads_json
 from store.errors import AmbiguousRecord
 from store.importers.base import Collector, Record, path_session_id
 from store.keys import canonical_keys
-from store.model import Message, Part
+from store.model import Message, Part, TextPart
 
 __all__ = ["decode_codex_output", "read_claude_code", "read_codex", "read_kward"]
 
@@ -119,11 +125,15 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         sid = _text(top.get("session_id")) or default_sid or path_session_id(
             collector.source.path)
         default_sid = default_sid or sid
-        chain = f"{sid}:sidechain" if top.get("is_sidechain") is True else sid
+        agent_id = _text(top.get("agent_id"))
+        if top.get("is_sidechain") is not True:
+            chain = sid
+        else:  # a subagent: its own session (one per agent id; 1.x inline rows: one sidechain)
+            chain = f"{sid}:agent-{agent_id}" if agent_id else f"{sid}:sidechain"
         uuid = _text(top.get("uuid"))
         if uuid is not None:
             uuids.add(uuid)
-        meta = info.setdefault(chain, {"parent": sid})
+        meta = info.setdefault(chain, {"parent": sid, "agent_id": agent_id})
         if "cwd" not in meta and _text(top.get("cwd")):
             meta["cwd"] = top["cwd"]
         for name in _CLAUDE_SESSION_KEYS:
@@ -155,13 +165,24 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
     for chain, items in entries.items():
         meta = info[chain]
         side = chain != meta["parent"]
+        agent_id = meta["agent_id"] if side else None
+        link: dict[str, Any] = {}
+        if agent_id is not None:
+            link = _subagent_link(collector.source.path, records, meta["parent"], agent_id)
+        kind = "subagent" if agent_id is not None else "sidechain"
+        label = link.get("agent_type")
         session = collector.session(
-            chain, title=(f"{title} (sidechain)" if side and title else title),
+            chain, title=(f"{title or meta['parent']} ({kind}"
+                          + (f" {label})" if label else ")") if side else title),
             provider="anthropic", model=meta.get("model"), cwd=meta.get("cwd"),
-            tags=("claude-code", "sidechain") if side else ("claude-code",),
+            tags=("claude-code", kind) if side else ("claude-code",),
             metadata={k: v for k, v in (("version", meta.get("version")),
                                         ("git_branch", meta.get("git_branch")),
-                                        ("parent_session", meta["parent"] if side else None))
+                                        ("parent_session", meta["parent"] if side else None),
+                                        ("agent_id", agent_id),
+                                        ("parent_call_id", link.get("parent_call_id")),
+                                        ("agent_type", label),
+                                        ("spawn_depth", link.get("spawn_depth")))
                       if v is not None},
         )
         for line, value, key in items:
@@ -173,6 +194,75 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                 collector.add(session, value.message(), key, line)
             else:
                 collector.add(session, value, key, line)
+
+
+def _subagent_link(path: Any, records: list[Record], parent: str,
+                   agent_id: str) -> dict[str, Any]:
+    """Where a Claude Code subagent came from: the id of the parent's ``Task`` / ``Agent``
+    call (``parent_call_id``: from the result row whose ``toolUseResult.agentId`` is the agent,
+    else a ``progress`` row's ``parentToolUseID``) and the sidecar ``agent-<id>.meta.json``
+    (``agent_type``, ``spawn_depth``). The parent is this file's own rows (1.x), else
+    ``<project>/<parent>.jsonl`` next to ``<parent>/subagents/agent-<id>.jsonl`` (2.1.2+) or
+    next to ``agent-<id>.jsonl`` (2.0.x)."""
+    from pathlib import Path
+
+    found: dict[str, Any] = {}
+    file = Path(path)
+    sidecar = file.with_name(file.name.removesuffix(".jsonl") + ".meta.json")
+    try:
+        info = loads_json(sidecar.read_text(encoding="utf-8"))
+        if isinstance(info, Mapping):
+            if isinstance(info.get("agentType"), str):
+                found["agent_type"] = info["agentType"]
+            if isinstance(info.get("spawnDepth"), int):
+                found["spawn_depth"] = info["spawnDepth"]
+    except (OSError, ValueError):
+        pass
+    call = _parent_call((r for _, r in records), agent_id)
+    candidates = [file.parent / f"{parent}.jsonl"]
+    if file.parent.name == "subagents":
+        candidates.insert(0, file.parent.parent.parent / f"{parent}.jsonl")
+    for candidate in candidates:
+        if call is not None:
+            break
+        try:
+            with candidate.open(encoding="utf-8", errors="replace") as handle:
+                call = _parent_call(_rows_naming(handle, agent_id), agent_id)
+        except OSError:
+            continue
+    if call is not None:
+        found["parent_call_id"] = call
+    return found
+
+
+def _rows_naming(lines: Any, agent_id: str) -> Any:
+    for text in lines:
+        if agent_id in text:
+            try:
+                yield loads_json(text)
+            except ValueError:
+                continue
+
+
+def _parent_call(rows: Any, agent_id: str) -> str | None:
+    progress: str | None = None
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        outcome = row.get("toolUseResult")
+        message = row.get("message")
+        if (isinstance(outcome, Mapping) and outcome.get("agentId") == agent_id
+                and isinstance(message, Mapping) and isinstance(message.get("content"), list)):
+            for block in message["content"]:
+                if (isinstance(block, Mapping) and block.get("type") == "tool_result"
+                        and isinstance(block.get("tool_use_id"), str)):
+                    return str(block["tool_use_id"])
+        data = row.get("data")
+        if (progress is None and row.get("type") == "progress" and isinstance(data, Mapping)
+                and data.get("agentId") == agent_id
+                and isinstance(row.get("parentToolUseID"), str)):
+            progress = str(row["parentToolUseID"])
+    return progress
 
 
 # -- Codex ---------------------------------------------------------------------------------------
@@ -197,6 +287,22 @@ def decode_codex_output(text: Any) -> Any:
 
 
 _CODEX_META = ("cli_version", "originator", "source", "timestamp", "git", "instructions")
+
+
+def _stamp(message: Message, top: Mapping[str, Any]) -> Any:
+    """The line's timestamp, unless the message carries its own."""
+    return None if "timestamp" in message.metadata else top.get("timestamp")
+
+
+def _codex_compacted(payload: Mapping[str, Any], top: Mapping[str, Any]) -> Message:
+    """A ``compacted`` record (the summary that replaced the history before it) as a user
+    message holding the summary text; the record (``replacement_history`` of a remote
+    compaction included) rides verbatim in the metadata, so nothing is dropped."""
+    summary = payload.get("message")
+    return Message("user", (TextPart(summary if isinstance(summary, str) else ""),), "codex",
+                   None, metadata={"codex_type": "compacted", "compacted": dict(payload),
+                                   **({"timestamp": top["timestamp"]}
+                                      if isinstance(top.get("timestamp"), str) else {})})
 
 
 def read_codex(records: list[Record], collector: Collector) -> None:
@@ -230,7 +336,10 @@ def read_codex(records: list[Record], collector: Collector) -> None:
                 reason = f"codex: response_item {payload.get('type')}"
                 message = collector.read(record, line, skip_reason=reason)
                 if message is not None:
-                    pending.append((line, _with(message, model=current)))
+                    pending.append((line, _with(message, model=current,
+                                                timestamp=_stamp(message, top))))
+            elif kind == "compacted":
+                pending.append((line, _codex_compacted(payload, top)))
             else:
                 collector.skip(f"codex: {kind}")
             continue

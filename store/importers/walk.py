@@ -149,8 +149,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
-            if not name.lower().endswith(_SUFFIXES):
-                continue
+            if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
+                continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             child = base / name
             target = child.resolve()
             if child.is_symlink() and not target.is_relative_to(root):
@@ -245,7 +245,7 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     def append(items: list[Message], keys: list[str]) -> AppendResult:
         return store.append(sid, items, keys=keys, title=session.title,
                             provider=session.provider, model=session.model, cwd=session.cwd,
-                            tags=session.tags)
+                            tags=session.tags, agent=session.agent)
 
     try:
         results = [append(session.items, session.keys)]
@@ -277,7 +277,8 @@ def _ensure_session(store: TranscriptStore, session: ParsedSession) -> bool:
     try:
         store.create_session(session.session_id, title=session.title,
                              provider=session.provider, model=session.model, cwd=session.cwd,
-                             tags=session.tags, metadata=session.metadata)
+                             tags=session.tags, metadata=session.metadata,
+                             agent=session.agent)
     except DatabaseError as exc:
         try:  # created meanwhile by another importer?
             store.get_session(session.session_id)

@@ -41,6 +41,7 @@ from store.replay.anthropic import render_anthropic, render_bedrock
 from store.replay.common import PLACEHOLDER_USER_TEXT, Native
 from store.replay.gemini import render_gemini
 from store.replay.openai import render_openai_chat, render_openai_responses
+from store.transcript import StoredMessage, Transcript
 
 __all__ = ["PLACEHOLDER_USER_TEXT", "render"]
 
@@ -53,9 +54,14 @@ _RENDERERS: Mapping[Target, Callable[[Sequence[Message], Native], dict[str, Any]
 }
 
 
-def render(messages: Sequence[Message], target: Target, *,
+def render(messages: Sequence[Message | StoredMessage] | Transcript, target: Target, *,
            same_provider: bool | None = None) -> dict[str, Any]:
-    """The provider-ready request history of ``messages`` for ``target`` (see module doc)."""
+    """The provider-ready request history of ``messages`` for ``target`` (see module doc).
+
+    ``messages``: ``Message`` values, or a loaded ``Transcript`` (or its ``messages``, the
+    stored messages), whose messages are rendered in order."""
     if target not in TARGETS:
         raise UsageError(f"unknown render target {target!r}; expected one of {TARGETS}")
-    return _RENDERERS[target](messages, Native(target, same_provider))
+    items = messages.messages if isinstance(messages, Transcript) else messages
+    plain = [m.message if isinstance(m, StoredMessage) else m for m in items]
+    return _RENDERERS[target](plain, Native(target, same_provider))

@@ -2,8 +2,8 @@
 
 * ``/sessions``: most recently updated first, ``Viewer.page_size`` a page (``?page=``),
   filtered by ``q`` (title contains), ``provider``, ``model``, ``tag``, ``tool`` (a current
-  tool name the session called), ``since`` / ``until`` (updated in that range; dates are
-  whole days, both inclusive).
+  tool name the session called), ``since`` / ``until`` (with a message in that range, by the
+  sessions' own times, not the import time; dates are whole days, both inclusive).
 * ``/tools``: the usage chart and, per tool, calls, sessions, invalid calls, error results,
   calls without a result, first and last seen; ``since`` / ``until`` narrow both.
 * ``/search``: :func:`store.search_calls` with the CLI's filters (``tool``, ``raw_name``,
@@ -93,7 +93,7 @@ def sessions_page(viewer: Viewer, request: Request) -> Response:
         model=field("model", "model", request.arg("model")),
         tag=field("tag", "tag", request.arg("tag")),
         tool=field("tool used", "tool", tool, datalist="tool-names"),
-        since=field("updated from", "since", request.arg("since"), kind="date"),
+        since=field("active from", "since", request.arg("since"), kind="date"),
         until=field("to", "until", request.arg("until"), kind="date"),
         tools=datalist("tool-names", _tool_names(viewer.store)))
     body_rows = join(html(

@@ -224,10 +224,19 @@ class TestExport:
         assert "repair: synthesized_result" in result.stderr
         assert "repair: substituted_arguments" in result.stderr
 
-    def test_export_without_repair_keeps_argument_text_byte_for_byte(self, db_url):
+    def test_export_without_repair_refuses_a_history_the_target_would_refuse(self, db_url):
+        run("demo", "--db", db_url)
+        refused = run("export", "mixed-providers", "--to", "openai-chat", "--db", db_url,
+                      code=1)
+        assert refused.stdout == ""
+        assert "problem: synthesized_result (message 5)" in refused.stderr
+        assert "problem: substituted_arguments (message 7)" in refused.stderr
+        assert "export with --repair" in refused.stderr
+
+    def test_export_keeps_argument_text_byte_for_byte(self, db_url):
         run("demo", "--db", db_url)
         payload = json.loads(run("export", "mixed-providers", "--to", "openai-chat",
-                                 "--db", db_url).stdout)
+                                 "--repair", "--db", db_url).stdout)
         calls = [c for m in payload["messages"] for c in m.get("tool_calls") or []]
         assert calls[0]["function"]["arguments"] == '{"command": "ls -la"}'
 

@@ -173,13 +173,12 @@ class TestToolUsage:
         # two different strategies: separate index statements, and one grouped join
         assert tool_usage(audited) == tool_usage(audited, since=at(-1))
 
-    def test_first_and_last_seen_beyond_the_bounded_walk(self, audited, monkeypatch):
-        import sys
-
-        expected = usage_by_name(audited)
-        monkeypatch.setattr(sys.modules["store.audit.queries"], "_WALK", 1)
-
-        assert usage_by_name(audited) == expected
+    def test_first_and_last_seen_are_the_oldest_and_newest_call_of_each_tool(self, audited):
+        usage = usage_by_name(audited)
+        for name, row in usage.items():
+            times = [m.created_at for m in search_calls(audited, CallQuery(tool=name),
+                                                        limit=1000)]
+            assert (row.first_seen, row.last_seen) == (min(times), max(times))
 
     def test_an_empty_store_has_no_usage(self, store):
         assert tool_usage(store) == []
@@ -475,9 +474,7 @@ class TestQueryPlans:
                 "SCAN tool_calls USING COVERING INDEX ix_tool_calls_usage")
             assert "SCAN r USING COVERING INDEX ix_tool_results_errors" in plans["errors"]
             assert "USING COVERING INDEX ix_tool_results_call" in plans["without result"]
-            assert "SEARCH messages USING INDEX ix_messages_created_at" in plans[
-                "first seen: walk"]
-            assert "USING COVERING INDEX ix_messages_time" in plans["first seen: join"]
+            assert "USING COVERING INDEX ix_messages_time" in plans["first and last seen"]
             scans = [line for line in "\n".join(plans.values()).splitlines()
                      if line.strip().startswith(("SCAN tool_calls", "SCAN messages"))]
             assert all("COVERING INDEX" in line for line in scans)
@@ -485,8 +482,7 @@ class TestQueryPlans:
             assert "Index Only Scan using ix_tool_calls_usage on tool_calls" in plans["counts"]
             assert "ix_tool_results_errors" in plans["errors"]
             assert "ix_tool_results_call" in plans["without result"]
-            assert "ix_messages_created_at" in plans["first seen: walk"]
-            assert "ix_messages_time" in plans["first seen: join"]
+            assert "ix_messages_time" in plans["first and last seen"]
             assert "Seq Scan" not in "".join(plans.values())
 
     def test_a_filtered_usage_summary_uses_the_time_index(self, planned):

@@ -91,7 +91,8 @@ def test_corpus_claude_code_and_codex(store, corpus, tmp_path):
     assert side.session.metadata["parent_session"] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
     # the excerpt ends before two Task results: those calls stay without one
     task = store.load("fe5e1c67-53e7-4862-81ae-d0e013e3270b")
-    assert [c.call.name for c in check_pairing(task)] == ["Task", "Task"]
+    assert [c.call.name for c in check_pairing(task)] == ["task", "task"]  # aliased
+    assert [c.call.raw_name for c in check_pairing(task)] == ["Task", "Task"]
     assert task.session.title == "Empty Repo Setup: CLAUDE.md Foundation Created"
 
     codex = store.load("019a93b9-f380-7600-98ff-940e6b99603c")

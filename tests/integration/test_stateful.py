@@ -33,7 +33,6 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from sqlalchemy import Engine, create_engine, insert, text
 
 from store import (
-    DEFAULT_ALIASES,
     AliasError,
     DatabaseError,
     InvalidToolCall,
@@ -43,6 +42,7 @@ from store import (
     UsageError,
 )
 from store.db.tables import tool_aliases
+from store.vocabulary import VOCABULARY
 
 FUZZ = settings.default.max_examples >= 1000  # the ``fuzz`` profile is loaded
 RUN_SETTINGS = settings(
@@ -135,8 +135,8 @@ def _empty_postgres(engine: Engine) -> None:
         conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
         now = datetime.now(UTC)
         conn.execute(insert(tool_aliases), [
-            {"raw_name": raw, "current_name": cur, "created_at": now}
-            for raw, cur in DEFAULT_ALIASES.items()
+            {"agent": agent or "", "raw_name": raw, "current_name": cur, "created_at": now}
+            for agent, raw, cur in VOCABULARY
         ])
 
 
@@ -151,7 +151,8 @@ class StoreMachine(RuleBasedStateMachine):
         self.counts["runs"] += 1
         self.store = TranscriptStore.open(self.new_database())
         self.sessions: dict[str, list[ModelMessage]] = {}
-        self.aliases: dict[str, str] = dict(DEFAULT_ALIASES)
+        self.aliases: dict[str, str] = {raw: cur for agent, raw, cur in VOCABULARY
+                                        if agent is None}
         self.call_numbers = itertools.count()
 
     def teardown(self) -> None:

@@ -14,11 +14,12 @@ from store.db import migrate
 from store.db.engine import create_store_engine
 from store.db.search_schema import include_name
 from store.db.tables import metadata, tool_aliases
+from store.vocabulary import VOCABULARY
 
 EXPECTED_COLUMNS = {
     "sessions": {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
-        "created_at", "updated_at", "next_position", "indexed_position",
+        "created_at", "updated_at", "next_position", "indexed_position", "agent",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
@@ -27,7 +28,7 @@ EXPECTED_COLUMNS = {
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
         "arguments_status", "arguments_error", "arguments", "extras_json", "source",
-        "wire_version",
+        "wire_version", "command_text", "path_text", "pattern_text", "url_text",
     },
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
@@ -37,7 +38,7 @@ EXPECTED_COLUMNS = {
         "session_id", "name", "description", "parameters_json", "definition_json",
         "recorded_at",
     },
-    "tool_aliases": {"raw_name", "current_name", "created_at"},
+    "tool_aliases": {"agent", "raw_name", "current_name", "created_at"},
     "alembic_version": {"version_num"},
 }
 
@@ -52,7 +53,7 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_calls": ("pk_tool_calls", ["session_id", "position", "call_index"]),
     "tool_results": ("pk_tool_results", ["session_id", "position", "result_index"]),
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
-    "tool_aliases": ("pk_tool_aliases", ["raw_name"]),
+    "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
@@ -69,6 +70,8 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
         "ix_tool_calls_usage": (
             ["raw_name", "session_id", "position", "call_index", "arguments_status"], False
         ),
+        **{f"ix_tool_calls_{v}": (["raw_name", f"{v}_text"], False)
+           for v in ("command", "path", "pattern", "url")},
     },
     "tool_results": {
         "ix_tool_results_call": (["session_id", "call_position", "call_index"], False),
@@ -111,7 +114,8 @@ def _downgrade(engine: Engine, revision: str) -> None:
 
 def _aliases(engine: Engine) -> dict[str, str]:
     with engine.connect() as conn:
-        rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)).all()
+        rows = conn.execute(select(tool_aliases.c.raw_name, tool_aliases.c.current_name)
+                            .where(tool_aliases.c.agent == "")).all()
     return {str(raw): str(current) for raw, current in rows}
 
 
@@ -162,7 +166,10 @@ class TestUpgradeFromEmpty:
         assert migrate.upgrade(migrated) == migrate.head()
 
         assert _alembic_versions(migrated) == [migrate.head()]
-        assert _aliases(migrated) == dict(DEFAULT_ALIASES)
+        aliases = _aliases(migrated)
+        # Kward's seed names keep their names; the cross-agent vocabulary is seeded with them.
+        assert {raw: aliases[raw] for raw in DEFAULT_ALIASES} == dict(DEFAULT_ALIASES)
+        assert aliases == {raw: cur for agent, raw, cur in VOCABULARY if agent is None}
 
 
 class TestMigratedSchema:
@@ -238,8 +245,13 @@ class TestMigratedSchema:
         assert column["nullable"] is False
         assert str(column["default"]).strip("'") == "1"
 
-    def test_the_alias_table_holds_exactly_the_default_map(self, schema: Engine) -> None:
-        assert _aliases(schema) == dict(DEFAULT_ALIASES)
+    def test_the_alias_table_holds_exactly_the_seeded_vocabulary(self, schema: Engine) -> None:
+        with schema.connect() as conn:
+            rows = {(a or None, r, c) for a, r, c in conn.execute(select(
+                tool_aliases.c.agent, tool_aliases.c.raw_name, tool_aliases.c.current_name))}
+
+        assert rows == set(VOCABULARY)
+        assert {raw: _aliases(schema)[raw] for raw in DEFAULT_ALIASES} == dict(DEFAULT_ALIASES)
 
 
 class TestDowngrade:
@@ -259,17 +271,19 @@ class TestDowngrade:
 
         assert migrate.upgrade(migrated) == migrate.head()
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS)
-        assert _aliases(migrated) == dict(DEFAULT_ALIASES)
+        assert _aliases(migrated) == {raw: cur for agent, raw, cur in VOCABULARY
+                                      if agent is None}
         with migrated.connect() as conn:
             total = conn.execute(select(func.count()).select_from(tool_aliases)).scalar_one()
-        assert total == len(DEFAULT_ALIASES)
+        assert total == len(VOCABULARY)
 
     def test_downgrading_to_0001_drops_only_wire_version(self, migrated: Engine) -> None:
         _downgrade(migrated, "0001")
 
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
-        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
+        assert columns == EXPECTED_COLUMNS["tool_calls"] - {
+            "wire_version", "command_text", "path_text", "pattern_text", "url_text"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS)
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
@@ -280,7 +294,9 @@ class TestDowngrade:
 
         indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
         keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
-        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {"ix_tool_calls_usage"}
+        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {
+            "ix_tool_calls_usage", "ix_tool_calls_command", "ix_tool_calls_path",
+            "ix_tool_calls_pattern", "ix_tool_calls_url"}
         assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
         assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
             "session_id", "position", "call_index"

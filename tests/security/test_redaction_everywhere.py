@@ -156,6 +156,15 @@ class TestShowAndSearch:
 
         assert_clean(out)
 
+    @pytest.mark.parametrize("fmt", [[], ["--json"]])
+    def test_sessions_list_redacts_titles(self, leaky, fmt):
+        raw, _ = run("sessions", "list", "--db", leaky, *fmt)
+        assert GITHUB in raw
+
+        out, _ = run("sessions", "list", "--db", leaky, "--redact", *fmt)
+
+        assert GITHUB not in out and "[REDACTED:github_token]" in out
+
     def test_sessions_show_json_redacts(self, leaky):
         out, _ = run("sessions", "show", SID, "--db", leaky, "--redact", "--json")
 
@@ -195,11 +204,28 @@ class TestTranscriptRedaction:
         assert calls[0].call.input["password"] == "[REDACTED:password]"
         assert json.loads(calls[0].call.arguments_text)["password"] == "[REDACTED:password]"
 
+    def test_a_pattern_that_breaks_the_argument_json_leaves_no_form_unredacted(self, store):
+        store.append("s", [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {
+                "name": "bash", "arguments": '{"x": "hush-hush-value"}'}}]}])
+        redactor = store_module().Redactor(
+            [r'"x": "hush-hush-value"', ("value", "hush-hush-value")], builtins=False)
+
+        redacted, _ = store_module().redact_transcript(store.load("s"), redactor)
+
+        (call,) = [c.call for c in redacted.calls()]
+        assert call.arguments_text == "{[REDACTED:pattern]}"
+        assert call.input == {"x": "[REDACTED:value]"}
+
     def test_nothing_to_redact_returns_the_same_transcript(self, store):
         store.append("clean", [{"role": "user", "content": "hello"}])
         transcript = store.load("clean")
 
         assert store_redact(transcript) == (transcript, 0)
+
+
+def store_module():
+    return store
 
 
 def store_redact(transcript: store.Transcript) -> tuple[store.Transcript, int]:

@@ -14,7 +14,8 @@ PACKAGE = Path(store.__file__).parent
 # Whole folders are domain; the top-level modules listed here too.
 DOMAIN_FOLDERS = {"normalize", "stream", "replay"}
 DOMAIN_TOP = {"errors", "arguments", "keys", "model", "names", "schemas", "codec", "pairing",
-              "searchtext", "times", "transcript", "redact", "detectors", "providers"}
+              "searchtext", "times", "transcript", "redact", "detectors", "providers",
+              "vocabulary"}
 # importers/: every reader is domain; only the walk that feeds a store is not.
 DOMAIN_IMPORTERS_EXCEPT = {"walk"}
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}

@@ -168,7 +168,7 @@ def test_search_then_follow_a_match(tab: tuple[Any, Watch], base: str, tmp_path:
                                     ) -> None:
     page, watch = tab
     page.goto(base + "/search")
-    page.fill("input[name=tool]", "Glob")
+    page.fill("input[name=tool]", "glob")  # Claude Code Glob, canonical
     page.fill("textarea[name=where]", 'pattern="README.md"')
     page.click("form.search button[type=submit]")
     page.wait_for_url("**/search?*")

@@ -130,7 +130,12 @@ def test_session_filters_select_the_right_sessions(site: Fetch,
     assert sidechains and all(s.endswith(":sidechain") for s in sidechains)
     assert session_ids(ok_page(site, "/sessions?q=empty+repo")) == {
         s for s in everything if s.startswith("fe5e1c67")}
-    assert session_ids(ok_page(site, "/sessions?tool=shell")) == {CODEX}
+    # Codex's shell is the canonical bash, with every other agent's shell tool
+    import store as api
+
+    bash = {m.session_id for m in api.iter_calls(store, api.CallQuery(tool="bash"))}
+    assert CODEX in bash and len(bash) > 1
+    assert session_ids(ok_page(site, "/sessions?tool=bash")) == bash
     assert session_ids(ok_page(site, "/sessions?tool=Dangle")) == {HOSTILE_ID}
     assert session_ids(ok_page(site, "/sessions?tool=Glob&provider=openai")) == set()
     tomorrow = (datetime.now(UTC) + timedelta(days=2)).date().isoformat()

@@ -1,0 +1,241 @@
+"""One tool vocabulary across agents: the seeded alias rows and the canonical argument views.
+
+**Canonical names** (what ``tools usage`` groups by and ``--tool`` takes): ``bash`` (run a
+shell command), ``bash_io`` (background shell output / input / kill), ``read``, ``write``,
+``edit``, ``patch`` (V4A / unified patches), ``glob``, ``grep``, ``list``, ``web_fetch``,
+``web_search``, ``todo`` (todo lists and plans), ``task`` (spawn a subagent), ``notebook``,
+``python``, ``browser``, ``plan_mode``, ``ask_user``, ``finish``, ``think``, ``memory``.
+Kward's map (``run_shell_command`` -> ``bash``, ``read_file`` -> ``read``, ``edit_file`` ->
+``edit``, ``write_file`` -> ``write``) is the origin of the shell name ``bash``.
+
+**Rows** (:data:`VOCABULARY`): ``(agent, raw name, canonical name)``; ``agent`` ``None`` is a
+global alias (the raw name means the same for every agent that uses it), an agent name
+(``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``agents-sdk``,
+``kward``: the session's ``agent``) scopes it, because two agents use one raw name for
+different things or because the name is too generic to claim for everyone (``replace``,
+``fetch``, ``search_files``). A scoped alias wins over a global one. The rows are seeded into
+``tool_aliases`` by migration 0005 (a frozen copy) and are user-editable from then on
+(``transcript-store aliases add|remove``).
+
+Sources (read 2026-12-01; see ``docs/architecture.md``):
+
+* Claude Code: ``@anthropic-ai/claude-agent-sdk@0.3.332`` ``sdk-tools.d.ts``
+  (``ToolInputSchemas``: Bash, Read, Write, Edit, Glob, Grep, WebFetch, WebSearch, TodoWrite,
+  Agent, NotebookEdit, ExitPlanMode, TaskCreate/Get/Update/List, TaskStop, AskUserQuestion);
+  the ``Task`` -> ``Agent`` rename in v2.1.63 (https://code.claude.com/docs/en/sub-agents.md);
+  legacy MultiEdit, LS, NotebookRead, BashOutput, KillShell from older SDK copies.
+* Codex: ``openai/codex`` ``codex-rs/tools/src/local_tool.rs`` (``shell`` argv,
+  ``shell_command``, ``exec_command`` ``cmd``, ``write_stdin``), ``apply_patch_tool.rs``,
+  ``plan_tool.rs`` (``update_plan``), ``view_image.rs``; experimental ``read_file``,
+  ``list_dir``, ``grep_files`` from the ``codex-rs/tools`` spec tests;
+  ``codex-rs/protocol/src/models.rs`` (``local_shell_call``, ``web_search_call``).
+* Gemini CLI: ``google-gemini/gemini-cli``
+  ``packages/core/src/tools/definitions/base-declarations.ts`` @5411f113 (run_shell_command,
+  read_file, read_many_files, write_file, replace, glob, grep_search (was
+  search_file_content until v0.28.0), list_directory, web_fetch, google_web_search,
+  write_todos, save_memory, enter/exit_plan_mode, ask_user, complete_task) and
+  ``packages/core/src/agents/agent-tool.ts`` (invoke_agent).
+* OpenHands: ``All-Hands-AI/OpenHands`` ``openhands/llm/tool_names.py`` and
+  ``openhands/agenthub/codeact_agent/tools/`` (execute_bash, execute_powershell,
+  str_replace_editor, execute_ipython_cell, browser, think, finish, task_tracker; ``fetch`` is
+  its default MCP fetch server).
+* Cline: ``cline/cline`` ``src/core/assistant-message/index.ts`` ``toolUseNames`` and
+  ``src/shared/tools.ts`` (execute_command, read_file, write_to_file, replace_in_file,
+  search_files, list_files, list_code_definition_names, browser_action,
+  ask_followup_question, attempt_completion, plan_mode_respond, new_task, web_fetch).
+* OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
+  (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
+  computer_use_preview).
+* Aider has no tool calls (edit formats in text, https://aider.chat/docs/more/edit-formats.html):
+  nothing to map.
+
+**Argument views** (:func:`argument_views`): whatever the agent's argument shape, a call's
+shell command as one string, its file path, its search pattern and its URL, computed once when
+the call is stored (``tool_calls.command_text`` ...) so that conditions on them are indexed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["CANONICAL_NAMES", "VIEW_NAMES", "VOCABULARY", "argument_views"]
+
+CANONICAL_NAMES: tuple[str, ...] = (
+    "bash", "bash_io", "read", "write", "edit", "patch", "glob", "grep", "list", "web_fetch",
+    "web_search", "todo", "task", "notebook", "python", "browser", "plan_mode", "ask_user",
+    "finish", "think", "memory",
+)
+
+
+def _rows(agent: str | None, mapping: Mapping[str, str]) -> list[tuple[str | None, str, str]]:
+    return [(agent, raw, canonical) for raw, canonical in mapping.items()]
+
+
+_GLOBAL = {
+    # Claude Code (PascalCase names are unambiguous)
+    "Bash": "bash", "BashOutput": "bash_io", "TaskOutput": "bash_io", "KillShell": "bash_io",
+    "KillBash": "bash_io", "TaskStop": "bash_io", "Read": "read", "NotebookRead": "read",
+    "Write": "write", "Edit": "edit", "MultiEdit": "edit", "Glob": "glob", "Grep": "grep",
+    "LS": "list", "WebFetch": "web_fetch", "WebSearch": "web_search", "TodoWrite": "todo",
+    "TaskCreate": "todo", "TaskGet": "todo", "TaskUpdate": "todo", "TaskList": "todo",
+    "Agent": "task", "Task": "task", "NotebookEdit": "notebook", "ExitPlanMode": "plan_mode",
+    "EnterPlanMode": "plan_mode", "AskUserQuestion": "ask_user",
+    # Kward's map (seeded since revision 0001; also Gemini CLI's and Cline's names)
+    "run_shell_command": "bash", "read_file": "read", "edit_file": "edit",
+    "write_file": "write",
+    # Codex
+    "shell": "bash", "shell_command": "bash", "exec_command": "bash", "local_shell": "bash",
+    "container.exec": "bash", "write_stdin": "bash_io", "apply_patch": "patch",
+    "update_plan": "todo", "grep_files": "grep", "list_dir": "list", "spawn_agent": "task",
+    # Gemini CLI
+    "read_many_files": "read", "grep_search": "grep", "search_file_content": "grep",
+    "google_web_search": "web_search", "write_todos": "todo", "save_memory": "memory",
+    "invoke_agent": "task", "enter_plan_mode": "plan_mode", "exit_plan_mode": "plan_mode",
+    "web_fetch": "web_fetch",
+    # OpenHands
+    "execute_bash": "bash", "execute_powershell": "bash", "str_replace_editor": "edit",
+    "execute_ipython_cell": "python", "task_tracker": "todo",
+    # Cline
+    "execute_command": "bash", "write_to_file": "write", "replace_in_file": "edit",
+    "browser_action": "browser", "ask_followup_question": "ask_user",
+    "attempt_completion": "finish", "plan_mode_respond": "plan_mode",
+    "act_mode_respond": "plan_mode",
+    # Agents SDK / Responses hosted tools
+    "web_search_preview": "web_search", "code_interpreter": "python",
+    "computer_use_preview": "browser",
+}
+
+#: Kward's names that map to themselves (declared known; revision 0001 seeded them).
+_KWARD_IDENTITY = (
+    "list_directory", "code_search", "web_search", "read_skill", "ask_user_question",
+    "summarize_file_structure", "retrieve_tool_output", "fetch_content", "fetch_raw",
+    "context_for_task", "context_budget_stats", "git_commit", "open_editor",
+    "typesafe_evaluate", "web_research",
+)
+
+_SCOPED: dict[str, dict[str, str]] = {
+    # Kward keeps list_directory as its own tool name; Gemini CLI's is the canonical ``list``.
+    "gemini-cli": {"list_directory": "list", "glob": "glob", "replace": "edit",
+                   "ask_user": "ask_user", "complete_task": "finish"},
+    "codex": {"read_file": "read", "view_image": "read", "web_search": "web_search"},
+    "openhands": {"fetch": "web_fetch", "web_read": "web_fetch", "browser": "browser",
+                  "think": "think", "finish": "finish", "edit_file": "edit"},
+    "cline": {"search_files": "grep", "list_files": "list",
+              "list_code_definition_names": "list", "new_task": "task",
+              "web_search": "web_search"},
+    "agents-sdk": {"computer": "browser", "shell": "bash", "apply_patch": "patch"},
+}
+
+#: Every seeded row: ``(agent or None, raw name, canonical name)``.
+VOCABULARY: tuple[tuple[str | None, str, str], ...] = (
+    *_rows(None, _GLOBAL),
+    *((None, name, name) for name in _KWARD_IDENTITY),
+    *(row for agent, table in _SCOPED.items() for row in _rows(agent, table)),
+)
+
+
+# -- argument views ---------------------------------------------------------------------------
+
+#: The views, in the order of the ``tool_calls`` columns ``<view>_text``.
+VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
+
+# Tools whose ``command`` argument is a sub-command, not a shell command.
+_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
+                     "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
+_PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
+              "target_file")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+_MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)
+
+
+def _command(raw_name: str, args: Mapping[str, Any]) -> str | None:
+    if raw_name in _NOT_SHELL:
+        return None
+    value = args.get("command")
+    if value is None:
+        value = args.get("cmd")
+    if value is None and isinstance(args.get("commands"), list):  # Responses shell_call
+        value = "\n".join(c for c in args["commands"] if isinstance(c, str)) or None
+    if value is None and isinstance(args.get("action"), Mapping):  # local_shell_call
+        value = args["action"].get("command")
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        # ["bash", "-lc", "rm -rf dist"]: the script; any other argv: shell-quoted.
+        if (len(value) >= 3 and value[0].rsplit("/", 1)[-1] in {s.rsplit("/", 1)[-1]
+                                                               for s in _SHELLS}
+                and value[1].startswith("-") and value[1].endswith("c")):
+            return str(value[2])
+        return shlex.join(value)
+    return None
+
+
+def _path(raw_name: str, args: Mapping[str, Any]) -> str | None:
+    for key in _PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for key in ("paths", "include"):  # Gemini read_many_files
+        value = args.get(key)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return "\n".join(value)
+    operation = args.get("operation")  # Responses apply_patch_call
+    if isinstance(operation, Mapping) and isinstance(operation.get("path"), str):
+        return str(operation["path"])
+    patch = args.get("input") if "patch" in raw_name else None
+    if isinstance(patch, str):
+        found = _PATCH_FILE.findall(patch)
+        if found:
+            return "\n".join(p.strip() for p in found)
+    return None
+
+
+def _pattern(args: Mapping[str, Any]) -> str | None:
+    for key in ("pattern", "regex"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _url(raw_name: str, args: Mapping[str, Any]) -> str | None:
+    for key in ("url", "uri"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    if raw_name == "web_fetch" and isinstance(args.get("prompt"), str):  # Gemini CLI
+        found = _URL.findall(args["prompt"])
+        if found:
+            return "\n".join(found)
+    return None
+
+
+def argument_views(raw_name: str, arguments: Any) -> tuple[str | None, ...]:
+    """``(command, path, pattern, url)`` of a call's arguments (``None`` where it has none).
+
+    Decided by argument shape and raw name only (never by the alias table, which changes):
+    ``command`` from ``command`` (a string, or an argv list: ``["bash", "-lc", X]`` gives
+    ``X``, any other argv its shell-quoted join), ``cmd``, ``commands`` (joined by newlines)
+    or ``action.command``, except for tools whose ``command`` is a sub-command
+    (``str_replace_editor``, ``task_tracker``); ``path`` from ``file_path``, ``path``,
+    ``absolute_path``, ``notebook_path``, ``dir_path`` ..., a patch's ``*** Update File:``
+    lines; ``pattern`` from ``pattern`` or ``regex``; ``url`` from ``url`` or ``uri``, or the
+    URLs in a Gemini CLI ``web_fetch`` prompt. Each is cut to 2,000 characters.
+    """
+    if not isinstance(arguments, Mapping):
+        return (None, None, None, None)
+    views = (_command(raw_name, arguments), _path(raw_name, arguments), _pattern(arguments),
+             _url(raw_name, arguments))
+    return tuple(_cut(v) for v in views)
+
+
+def _cut(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.replace("\x00", "\ufffd")
+    return value[:_MAX_VIEW]
