@@ -267,23 +267,15 @@ def test_a_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.
 
 # -- the README's screenshots: a realistic store ------------------------------------------------
 
-#: One tool vocabulary across the agents of the corpus (Claude Code's ``Bash`` and Codex's
-#: ``shell`` are one tool), as an operator would configure it with aliases.
-VOCABULARY = {"Bash": "bash", "shell": "bash", "Read": "read", "Write": "write",
-              "Edit": "edit", "Glob": "glob", "Grep": "grep", "TodoWrite": "update_plan",
-              "Task": "task", "WebSearch": "web_search"}
-
-
 @pytest.fixture(scope="module")
 def realistic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A viewer on the corpus's agent sessions with one vocabulary, nothing hostile."""
+    """A viewer on the corpus's agent sessions under the store's one tool vocabulary (Claude
+    Code's ``Bash`` and Codex's ``shell`` are one ``bash``), nothing hostile."""
     import store
 
     url = f"sqlite:///{tmp_path_factory.mktemp('readme') / 'store.sqlite'}"
     with TranscriptStore.open(url) as opened:
-        fill_corpus(opened)
-        for raw, current in VOCABULARY.items():
-            opened.add_alias(raw, current)
+        fill_corpus(opened)  # the store's own seeded cross-agent vocabulary names the tools
         names = {u.name for u in store.tool_usage(opened)}
     assert {"bash", "read", "write"} <= names and not names & {"Bash", "shell"}
     with running(url) as server:
