@@ -6,8 +6,8 @@ the awkward cases on purpose: keys with dots, quotes, backslashes, control chara
 digits, arrays, integers beyond 64 bits, integral floats, strings with escapes and non-ASCII.
 
 Full text: ``FULLTEXT_NEEDLES`` and :func:`reference_fulltext` are the hook for the full-text
-side (owned by issue 15, which moves the full-text index off the write path): the test over
-them is marked ``xfail`` until full text matches decoded text only.
+side (issue 15 moved the full-text index off the write path and made it match decoded text
+only; ``tests/integration/test_search_index.py`` adds its own reference, indexed and not).
 """
 
 from __future__ import annotations
@@ -209,7 +209,6 @@ def test_the_cases_that_used_to_differ(store, path, value, expected):
     assert matches(store, ArgumentCondition(path, "eq", value)) == expected
 
 
-@pytest.mark.xfail(reason="issue 15 (writepath): full text over decoded text", strict=False)
 def test_fulltext_needles_agree_with_the_reference(stored):
     store, docs, _ = stored
     for needle in FULLTEXT_NEEDLES:
