@@ -20,6 +20,7 @@ The tree::
     │   │                           driver's error, chained)
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
+    │   │   └── KeyConflictError    a checked append found a stored key holding another message
     │   └── SessionNotFound         (also KeyError) no session with that id
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     ├── UsageError                  (also ValueError) a function called with a value it cannot use
@@ -147,6 +148,22 @@ class SchemaOutOfDate(DatabaseError):
 
 class ConflictError(DatabaseError):
     """Another writer changed the session between reading and writing it."""
+
+
+class KeyConflictError(ConflictError):
+    """An append asked to check its keys (``append(..., on_key_conflict="raise")``) found a key
+    already stored in the session for a *different* message; nothing was stored. ``keys``
+    names them (the importer then treats the file as rewritten)."""
+
+    def __init__(self, session_id: str, keys: tuple[str, ...]) -> None:
+        self.session_id = session_id
+        self.keys = keys
+        shown = ", ".join(repr(k) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+        super().__init__(f"session {session_id!r}: {len(keys)} keys already stored for "
+                         f"different messages: {shown}")
+
+    def __reduce__(self) -> tuple[type[KeyConflictError], tuple[str, tuple[str, ...]]]:
+        return (type(self), (self.session_id, self.keys))
 
 
 class SessionNotFound(DatabaseError, KeyError):

@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -26,7 +27,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class StoreGroup(click.Group):
-    """A group that turns ``StoreError`` into one line and exit status 1."""
+    """A group that turns ``StoreError`` (and a file it cannot read or write: ``OSError``) into
+    one line and exit status 1, and an argument that
+    is not text (bytes that are not UTF-8 reach Python as lone surrogates) into a usage error
+    (exit 2)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,6 +40,47 @@ class StoreGroup(click.Group):
                 raise
             click.echo(visible(store.hide_passwords(f"error: {exc}")), err=True)
             ctx.exit(1)
+        except OSError as exc:  # a file named on the command line cannot be read or written
+            if ctx.find_root().meta.get("traceback"):
+                raise
+            where = f"{exc.filename}: " if exc.filename is not None else ""
+            click.echo(visible(f"error: {where}{exc.strerror or exc}"), err=True)
+            ctx.exit(1)
+        except UnicodeEncodeError as exc:
+            if ctx.find_root().meta.get("traceback"):
+                raise
+            shown = exc.object[max(0, exc.start - 20):exc.end + 20]
+            click.echo(visible(f"error: an argument is not valid UTF-8 text (near {shown!r})"),
+                       err=True)
+            ctx.exit(2)
+
+
+#: The largest count or offset a command takes (both backends store it as a 64-bit integer).
+MAX_COUNT = 2**62
+
+
+def count(minimum: int = 0) -> click.IntRange:
+    """A whole number from ``minimum`` to :data:`MAX_COUNT` (beyond it: a usage error, exit 2)."""
+    return click.IntRange(minimum, MAX_COUNT)
+
+
+class IsoTime(click.ParamType):  # type: ignore[type-arg]
+    """An ISO 8601 time (``Z`` or an offset; naive is UTC) or a date, as an aware UTC datetime;
+    anything else, or a time with no UTC form (``0001-01-01T00:00:00+14:00``), is a usage
+    error (exit 2)."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        try:
+            return store.as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except (ValueError, OverflowError, store.StoreError) as exc:
+            self.fail(f"not an ISO 8601 time within years 1-9999 in UTC: {value!r} ({exc})",
+                      param, ctx)
 
 
 def db_option(function: F) -> F:

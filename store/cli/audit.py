@@ -17,7 +17,9 @@ import orjson
 
 import store
 from store.cli._common import (
+    IsoTime,
     console,
+    count,
     db_option,
     emit_json,
     more_rows,
@@ -49,10 +51,8 @@ def audit() -> None:
 def _time(value: str | None) -> datetime | None:
     if value is None:
         return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise click.BadParameter(f"not an ISO 8601 time: {value!r}") from exc
+    converted: datetime = IsoTime().convert(value, None, None)
+    return converted
 
 
 def _condition(spec: str, op: str) -> store.ArgumentCondition:
@@ -133,9 +133,9 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @click.option("--since", metavar="TIME")
 @click.option("--until", metavar="TIME")
 @click.option("--session")
-@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+@click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--offset", type=count(), default=0)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
@@ -171,9 +171,9 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @calls.command("search")
 @db_option
 @_filters
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+@click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many calls (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--offset", type=count(), default=0)
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per call, streamed (every call asked for).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -321,7 +321,7 @@ def _reference(reference: str, session: str | None) -> tuple[str, int, int, str 
                                                          path_type=Path),
               help="Tool definitions (any provider's shape) or {name: JSON Schema}; default: "
                    "the definitions recorded with each session.")
-@click.option("--limit", type=click.IntRange(0))
+@click.option("--limit", type=count())
 @click.option("--json", "as_json", is_flag=True)
 @redaction_options
 def audit_schema(db_url: str | None, session: str | None, tool: str | None,

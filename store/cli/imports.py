@@ -12,6 +12,7 @@ import click
 import store
 from store.cli._common import (
     console,
+    count,
     db_option,
     emit_json,
     open_store,
@@ -28,6 +29,9 @@ from store.cli._common import (
               help="The files' format (default: detected per file).")
 @click.option("--settle", type=float, default=300.0, show_default=True,
               help="Seconds unchanged after which a file counts as complete (0: every file).")
+@click.option("--max-file-mib", type=count(1), default=256, show_default=True,
+              help="Refuse a larger file (MiB): an import holds one file's messages in "
+                   "memory, about seven times its size.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
@@ -35,6 +39,7 @@ from store.cli._common import (
 @click.option("--verbose", "-v", is_flag=True,
               help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
+                   max_file_mib: int,
                    settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
@@ -66,7 +71,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                              else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
-                                         progress=show)
+                                         progress=show, max_file_bytes=max_file_mib << 20)
             # The search index catches up once, in bulk, after the run (not per append).
             progress.update(task, total=None, completed=0, files="",
                             description="indexing for search")
@@ -84,13 +89,15 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
               ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
               ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
+              ("rewritten files", len(summary.diverged)),
               ("indexed for search", f"{index.calls} calls, {index.results} results "
                                      f"({index.seconds:.2f} s)"))
     if as_json:
         emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
-                    "failed": [str(f) for f in summary.failed_files]}])
+                    "failed": [str(f) for f in summary.failed_files],
+                    "diverged": [str(d) for d in summary.diverged]}])
     else:
         click.echo(visible(f"imported into {url}"))  # its own line: a title wraps mid-URL
         table = Table(show_header=False)
@@ -102,6 +109,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
     _report_failed(summary, verbose or verbosity() > 0)
+    for diverged in summary.diverged:
+        click.echo(visible(f"rewritten: {diverged}"), err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
 

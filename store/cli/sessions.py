@@ -11,7 +11,9 @@ import orjson
 
 import store
 from store.cli._common import (
+    IsoTime,
     console,
+    count,
     db_option,
     emit_json,
     more_rows,
@@ -48,13 +50,13 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
 @click.option("--agent", help="Only sessions recorded by this agent (claude-code, codex ...).")
-@click.option("--since", type=click.DateTime(),
+@click.option("--since", type=IsoTime(),
               help="With a message at or after this time (UTC; the session's own times).")
-@click.option("--until", type=click.DateTime(),
+@click.option("--until", type=IsoTime(),
               help="With a message before this time (UTC; the session's own times).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+@click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many sessions (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--offset", type=count(), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @redaction_options
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
@@ -138,7 +140,7 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @sessions.command("show")
 @db_option
 @click.argument("session_id")
-@click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
+@click.option("--last-turns", type=count(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
 @redaction_options
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
@@ -176,7 +178,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
 @sessions.command("fork")
 @db_option
 @click.argument("session_id")
-@click.argument("position", type=click.IntRange(0))
+@click.argument("position", type=count())
 @click.option("--new-id", help="Id of the new session (default: generated).")
 @click.option("--title", help="Title of the new session.")
 def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: str | None,
