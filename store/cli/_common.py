@@ -164,6 +164,18 @@ def one_line(text: str | None, limit: int = 60) -> str:
     return first + " …" if len(lines) > 1 else first
 
 
+def confirmed(question: str) -> None:
+    """Ask ``question`` on stderr; anything but yes (or no terminal to answer) is a one-line
+    error and exit 1: nothing was changed."""
+    try:
+        agreed = click.confirm(question, err=True)
+    except click.Abort:  # no answer (end of input): end the prompt's line first
+        click.echo(err=True)
+        agreed = False
+    if not agreed:
+        raise click.ClickException("not confirmed: nothing changed")
+
+
 def no_color() -> bool:
     """Whether colour is off: ``--no-color``, or ``NO_COLOR`` set to anything non-empty
     (https://no-color.org)."""

@@ -8,7 +8,7 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, db_option, open_store
+from store.cli._common import StoreGroup, confirmed, db_option, open_store
 
 
 @click.group(cls=StoreGroup)
@@ -37,12 +37,13 @@ def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
     it asks first. This version of transcript-store needs the head revision to open the
     database again (`db upgrade`).
     """
+    if not revision.strip():
+        raise click.BadParameter("give a revision id, base, or -N", param_hint="REVISION")
     status = store.database_status(db_url)
     if not yes:
-        click.confirm(f"downgrade {db_url or 'the default database'} from revision "
-                      f"{status.current or 'none'} to "
-                      f"{revision}? Data in what those revisions added is lost",
-                      abort=True, err=True)
+        confirmed(f"downgrade {db_url or 'the default database'} from revision "
+                  f"{status.current or 'none'} to {revision}? Data in what those revisions "
+                  "added is lost")
     status = store.downgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current or 'base (no schema)'} "
                f"(head {status.head})")

@@ -12,6 +12,7 @@ import orjson
 import store
 from store.cli._common import (
     IsoTime,
+    confirmed,
     console,
     count,
     db_option,
@@ -199,7 +200,7 @@ def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool)
         infos = [opened.get_session(sid) for sid in session_ids]  # all exist, or none goes
         if not yes:
             listed = ", ".join(f"{i.session_id} ({i.message_count} messages)" for i in infos)
-            click.confirm(f"delete {listed} from {opened.url}?", abort=True, err=True)
+            confirmed(f"delete {listed} from {opened.url}?")
         for info in infos:
             opened.delete_session(info.session_id)
             click.echo(f"deleted {info.session_id} ({info.message_count} messages)")

@@ -54,7 +54,8 @@ class TestSessionManagement:
     def test_delete_asks_and_deletes_only_on_yes(self, db_url):
         seeded(db_url, "s1", "s2")
         refused = run("sessions", "delete", "s1", "--db", db_url, input="n\n", code=1)
-        assert "delete s1 (2 messages)" in refused.stderr and "Aborted" in refused.stderr
+        assert "delete s1 (2 messages)" in refused.stderr
+        assert "not confirmed: nothing changed" in refused.stderr
         with store.TranscriptStore.open(db_url) as opened:
             assert opened.get_session("s1").message_count == 2
         done = run("sessions", "delete", "s1", "--db", db_url, input="y\n")
