@@ -9,7 +9,13 @@ costs only what is used: ``transcript-store --help`` never imports SQLAlchemy or
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+# The package logs under "store" (migrations applied, retries after lock conflicts, import
+# progress and problems, viewer requests at debug) and is silent until the application
+# configures logging (the CLI does with -v).
+logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.arguments import (
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
         check_database,
         database_status,
         distribute_database,
+        downgrade_database,
         upgrade_database,
     )
     from store.db.distribute import (
@@ -62,12 +69,14 @@ if TYPE_CHECKING:
         DistributionError,
         FrozenParametersError,
         ImportFileError,
+        KeyConflictError,
         MissingExtra,
         NotAMessage,
         ParametersError,
         RecordError,
         SchemaOutOfDate,
         SessionNotFound,
+        SettingsError,
         StoreError,
         StreamError,
         TooLargeError,
@@ -127,8 +136,8 @@ if TYPE_CHECKING:
     )
     from store.vocabulary import VOCABULARY
 
-__version__ = "0.1.0"
-
+__version__: str  # the installed distribution's (pyproject.toml is the one place it is
+# written), read through importlib.metadata on first use: see __getattr__
 __all__ = [
     "ARGUMENT_STATUSES",
     "AliasError",
@@ -157,6 +166,7 @@ __all__ = [
     "ImportSummary",
     "IndexUpdate",
     "InvalidToolCall",
+    "KeyConflictError",
     "LoadedCall",
     "Message",
     "MissingExtra",
@@ -182,6 +192,7 @@ __all__ = [
     "ServerToolCall",
     "SessionInfo",
     "SessionNotFound",
+    "SettingsError",
     "StoreError",
     "StoredMessage",
     "StreamAssembler",
@@ -220,6 +231,7 @@ __all__ = [
     "detect_provider",
     "display_name",
     "distribute_database",
+    "downgrade_database",
     "dumps_arguments",
     "explain_search",
     "explain_usage",
@@ -279,6 +291,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FrozenParametersError": ("store.errors", "FrozenParametersError"),
     "IMPORT_FORMATS": ("store.importers", "FORMATS"),
     "ImportFileError": ("store.errors", "ImportFileError"),
+    "KeyConflictError": ("store.errors", "KeyConflictError"),
     "ImportProblem": ("store.importers.formats", "ImportProblem"),
     "ImportProgress": ("store.importers.walk", "ImportProgress"),
     "ImportSummary": ("store.importers.walk", "ImportSummary"),
@@ -309,6 +322,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ServerToolCall": ("store.model", "ServerToolCall"),
     "SessionInfo": ("store.transcript", "SessionInfo"),
     "SessionNotFound": ("store.errors", "SessionNotFound"),
+    "SettingsError": ("store.errors", "SettingsError"),
     "StoreError": ("store.errors", "StoreError"),
     "StoredMessage": ("store.transcript", "StoredMessage"),
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
@@ -336,6 +350,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "camelize_args": ("store.keys", "camelize_args"),
     "check_database": ("store.db.admin", "check_database"),
     "database_status": ("store.db.admin", "database_status"),
+    "downgrade_database": ("store.db.admin", "downgrade_database"),
     "decode_codex_output": ("store.importers.formats", "decode_codex_output"),
     "detect_format": ("store.importers.formats", "detect_format"),
     "detect_provider": ("store.stream.assembler", "detect_provider"),
@@ -370,7 +385,19 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transcript-store")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = found = _version()
+        return found
     try:
         module, attribute = _LAZY[name]
     except KeyError:

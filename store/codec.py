@@ -169,6 +169,8 @@ def decode_call(
     extras: dict[str, Any] | None = loads_json(extras_json) if extras_json else None
     if extras_seen:
         extras = {**extras_seen, **(extras or {})}
+    if not minted and isinstance(recorded_id, str):
+        call_id = recorded_id  # exact (the PostgreSQL column holds NUL as U+FFFD)
     if minted:
         extras = dict(extras or {})
         extras["provider_id"] = recorded_id
@@ -187,7 +189,14 @@ _FUNCTION_KEYS = frozenset({"name", "arguments"})
 def decode_result(call_id: str | None, content_json: str, is_error: bool, name: str | None,
                   extras_json: str | None, source: str | None) -> ToolResult:
     extras = loads_json(extras_json) if extras_json else EMPTY_EXTRAS
+    if _NUL_EXACT in extras:  # the exact id and name of a PostgreSQL row (store.db.writer)
+        extras = dict(extras)
+        exact = extras.pop(_NUL_EXACT)
+        call_id, name = exact["call_id"], exact["name"]
     return ToolResult(call_id, loads_json(content_json), is_error, name, extras, source)
+
+
+_NUL_EXACT = "\x00exact"
 
 
 def decode_parts(

@@ -20,6 +20,7 @@ The tree::
     │   │                           driver's error, chained)
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
+    │   │   └── KeyConflictError    a checked append found a stored key holding another message
     │   ├── DistributionError       the database cannot be distributed on Citus (``.problem``:
     │   │                           not_citus | not_coordinator | no_workers | worker_unreachable
     │   │                           | missing_extension | not_at_head)
@@ -165,6 +166,22 @@ class DistributionError(DatabaseError):
         return (type(self), (self.problem, self.message))
 
 
+class KeyConflictError(ConflictError):
+    """An append asked to check its keys (``append(..., on_key_conflict="raise")``) found a key
+    already stored in the session for a *different* message; nothing was stored. ``keys``
+    names them (the importer then treats the file as rewritten)."""
+
+    def __init__(self, session_id: str, keys: tuple[str, ...]) -> None:
+        self.session_id = session_id
+        self.keys = keys
+        shown = ", ".join(repr(k) for k in keys[:5]) + (" ..." if len(keys) > 5 else "")
+        super().__init__(f"session {session_id!r}: {len(keys)} keys already stored for "
+                         f"different messages: {shown}")
+
+    def __reduce__(self) -> tuple[type[KeyConflictError], tuple[str, tuple[str, ...]]]:
+        return (type(self), (self.session_id, self.keys))
+
+
 class SessionNotFound(DatabaseError, KeyError):
     """No session with the given id (``session_id`` says which)."""
 
@@ -186,6 +203,11 @@ class ConfigurationError(StoreError, ValueError):
 class UsageError(StoreError, ValueError):
     """A function was called with a value it cannot use (a negative limit, an unknown target,
     an empty search term); the message names the parameter and what it takes."""
+
+
+class SettingsError(UsageError, TypeError):
+    """Settings of the wrong type or with an unknown field (``session_settings={"limitt": 1}``):
+    also a ``TypeError``, as the frameworks raise for them."""
 
 
 class MissingExtra(StoreError, ImportError):

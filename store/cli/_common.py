@@ -7,9 +7,12 @@ imports point one way: main -> command modules -> _common -> the public API.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -24,7 +27,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class StoreGroup(click.Group):
-    """A group that turns ``StoreError`` into one line and exit status 1."""
+    """A group that turns ``StoreError`` (and a file it cannot read or write: ``OSError``) into
+    one line and exit status 1, and an argument that
+    is not text (bytes that are not UTF-8 reach Python as lone surrogates) into a usage error
+    (exit 2)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -34,6 +40,47 @@ class StoreGroup(click.Group):
                 raise
             click.echo(visible(store.hide_passwords(f"error: {exc}")), err=True)
             ctx.exit(1)
+        except OSError as exc:  # a file named on the command line cannot be read or written
+            if ctx.find_root().meta.get("traceback"):
+                raise
+            where = f"{exc.filename}: " if exc.filename is not None else ""
+            click.echo(visible(f"error: {where}{exc.strerror or exc}"), err=True)
+            ctx.exit(1)
+        except UnicodeEncodeError as exc:
+            if ctx.find_root().meta.get("traceback"):
+                raise
+            shown = exc.object[max(0, exc.start - 20):exc.end + 20]
+            click.echo(visible(f"error: an argument is not valid UTF-8 text (near {shown!r})"),
+                       err=True)
+            ctx.exit(2)
+
+
+#: The largest count or offset a command takes (both backends store it as a 64-bit integer).
+MAX_COUNT = 2**62
+
+
+def count(minimum: int = 0) -> click.IntRange:
+    """A whole number from ``minimum`` to :data:`MAX_COUNT` (beyond it: a usage error, exit 2)."""
+    return click.IntRange(minimum, MAX_COUNT)
+
+
+class IsoTime(click.ParamType):  # type: ignore[type-arg]
+    """An ISO 8601 time (``Z`` or an offset; naive is UTC) or a date, as an aware UTC datetime;
+    anything else, or a time with no UTC form (``0001-01-01T00:00:00+14:00``), is a usage
+    error (exit 2)."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        text = str(value).strip()
+        try:
+            return store.as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except (ValueError, OverflowError, store.StoreError) as exc:
+            self.fail(f"not an ISO 8601 time within years 1-9999 in UTC: {value!r} ({exc})",
+                      param, ctx)
 
 
 def db_option(function: F) -> F:
@@ -96,10 +143,64 @@ def safe_markup(text: object) -> str:
 
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
-    do not fold ids and names into pieces."""
+    do not fold ids and names into pieces. No colour with ``--no-color`` or ``NO_COLOR``."""
     from rich.console import Console  # rich loads when output is drawn, not at start-up
 
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+    plain = no_color()
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200,
+                   no_color=plain or None, color_system=None if plain else "auto")
+
+
+def one_line(text: str | None, limit: int = 60) -> str:
+    """``text`` as one table cell line: its first non-blank line, cut at ``limit`` characters,
+    with an ellipsis when anything was left out (``calls show`` prints the whole); control
+    characters made :func:`visible`. Not escaped for markup (see :func:`safe_markup`)."""
+    if not text:
+        return ""
+    lines = [line for line in visible(text).splitlines() if line.strip()]
+    first = lines[0].strip() if lines else ""
+    if len(first) > limit:
+        return first[:limit - 1] + "…"
+    return first + " …" if len(lines) > 1 else first
+
+
+def confirmed(question: str) -> None:
+    """Ask ``question`` on stderr; anything but yes (or no terminal to answer) is a one-line
+    error and exit 1: nothing was changed."""
+    try:
+        agreed = click.confirm(question, err=True)
+    except click.Abort:  # no answer (end of input): end the prompt's line first
+        click.echo(err=True)
+        agreed = False
+    if not agreed:
+        raise click.ClickException("not confirmed: nothing changed")
+
+
+def no_color() -> bool:
+    """Whether colour is off: ``--no-color``, or ``NO_COLOR`` set to anything non-empty
+    (https://no-color.org)."""
+    context = click.get_current_context(silent=True)
+    if context is not None and context.find_root().meta.get("no_color"):
+        return True
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def configure_logging(verbosity: int) -> None:
+    """``-v``: the package's log (logger ``store``) at INFO on stderr; ``-vv``: DEBUG (viewer
+    requests, ...). Without it the package is silent."""
+    if verbosity <= 0:
+        return
+    logger = logging.getLogger("store")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+
+
+def verbosity() -> int:
+    """How many ``-v`` the root command was given."""
+    context = click.get_current_context(silent=True)
+    return int(context.find_root().meta.get("verbose", 0)) if context is not None else 0
 
 
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:

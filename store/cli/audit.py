@@ -17,10 +17,13 @@ import orjson
 
 import store
 from store.cli._common import (
+    IsoTime,
     console,
+    count,
     db_option,
     emit_json,
     more_rows,
+    one_line,
     open_store,
     page_limit,
     redaction_options,
@@ -48,10 +51,8 @@ def audit() -> None:
 def _time(value: str | None) -> datetime | None:
     if value is None:
         return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise click.BadParameter(f"not an ISO 8601 time: {value!r}") from exc
+    converted: datetime = IsoTime().convert(value, None, None)
+    return converted
 
 
 def _condition(spec: str, op: str) -> store.ArgumentCondition:
@@ -132,9 +133,9 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @click.option("--since", metavar="TIME")
 @click.option("--until", metavar="TIME")
 @click.option("--session")
-@click.option("--limit", type=click.IntRange(0), default=100, show_default=True,
+@click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--offset", type=count(), default=0)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
                 session: str | None, limit: int, offset: int, as_json: bool) -> None:
@@ -170,9 +171,9 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @calls.command("search")
 @db_option
 @_filters
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+@click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many calls (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--offset", type=count(), default=0)
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per call, streamed (every call asked for).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -236,8 +237,9 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     for m in matches:
         table.add_row(escape(m.session_id), f"{m.position}.{m.index}", escape(m.call_id),
                       escape(m.name), escape(m.status),
-                      m.created_at.isoformat(timespec="seconds"), escape(m.arguments_text[:120]),
-                      escape((m.result_preview or "-")[:60]))
+                      m.created_at.isoformat(timespec="seconds"),
+                      escape(one_line(m.arguments_text, 120)),
+                      escape(one_line(m.result_preview or "-")))
     console().print(table)
     more_rows(len(matches), total, offset, "calls")
 
@@ -319,7 +321,7 @@ def _reference(reference: str, session: str | None) -> tuple[str, int, int, str 
                                                          path_type=Path),
               help="Tool definitions (any provider's shape) or {name: JSON Schema}; default: "
                    "the definitions recorded with each session.")
-@click.option("--limit", type=click.IntRange(0))
+@click.option("--limit", type=count())
 @click.option("--json", "as_json", is_flag=True)
 @redaction_options
 def audit_schema(db_url: str | None, session: str | None, tool: str | None,
@@ -340,6 +342,15 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                            + "; ".join(v.problems)))
     if violations:
         sys.exit(1)
+    if not as_json:
+        with open_store(db_url, read_only=True) as opened:
+            count = opened.count_calls(session)
+        scope = f" of session {session}" if session else ""
+        against = (f"the schemas in {schema_file}" if schema_file else
+                   "the tool definitions recorded with each session (sessions without "
+                   "definitions are skipped)")
+        click.echo(visible(f"no schema violations: checked the {count} stored calls{scope}"
+                           + (f" to {tool}" if tool else "") + f" against {against}"))
 
 
 @audit.command("reindex")

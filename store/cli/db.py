@@ -9,12 +9,13 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, db_option, emit_json, open_store
+from store.cli._common import StoreGroup, confirmed, db_option, emit_json, open_store
 
 
 @click.group(cls=StoreGroup)
 def db() -> None:
-    """Schema administration: upgrade, current revision, drift check, Citus distribution."""
+    """Schema administration: upgrade, downgrade, current revision, drift check, Citus
+    distribution."""
 
 
 def _echo_distribution(status: store.SchemaStatus) -> None:
@@ -33,6 +34,30 @@ def db_upgrade(db_url: str | None, revision: str) -> None:
     status = store.upgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
     _echo_distribution(status)
+
+
+@db.command("downgrade")
+@db_option
+@click.argument("revision", default="-1")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
+    """Downgrade the schema to REVISION: a revision id, base (no schema), or by default one
+    step back (`db downgrade -- -2`: two steps).
+
+    What the undone revisions added (tables, columns, indexes) is dropped with its data:
+    it asks first. This version of transcript-store needs the head revision to open the
+    database again (`db upgrade`).
+    """
+    if not revision.strip():
+        raise click.BadParameter("give a revision id, base, or -N", param_hint="REVISION")
+    status = store.database_status(db_url)
+    if not yes:
+        confirmed(f"downgrade {db_url or 'the default database'} from revision "
+                  f"{status.current or 'none'} to {revision}? Data in what those revisions "
+                  "added is lost")
+    status = store.downgrade_database(db_url, revision)
+    click.echo(f"{status.url}: at revision {status.current or 'base (no schema)'} "
+               f"(head {status.head})")
 
 
 @db.command("current")

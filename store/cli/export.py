@@ -10,6 +10,7 @@ import orjson
 
 import store
 from store.cli._common import (
+    count,
     db_option,
     open_store,
     redaction_options,
@@ -35,7 +36,7 @@ from store.cli._common import (
                    "stderr.")
 @click.option("--drop-dangling", is_flag=True,
               help="With --repair: drop calls without a result instead of synthesizing one.")
-@click.option("--last-turns", type=click.IntRange(1),
+@click.option("--last-turns", type=count(1),
               help="Provider targets: only the last N whole turns.")
 @click.option("--tool", "tools", multiple=True,
               help="With --repair: a tool of the current tool set (repeatable): calls to "
@@ -117,6 +118,8 @@ def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: st
             click.echo(f"{stats.records} messages of {stats.sessions} sessions, "
                        f"{stats.redactions} secrets redacted", err=True)
             return
+        for known in session_ids:  # an unknown session is an error, as for jsonl
+            opened.get_session(known)
         total = 0
         redacted = 0
         for sid in session_ids or (None,):

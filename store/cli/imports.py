@@ -5,11 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store, safe_markup, visible
+from store.cli._common import (
+    console,
+    count,
+    db_option,
+    emit_json,
+    open_store,
+    safe_markup,
+    verbosity,
+    visible,
+)
 
 
 @click.command("import")
@@ -19,12 +29,18 @@ from store.cli._common import console, db_option, emit_json, open_store, safe_ma
               help="The files' format (default: detected per file).")
 @click.option("--settle", type=float, default=300.0, show_default=True,
               help="Seconds unchanged after which a file counts as complete (0: every file).")
+@click.option("--max-file-mib", type=count(1), default=256, show_default=True,
+              help="Refuse a larger file (MiB): an import holds one file's messages in "
+                   "memory, about seven times its size.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
-                   settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
+                   max_file_mib: int,
+                   settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
@@ -55,7 +71,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                              else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
-                                         progress=show)
+                                         progress=show, max_file_bytes=max_file_mib << 20)
             # The search index catches up once, in bulk, after the run (not per append).
             progress.update(task, total=None, completed=0, files="",
                             description="indexing for search")
@@ -73,15 +89,18 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
               ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
               ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
+              ("rewritten files", len(summary.diverged)),
               ("indexed for search", f"{index.calls} calls, {index.results} results "
                                      f"({index.seconds:.2f} s)"))
     if as_json:
         emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
-                    "failed": [str(f) for f in summary.failed_files]}])
+                    "failed": [str(f) for f in summary.failed_files],
+                    "diverged": [str(d) for d in summary.diverged]}])
     else:
-        table = Table(title=f"imported into {safe_markup(url)}", show_header=False)
+        click.echo(visible(f"imported into {url}"))  # its own line: a title wraps mid-URL
+        table = Table(show_header=False)
         for label, value in counts:
             table.add_row(label, str(value))
         out.print(table)
@@ -89,10 +108,26 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
-    for failed in summary.failed_files:
-        click.echo(visible(f"failed: {failed}"), err=True)
+    _report_failed(summary, verbose or verbosity() > 0)
+    for diverged in summary.diverged:
+        click.echo(visible(f"rewritten: {diverged}"), err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
+
+def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
+    """One line per file that was not imported; files that failed for the same reason are
+    grouped into one line with a count, unless ``verbose``."""
+    by_reason: dict[str, list[Any]] = {}
+    for entry in summary.failed_files:
+        by_reason.setdefault(entry.error, []).append(entry)
+    for reason, entries in by_reason.items():
+        if verbose or len(entries) == 1:
+            for entry in entries:
+                click.echo(visible(f"failed: {entry}"), err=True)
+        else:
+            click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
+                               "them)"), err=True)
+
 
 def agent_folders(home: Path | None = None) -> list[tuple[str, Path]]:
     """The agents' default session folders that exist: (agent, folder)."""

@@ -11,7 +11,10 @@ import orjson
 
 import store
 from store.cli._common import (
+    IsoTime,
+    confirmed,
     console,
+    count,
     db_option,
     emit_json,
     more_rows,
@@ -26,7 +29,7 @@ from store.cli._common import safe_markup as escape
 
 @click.group()
 def sessions() -> None:
-    """List, show and fork stored sessions."""
+    """List, show, fork, rename, tag and delete stored sessions."""
 
 
 def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
@@ -48,13 +51,13 @@ def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
 @click.option("--agent", help="Only sessions recorded by this agent (claude-code, codex ...).")
-@click.option("--since", type=click.DateTime(),
+@click.option("--since", type=IsoTime(),
               help="With a message at or after this time (UTC; the session's own times).")
-@click.option("--until", type=click.DateTime(),
+@click.option("--until", type=IsoTime(),
               help="With a message before this time (UTC; the session's own times).")
-@click.option("--limit", type=click.IntRange(0), default=50, show_default=True,
+@click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many sessions (0: all).")
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--offset", type=count(), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @redaction_options
 def sessions_list(db_url: str | None, provider: str | None, model: str | None,
@@ -138,7 +141,7 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
 @sessions.command("show")
 @db_option
 @click.argument("session_id")
-@click.option("--last-turns", type=click.IntRange(1), help="Only the last N turns.")
+@click.option("--last-turns", type=count(1), help="Only the last N turns.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per message.")
 @redaction_options
 def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
@@ -176,7 +179,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
 @sessions.command("fork")
 @db_option
 @click.argument("session_id")
-@click.argument("position", type=click.IntRange(0))
+@click.argument("position", type=count())
 @click.option("--new-id", help="Id of the new session (default: generated).")
 @click.option("--title", help="Title of the new session.")
 def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: str | None,
@@ -185,6 +188,47 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
     with open_store(db_url) as opened:
         info = opened.fork(session_id, position, new_id, title=title)
     click.echo(f"forked {session_id} at {position} into {info.session_id}")
+
+
+@sessions.command("delete")
+@db_option
+@click.argument("session_ids", nargs=-1, required=True, metavar="SESSION_ID...")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool) -> None:
+    """Delete sessions and everything in them (messages, calls, results). Asks first."""
+    with open_store(db_url) as opened:
+        infos = [opened.get_session(sid) for sid in session_ids]  # all exist, or none goes
+        if not yes:
+            listed = ", ".join(f"{i.session_id} ({i.message_count} messages)" for i in infos)
+            confirmed(f"delete {listed} from {opened.url}?")
+        for info in infos:
+            opened.delete_session(info.session_id)
+            click.echo(f"deleted {info.session_id} ({info.message_count} messages)")
+
+
+@sessions.command("rename")
+@db_option
+@click.argument("session_id")
+@click.argument("title")
+def sessions_rename(db_url: str | None, session_id: str, title: str) -> None:
+    """Set a session's title ('' clears it)."""
+    with open_store(db_url) as opened:
+        info = opened.rename_session(session_id, title or None)
+    click.echo(f"{info.session_id}: title {info.title!r}" if info.title
+               else f"{info.session_id}: no title")
+
+
+@sessions.command("tag")
+@db_option
+@click.argument("session_id")
+@click.argument("tags", nargs=-1)
+@click.option("--remove", "-r", multiple=True, metavar="TAG", help="Remove this tag.")
+def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
+                 remove: tuple[str, ...]) -> None:
+    """Add TAGS to a session (and --remove others); prints its tags."""
+    with open_store(db_url) as opened:
+        info = opened.tag_session(session_id, add=tags, remove=remove)
+    click.echo(f"{info.session_id}: tags {', '.join(info.tags) or '(none)'}")
 
 
 @click.command()

@@ -31,6 +31,7 @@ __all__ = [
     "check_database",
     "database_status",
     "distribute_database",
+    "downgrade_database",
     "upgrade_database",
 ]
 
@@ -91,6 +92,19 @@ def upgrade_database(url: str | None = None, revision: str = "head") -> SchemaSt
     def work(engine: Engine) -> SchemaStatus:
         migrate.upgrade(engine, revision)
         return _status(engine)
+    return _with(url, work)
+
+
+def downgrade_database(url: str | None = None, revision: str = "-1") -> SchemaStatus:
+    """Downgrade the database to ``revision`` (an id, ``-N`` steps back, or ``base``: drops
+    every table of the store); returns the new status. Data in dropped tables and columns is
+    lost: the CLI asks first."""
+    def work(engine: Engine) -> SchemaStatus:
+        if migrate.current(engine) is None:
+            raise DatabaseError(f"{redact_url(engine.url)} has no transcript-store schema to "
+                                "downgrade")
+        migrate.downgrade(engine, revision)
+        return SchemaStatus(redact_url(engine.url), migrate.current(engine), migrate.head())
     return _with(url, work)
 
 

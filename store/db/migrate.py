@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import re
 import threading
 from collections.abc import Iterator
@@ -40,6 +41,9 @@ __all__ = [
     "script_location",
     "upgrade",
 ]
+
+
+_log = logging.getLogger(__name__)
 
 
 def script_location() -> str:
@@ -196,18 +200,30 @@ def _run(engine: Engine, command_name: str, revision: str) -> str | None:
     if not isinstance(revision, str) or not revision.strip():
         raise DatabaseError(f"not a schema revision: {revision!r}")
     with _ALEMBIC, _database_errors(engine):
+        before = current(engine)
         with engine.connect() as conn, migration_transaction(conn) as locked:
             # Citus: sequential mode, and the tables the revisions create distributed like
             # the rest when the schema is (store/db/distribute.py); nothing elsewhere
-            before = prepare_migration(locked)
-            with distributing_new_tables(locked, before):
+            layout = prepare_migration(locked)
+            with distributing_new_tables(locked, layout):
                 if command_name == "upgrade":
                     _check_known(locked, engine)
                     command.upgrade(_config(locked), revision)
                 else:
                     command.downgrade(_config(locked), revision)
-            finish_migration(locked, before)
-        return current(engine)
+            finish_migration(locked, layout)
+        after = current(engine)
+    _logged(command_name, engine, before, after)
+    return after
+
+
+def _logged(command_name: str, engine: Engine, before: str | None, after: str | None) -> None:
+    """The operator's record of a schema change (logger ``store.db.migrate``, INFO)."""
+    if after != before:
+        _log.info("%s %s from revision %s to %s",
+                  "migrated" if command_name == "upgrade" else "downgraded",
+                  redact_url(engine.url), before or "none (empty database)",
+                  after or "base (no schema)")
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
@@ -335,4 +351,6 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
             elif not upgrade_if_older:
                 raise SchemaOutOfDate(before, target, redact_url(engine.url))
             command.upgrade(_config(locked), "head")
-        return {"before": before, "after": current(engine), "created": before is None}
+        after = current(engine)
+    _logged("upgrade", engine, before, after)
+    return {"before": before, "after": after, "created": before is None}

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from sqlalchemy import Connection, Engine, and_, func, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -114,8 +114,10 @@ class TranscriptStore(SessionsMixin):
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
-                   read_only=read_only)
+        opened = cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
+                     read_only=read_only)
+        opened._given_url = redact_url(url or default_url())
+        return opened
 
     # -- append ---------------------------------------------------------------------------------
 
@@ -131,6 +133,7 @@ class TranscriptStore(SessionsMixin):
         cwd: str | None = None,
         tags: Iterable[str] = (),
         agent: str | None = None,
+        on_key_conflict: Literal["skip", "raise"] = "skip",
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -139,11 +142,16 @@ class TranscriptStore(SessionsMixin):
         is skipped. Without ``keys``, a message with a provider message id is skipped only
         when the message stored under that id is identical to it (a provider id is not a
         key); ``skipped_keys`` names what was skipped. All or nothing: one transaction.
+        ``on_key_conflict="raise"``: a key already stored for a *different* message raises
+        ``KeyConflictError`` and nothing is stored (the importer uses it to notice a file
+        that was rewritten).
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
-        return self._retrying(lambda conn: write_append(conn, sid, prepared, new_session))
+        check = on_key_conflict == "raise"
+        return self._retrying(
+            lambda conn: write_append(conn, sid, prepared, new_session, check))
 
     # -- load -----------------------------------------------------------------------------------
 

@@ -152,6 +152,21 @@ def _nul_safe_arguments(arguments: Any, text: str) -> Any:
     return clean(arguments)
 
 
+#: The key under which a result's exact call id and name are kept in its ``extras_json`` when
+#: they hold NUL on PostgreSQL (the columns get U+FFFD); ``decode_result`` puts them back.
+NUL_EXACT_KEY = "\x00exact"
+
+
+def _nul_safe_result(call_id: str | None, name: str | None,
+                     extras_json: str | None) -> tuple[str | None, str | None, str]:
+    from store.arguments import dumps_json, loads_json
+
+    extras = loads_json(extras_json) if extras_json else {}
+    extras[NUL_EXACT_KEY] = {"call_id": call_id, "name": name}
+    return (None if call_id is None else _nul_safe_text(call_id),
+            None if name is None else _nul_safe_text(name), dumps_json(extras))
+
+
 def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     """The transcript's own timestamp when it has a readable one, else the append time."""
     stamp = metadata.get("timestamp")
@@ -185,12 +200,16 @@ def write_append(
     sid: str,
     prepared: Prepared,
     new_session: Mapping[str, Any],
+    check_keys: bool = False,
 ) -> AppendResult:
-    """Store one prepared append in the caller's transaction (see the module docstring)."""
+    """Store one prepared append in the caller's transaction (see the module docstring).
+
+    ``check_keys``: a client key already stored for a different message (by digest) raises
+    :class:`~store.errors.KeyConflictError` instead of being skipped."""
     st = statements(conn.dialect.name)
     cursor = conn.connection.cursor()
     try:
-        return _write(cursor, st, sid, prepared, new_session)
+        return _write(cursor, st, sid, prepared, new_session, check_keys)
     finally:
         cursor.close()
 
@@ -201,6 +220,7 @@ def _write(
     sid: str,
     prepared: list[tuple[Message, str | None, EncodedMessage]],
     new_session: Mapping[str, Any],
+    check_keys: bool = False,
 ) -> AppendResult:
     time = st.time
     now = new_session["created_at"]
@@ -226,7 +246,11 @@ def _write(
         cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
         existing.update(row[0] for row in cursor.fetchall())
     if implicit and existing:
-        _stored_digests(cursor, st, sid, prepared, existing, stored_digest)
+        plain = sorted({str(k) for _, k, _ in prepared
+                        if isinstance(k, ImplicitKey) and k in existing})
+        _stored_digests(cursor, st, sid, plain, stored_digest)
+    if check_keys and existing:
+        _check_keys(cursor, st, sid, prepared, existing)
     skipped: list[str] = []
     batch: list[tuple[int, Message, str | None, EncodedMessage]] = []
     seen: set[str] = set()
@@ -263,6 +287,10 @@ def _write(
     result_rows: list[tuple[Any, ...]] = []
     stored: list[StoredMessage] = []
     for position, message, key, enc in batch:
+        if postgres and ("\x00" in (key or "") or "\x00" in (message.message_id or "")):
+            number = next(i for i, (m, _, _) in enumerate(prepared) if m is message)
+            raise RecordError(f"message {number}: its key or message id contains NUL, which "
+                              "PostgreSQL cannot store")
         created_at = _message_time(message.metadata, now) if message.metadata else now
         # Column order of store.db.tables.messages / tool_calls / tool_results (checked on import).
         message_rows.append((
@@ -284,8 +312,12 @@ def _write(
             arguments = call.arguments
             if postgres:
                 arguments = _nul_safe_arguments(arguments, call.call.arguments_text)
+            raw_name = call.call.recorded_name
+            if postgres:  # NUL-free column copies; the exact id and name stay in wire_json
+                call_id = _nul_safe_text(call_id) if call_id else call_id
+                raw_name = _nul_safe_text(raw_name)
             call_rows.append((
-                sid, position, call.index, call_id, minted, call.call.recorded_name,
+                sid, position, call.index, call_id, minted, raw_name,
                 call.wire_json, call.status, call.error, json(arguments), call.extras_json,
                 call.call.source, WIRE_VERSION,
                 *(argument_views(call.call.recorded_name, arguments)
@@ -294,10 +326,15 @@ def _write(
         linker.add_calls(position, opened)
         for res in enc.results:
             ref = linker.link(res.result.call_id, res.result.name)
+            result_id, result_name, result_extras = (
+                res.result.call_id, res.result.name, res.extras_json)
+            if postgres and ("\x00" in (result_id or "") or "\x00" in (result_name or "")):
+                result_id, result_name, result_extras = _nul_safe_result(
+                    result_id, result_name, result_extras)
             result_rows.append((
-                sid, position, res.index, res.result.call_id,
+                sid, position, res.index, result_id,
                 ref[0] if ref else None, ref[1] if ref else None,
-                res.result.is_error, res.result.name, res.content_json, res.extras_json,
+                res.result.is_error, result_name, res.content_json, result_extras,
                 res.result.source,
             ))
         stored.append(StoredMessage(position, message, key, created_at))
@@ -313,11 +350,24 @@ def _write(
     return AppendResult(sid, tuple(stored), tuple(skipped), created)
 
 
-def _stored_digests(cursor: Any, st: Statements, sid: str, prepared: Prepared,
-                    existing: set[str], out: dict[str, str]) -> None:
-    """The digests of the messages stored under the plain provider ids this append uses."""
-    plain = sorted({str(k) for _, k, _ in prepared if isinstance(k, ImplicitKey)
-                    and k in existing})
+def _check_keys(cursor: Any, st: Statements, sid: str, prepared: Prepared,
+                existing: set[str]) -> None:
+    """Raise ``KeyConflictError`` when a client key is stored for a different message."""
+    from store.errors import KeyConflictError
+
+    mine = {k: (m, e) for m, k, e in prepared
+            if k is not None and not isinstance(k, ImplicitKey) and k in existing}
+    stored: dict[str, str] = {}
+    _stored_digests(cursor, st, sid, sorted(mine), stored)
+    conflicts = tuple(k for k, (m, e) in mine.items()
+                      if k in stored and stored[k] != _encoded_digest(m.role, e))
+    if conflicts:
+        raise KeyConflictError(sid, conflicts)
+
+
+def _stored_digests(cursor: Any, st: Statements, sid: str, plain: list[str],
+                    out: dict[str, str]) -> None:
+    """The digests of the messages stored under the given keys."""
     rows: dict[int, tuple[str, list[str | None]]] = {}
     calls: dict[int, list[str | None]] = {}
     results: dict[int, list[str | None]] = {}
@@ -395,12 +445,14 @@ def _linker_for(cursor: Any, st: Statements, sid: str,
             elif call_id not in ids_in_batch:
                 needs_ids.add(call_id)
     prior_ids: dict[str, list[CallRef]] = {}
-    ids = sorted(needs_ids)
+    # On PostgreSQL the call_id column holds NUL as U+FFFD: look ids up that way.
+    exact = {(_nul_safe_text(i) if st.postgres else i): i for i in needs_ids}
+    ids = sorted(exact)
     for start in range(0, len(ids), _IN_CHUNK):
         chunk = ids[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
         for call_id, pos, idx in cursor.fetchall():  # ordered by position
-            refs = prior_ids.setdefault(call_id, [])
+            refs = prior_ids.setdefault(exact.get(call_id, call_id), [])
             if refs and refs[0][0] != pos:
                 refs.clear()  # the latest message that used the id wins
             refs.append((pos, idx))

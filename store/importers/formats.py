@@ -30,6 +30,7 @@ from typing import Any
 from store.errors import AmbiguousRecord, ConfigurationError
 from store.importers import FORMATS
 from store.importers.base import (
+    DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
     NO_DOCUMENT,
     Collector,
@@ -188,18 +189,20 @@ def _plain_hint(record: Any, plain: set[str]) -> None:
 
 
 def read_sessions(path: Path | str, format: str | None = None, *,
-                  settle: float = DEFAULT_SETTLE_SECONDS) -> ParsedFile:
+                  settle: float = DEFAULT_SETTLE_SECONDS,
+                  max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> ParsedFile:
     """Read one file into sessions (see the module docstring).
 
     ``format`` names one of :data:`FORMATS` (else it is detected). ``settle``: a file
     unchanged for that many seconds is complete, so nothing of it is deferred; a younger one
     may end in the middle of a record, which is then held back (``ParsedFile.deferred``).
+    ``max_file_bytes``: a larger file is refused (``ImportFileError``) before it is read.
     Raises :class:`ImportFileError` when the file cannot be read or its format told, and
     ``ConfigurationError`` for an unknown ``format``.
     """
     check_format(format)
     file = Path(path)
-    source = read_source(file, settle)
+    source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
         return ParsedFile(file, format or "unknown", skipped={"empty file": 1})
     collector = Collector(source, format or "")

@@ -11,28 +11,51 @@ entered. Paths are resolved; a symbolic link leading out of the root it was foun
 not followed, and a non-regular file (FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
+A file **rewritten** since it was imported (a message stored from it under a key now holds
+something else) is noticed by the store's key check (``on_key_conflict="raise"``): nothing
+stored is changed, the file's session is imported whole into a new session
+``<id>@<digest>``, and the summary reports it (``diverged``). A file that only grew adds its
+new part to the same session.
+
 Failures stay local: a file that cannot be read is recorded in ``failed_files`` and the
-import goes on; a session whose messages the store refuses is retried message by message so
-that only the refused ones are reported (as problems, with their lines). Database errors are
-not input errors: they propagate.
+import goes on; a session whose messages the store refuses (a typed error, or a value the
+database refuses: :func:`refused_value`) is retried message by message so that only the
+refused ones are reported (as problems, with file and line), and a session of which nothing
+could be stored is not left behind empty. Other database errors are not input errors: they
+propagate.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from store.codec import encode_message
 from store.db.store import TranscriptStore
-from store.errors import DatabaseError, RecordError, SessionNotFound, StoreError
-from store.importers.base import DEFAULT_SETTLE_SECONDS, ImportFileError, ImportProblem
+from store.errors import (
+    DatabaseError,
+    KeyConflictError,
+    RecordError,
+    SessionNotFound,
+    StoreError,
+)
+from store.importers.base import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_SETTLE_SECONDS,
+    ImportFileError,
+    ImportProblem,
+)
 from store.importers.formats import ParsedSession, check_format, read_sessions
 from store.model import InvalidToolCall, Message
 from store.transcript import AppendResult
 
-__all__ = ["FailedFile", "ImportProgress", "ImportSummary", "import_paths", "iter_import_files"]
+__all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
+           "iter_import_files", "refused_value"]
 
 _SUFFIXES = (".json", ".jsonl")
 
@@ -46,6 +69,23 @@ class FailedFile:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.error}"
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """A file that was rewritten: messages stored from it before (``keys``) differ from what it
+    holds now. Nothing stored is changed, and nothing new is dropped: the file's session is
+    imported whole into ``stored_as`` (``<session id>@<digest of the first changed message>``,
+    so that importing the same file again, or after it grew, finds that session)."""
+
+    path: Path
+    session_id: str
+    stored_as: str
+    keys: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return (f"{self.path}: session {self.session_id!r} was rewritten since it was imported "
+                f"({len(self.keys)} stored messages differ): imported as {self.stored_as!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +109,9 @@ class ImportSummary:
     new); ``messages_added`` / ``messages_already_stored``; ``calls`` / ``invalid_calls``: tool
     calls in the added messages; ``skipped`` counts records that carry no message, by reason;
     ``deferred``: where input was held back as still being written; ``problems``: bad lines
-    and records, with file and line; ``failed_files``: files not imported at all.
+    and records, with file and line; ``failed_files``: files not imported at all;
+    ``diverged``: sessions whose file no longer matches what was imported from it before (see
+    :class:`Divergence`).
     """
 
     files: int = 0
@@ -83,6 +125,7 @@ class ImportSummary:
     deferred: list[ImportProblem] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
     failed_files: list[FailedFile] = field(default_factory=list)
+    diverged: list[Divergence] = field(default_factory=list)
 
     @property
     def skipped_lines(self) -> int:
@@ -165,6 +208,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
     yield from failures  # the root itself could not be listed
 
 
+_log = logging.getLogger(__name__)
+
 # -- importing -----------------------------------------------------------------------------------
 
 
@@ -175,8 +220,14 @@ def import_paths(
     format: str | None = None,
     progress: Callable[[ImportProgress], None] | None = None,
     settle: float = DEFAULT_SETTLE_SECONDS,
+    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
+
+    Memory: one file is read at a time, and its messages are stored in batches of
+    ``_CHUNK``; a file larger than ``max_file_bytes`` (default 256 MiB; ``None``: no limit) is
+    refused with its size and the limit in ``failed_files``, and a file that still runs out
+    of memory fails alone (``failed_files``), the import going on.
 
     ``format`` forces one of :data:`~store.importers.formats.FORMATS` (else each file's format is
     detected); ``progress`` is called before each file and once at the end; ``settle`` is
@@ -195,21 +246,37 @@ def import_paths(
             progress(ImportProgress(number, len(files), done, total, path,
                                     summary.messages_added))
         done += size
+        _log.info("importing %s (file %d of %d)", path, number + 1, len(files))
         try:
-            parsed = read_sessions(path, format, settle=settle)
+            parsed = read_sessions(path, format, settle=settle, max_file_bytes=max_file_bytes)
         except ImportFileError as exc:
+            _log.warning("not imported: %s: %s", path, exc.reason)
             summary.failed_files.append(FailedFile(path, exc.reason))
             continue
+        except MemoryError:
+            summary.failed_files.append(FailedFile(path, _NO_MEMORY))
+            continue
         summary.files += 1
+        for problem in parsed.problems:
+            _log.warning("import problem: %s", problem)
         summary.problems.extend(parsed.problems)
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
             summary.skipped[reason] = summary.skipped.get(reason, 0) + count
-        for session in parsed.sessions:
-            _import_session(store, path, session, summary)
+        try:
+            for session in parsed.sessions:
+                _import_session(store, path, session, summary)
+        except MemoryError:
+            summary.failed_files.append(FailedFile(path, _NO_MEMORY + " (partly stored: "
+                                                   "import it again to add the rest)"))
+        del parsed
     if progress is not None:
         progress(ImportProgress(len(files), len(files), total, total, None,
                                 summary.messages_added))
+    _log.info("imported %d files: %d sessions, %d messages added, %d already stored, "
+              "%d problems, %d files not imported", summary.files, summary.sessions,
+              summary.messages_added, summary.messages_already_stored, len(summary.problems),
+              len(summary.failed_files))
     return summary
 
 
@@ -221,56 +288,124 @@ def _size(path: Path) -> int:
 
 
 def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
-                    summary: ImportSummary) -> None:
-    sid = session.session_id
+                    summary: ImportSummary, target: str | None = None, depth: int = 0) -> None:
+    original = session.session_id
+    sid = target or original
     try:
-        created = _ensure_session(store, session)
+        created = _ensure_session(store, session, sid)
     except RecordError as exc:
         summary.problems.append(ImportProblem(path, None, f"session {sid!r}: {exc}"))
         return
     summary.sessions += 1
     summary.sessions_created += created
 
-    def append(items: list[Message], keys: list[str]) -> AppendResult:
+    def append(items: list[Message], keys: list[str], check: bool = False) -> AppendResult:
         return store.append(sid, items, keys=keys, title=session.title,
                             provider=session.provider, model=session.model, cwd=session.cwd,
-                            tags=session.tags, agent=session.agent)
+                            tags=session.tags, agent=session.agent,
+                            on_key_conflict="raise" if check else "skip")
 
+    results: list[AppendResult] = []
     try:
-        results = [append(session.items, session.keys)]
-    except DatabaseError:
-        raise
-    except StoreError:  # one message refused: find which, store the rest
-        results = []
-        for index, (message, key) in enumerate(zip(session.items, session.keys, strict=True)):
-            try:
-                results.append(append([message], [key]))
-            except DatabaseError:
-                raise
-            except StoreError as exc:
-                text = str(exc).removeprefix("message 0: ")
-                summary.problems.append(ImportProblem(
-                    path, session.lines[index], f"session {sid!r}: {text}",
-                    session.item_indexes[index]))
+        for start in range(0, len(session.items), _CHUNK):
+            results += _append_chunk(append, path, session, sid, start, summary,
+                                     check=depth < _MAX_DIVERGENCE)
+    except KeyConflictError as conflict:
+        # The file was rewritten: import it whole beside what is stored, and say so.
+        if created:
+            store.delete_session(sid)
+        summary.sessions -= 1
+        summary.sessions_created -= created
+        first = session.keys.index(conflict.keys[0])
+        new_sid = f"{sid}@{_message_digest(session.keys[first], session.items[first])}"
+        summary.diverged.append(Divergence(path, sid, new_sid, conflict.keys))
+        _import_session(store, path, session, summary, new_sid, depth + 1)
+        return
     for result in results:
         _count(result, summary)
+    if created and not any(r.stored for r in results):
+        # Nothing of it could be stored: leave no empty session behind.
+        store.delete_session(sid)
+        summary.sessions -= 1
+        summary.sessions_created -= 1
 
 
-def _ensure_session(store: TranscriptStore, session: ParsedSession) -> bool:
-    """Create the session with its metadata when it is new; True when it was created."""
+def _append_chunk(append: Callable[..., AppendResult], path: Path, session: ParsedSession,
+                  sid: str, start: int, summary: ImportSummary,
+                  check: bool) -> list[AppendResult]:
+    """One batch of a session's messages; when the store refuses one, the batch again message
+    by message, so that only the refused ones are reported (with their lines)."""
+    end = start + _CHUNK
     try:
-        store.get_session(session.session_id)
+        return [append(session.items[start:end], session.keys[start:end], check)]
+    except KeyConflictError:
+        raise
+    except StoreError as exc:
+        if isinstance(exc, DatabaseError) and not refused_value(exc):
+            raise
+    results = []
+    for index in range(start, min(end, len(session.items))):
+        try:
+            results.append(append([session.items[index]], [session.keys[index]]))
+        except StoreError as one:
+            if isinstance(one, DatabaseError) and not refused_value(one):
+                raise
+            text = str(one).removeprefix("message 0: ")
+            summary.problems.append(ImportProblem(
+                path, session.lines[index], f"session {sid!r}: {text}",
+                session.item_indexes[index]))
+    return results
+
+
+def refused_value(exc: DatabaseError) -> bool:
+    """True when the database refused a value of the record (a data error: PostgreSQL's
+    SQLSTATE classes 22 and 54, SQLite's "too big"), not when it failed: such a record is
+    reported and the import goes on; any other database error stops it."""
+    cause = exc.__cause__
+    orig = getattr(cause, "orig", None) or cause
+    sqlstate = getattr(orig, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate[:2] in ("22", "54"):
+        return True
+    return "too big" in str(orig).lower()
+
+
+#: Messages per append of an import: bounds what one transaction holds in memory.
+_CHUNK = 2000
+
+_NO_MEMORY = ("not enough memory to import it: split the file, or import it where more "
+              "memory is free")
+
+#: How many rewrites of one file in a row an import follows (each one a new session).
+_MAX_DIVERGENCE = 8
+
+
+def _message_digest(key: str, message: Message) -> str:
+    """A short digest of a message as the file holds it now (names a diverged session)."""
+    encoded = encode_message(message.parts, message.extras, message.metadata)
+    h = hashlib.sha256(key.encode("utf-8", "surrogatepass"))
+    for text in (message.role, encoded.parts_json, *(c.wire_json for c in encoded.calls),
+                 *(r.content_json for r in encoded.results)):
+        h.update(b"\x00" + text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:12]
+
+
+def _ensure_session(store: TranscriptStore, session: ParsedSession,
+                    sid: str | None = None) -> bool:
+    """Create the session with its metadata when it is new; True when it was created."""
+    sid = sid or session.session_id
+    try:
+        store.get_session(sid)
         return False
     except SessionNotFound:
         pass
     try:
-        store.create_session(session.session_id, title=session.title,
+        store.create_session(sid, title=session.title,
                              provider=session.provider, model=session.model, cwd=session.cwd,
                              tags=session.tags, metadata=session.metadata,
                              agent=session.agent)
     except DatabaseError as exc:
         try:  # created meanwhile by another importer?
-            store.get_session(session.session_id)
+            store.get_session(sid)
         except SessionNotFound:
             raise exc from None
         return False

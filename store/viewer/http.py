@@ -45,24 +45,32 @@ class Request:
         return cls(method, split.path or "/", segments, query, lowered)
 
     def arg(self, name: str) -> str | None:
-        """The first non-blank value of a parameter, stripped, else ``None``."""
+        """The first non-blank value of a parameter, stripped, else ``None`` (``BadRequest``
+        for a value holding NUL, which no field of the store can be searched for)."""
         for value in self.query.get(name, ()):
             if value.strip():
-                return value.strip()
+                return _no_nul(name, value.strip())
         return None
 
     def args(self, name: str) -> list[str]:
-        """Every non-blank value of a parameter, stripped."""
-        return [v.strip() for v in self.query.get(name, ()) if v.strip()]
+        """Every non-blank value of a parameter, stripped (NUL: ``BadRequest``)."""
+        return [_no_nul(name, v.strip()) for v in self.query.get(name, ()) if v.strip()]
 
     def int_arg(self, name: str, default: int, *, minimum: int = 0) -> int:
         """An integer parameter (``BadRequest`` when it is not one, or below ``minimum``)."""
         raw = self.arg(name)
         if raw is None:
             return default
-        if not raw.isdigit() or int(raw) < minimum or len(raw) > 9:
+        # ASCII digits only ("²".isdigit() is true, int("²") fails), at most nine of them.
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 9 or int(raw) < minimum:
             raise BadRequest(f"{name} must be a whole number from {minimum}, got {raw!r}")
         return int(raw)
+
+
+def _no_nul(name: str, value: str) -> str:
+    if "\x00" in value:
+        raise BadRequest(f"{name}: a parameter must not contain NUL")
+    return value
 
 
 @dataclass(slots=True)

@@ -117,7 +117,7 @@ def parse_time(raw: str | None, name: str, *, end: bool = False) -> datetime | N
             start = datetime.combine(day, time(), UTC)
             return start + timedelta(days=1) if end else start
         return store.as_utc(datetime.fromisoformat(raw.replace("Z", "+00:00")))
-    except (ValueError, store.UsageError):
+    except (ValueError, OverflowError, store.UsageError):  # 9999-12-31 + 1 day overflows
         raise BadRequest(f"{name}: not a date (YYYY-MM-DD) or ISO 8601 time: {raw!r}") from None
 
 

@@ -34,7 +34,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from backends import is_citus
 from helpers_procs import CRASH_SESSIONS, crash_batch, read_acks
 from sqlalchemy import text
 
@@ -51,8 +50,11 @@ def start_writer(url: str, acks: Path) -> subprocess.Popen[str]:
     )
 
 
-def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random, slower: float = 1) -> None:
-    """Let the writer start appending, then SIGKILL it at a random moment."""
+def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random,
+                    acks: Path | None = None) -> None:
+    """Let the writer start appending, then SIGKILL it at a random moment (with ``acks``: once
+    it has acknowledged one more batch, so that every writer proves something however busy
+    the machine is; a count, never a rate)."""
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("go\n")
     proc.stdin.flush()
@@ -62,7 +64,14 @@ def kill_mid_append(proc: subprocess.Popen[str], rng: random.Random, slower: flo
         proc.kill()
         _, err = proc.communicate()
         pytest.fail(f"the writer did not start: {line!r} {err[-2000:]}")
-    time.sleep(rng.uniform(0.05, 0.35) * slower)
+    if acks is not None:
+        before = len(read_acks(acks))
+        give_up = time.monotonic() + 120  # a hang guard, not a speed test
+        while len(read_acks(acks)) <= before and proc.poll() is None:
+            if time.monotonic() > give_up:
+                break
+            time.sleep(0.01)
+    time.sleep(rng.uniform(0.05, 0.35))
     if proc.poll() is not None:
         _, err = proc.communicate()
         pytest.fail(f"the writer died by itself ({proc.returncode}): {err[-2000:]}")
@@ -169,7 +178,7 @@ def test_a_writer_killed_mid_append_loses_and_tears_nothing(store_url, tmp_path)
     try:
         for _ in range(kills):
             proc, ready = ready, start_writer(store_url, acks)
-            kill_mid_append(proc, rng, 3 if is_citus(store_url) else 1)
+            kill_mid_append(proc, rng, acks)
             acked = read_acks(acks)
             progress.append((len(acked), check_database(store_url, acked, checked)))
     finally:

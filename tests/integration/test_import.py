@@ -299,8 +299,8 @@ def test_a_session_or_message_the_store_refuses_is_reported_and_the_rest_stored(
                                                  for c in ("one", "two", "three")])
     real = importer.read_sessions
 
-    def poisoned(file, fmt=None, *, settle=0.0):
-        parsed = real(file, fmt, settle=settle)
+    def poisoned(file, fmt=None, *, settle=0.0, **options):
+        parsed = real(file, fmt, settle=settle, **options)
         session = parsed.sessions[0]
         session.items[1] = Message("user", (TextPart("bad \ud800"),))
         return parsed
