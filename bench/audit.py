@@ -338,6 +338,12 @@ def _raw(url: str, sql: str) -> list[Any]:
 def _size(store: TranscriptStore) -> int:
     with store.engine.connect() as conn:
         if store.dialect == "postgresql":
+            citus = conn.exec_driver_sql(
+                "SELECT 1 FROM pg_extension WHERE extname = 'citus'").first()
+            if citus:  # the shards on the workers, not the coordinator's own database
+                return int(conn.exec_driver_sql(
+                    "SELECT sum(citus_total_relation_size(logicalrelid)) FROM pg_dist_partition"
+                ).scalar_one())
             return int(conn.exec_driver_sql("SELECT pg_database_size(current_database())")
                        .scalar_one())
         pages = conn.exec_driver_sql("PRAGMA page_count").scalar_one()

@@ -9,7 +9,13 @@ costs only what is used: ``transcript-store --help`` never imports SQLAlchemy or
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+# The package logs under "store" (migrations applied, retries after lock conflicts, import
+# progress and problems, viewer requests at debug) and is silent until the application
+# configures logging (the CLI does with -v).
+logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.arguments import (
@@ -26,7 +32,20 @@ if TYPE_CHECKING:
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
     from store.audit.usage import ToolUsage, count_tools, tool_usage
-    from store.db.admin import SchemaStatus, check_database, database_status, upgrade_database
+    from store.db.admin import (
+        SchemaStatus,
+        check_database,
+        database_status,
+        distribute_database,
+        downgrade_database,
+        upgrade_database,
+    )
+    from store.db.distribute import (
+        DEFAULT_SHARD_COUNT,
+        DistributionReport,
+        DistributionState,
+        TableAction,
+    )
     from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
     from store.db.verify import VerifyProblem, VerifyReport
@@ -37,6 +56,7 @@ if TYPE_CHECKING:
         ConfigurationError,
         ConflictError,
         DatabaseError,
+        DistributionError,
         FrozenParametersError,
         ImportFileError,
         KeyConflictError,
@@ -46,6 +66,7 @@ if TYPE_CHECKING:
         RecordError,
         SchemaOutOfDate,
         SessionNotFound,
+        SettingsError,
         StoreError,
         StreamError,
         TooLargeError,
@@ -105,8 +126,8 @@ if TYPE_CHECKING:
     )
     from store.vocabulary import VOCABULARY
 
-__version__ = "0.1.0"
-
+__version__: str  # the installed distribution's (pyproject.toml is the one place it is
+# written), read through importlib.metadata on first use: see __getattr__
 __all__ = [
     "ARGUMENT_STATUSES",
     "AliasError",
@@ -121,7 +142,11 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "DEFAULT_ALIASES",
+    "DEFAULT_SHARD_COUNT",
     "DatabaseError",
+    "DistributionError",
+    "DistributionReport",
+    "DistributionState",
     "ExportStats",
     "FrozenParametersError",
     "IMPORT_FORMATS",
@@ -157,11 +182,13 @@ __all__ = [
     "ServerToolCall",
     "SessionInfo",
     "SessionNotFound",
+    "SettingsError",
     "StoreError",
     "StoredMessage",
     "StreamAssembler",
     "StreamError",
     "TARGETS",
+    "TableAction",
     "Target",
     "TextPart",
     "ThinkingPart",
@@ -193,6 +220,8 @@ __all__ = [
     "detect_format",
     "detect_provider",
     "display_name",
+    "distribute_database",
+    "downgrade_database",
     "dumps_arguments",
     "explain_search",
     "explain_usage",
@@ -224,6 +253,12 @@ __all__ = [
 
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
+    "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
+    "DistributionReport": ("store.db.distribute", "DistributionReport"),
+    "DistributionState": ("store.db.distribute", "DistributionState"),
+    "TableAction": ("store.db.distribute", "TableAction"),
+    "distribute_database": ("store.db.admin", "distribute_database"),
+    "DistributionError": ("store.errors", "DistributionError"),
     "ARGUMENT_STATUSES": ("store.arguments", "ARGUMENT_STATUSES"),
     "AliasError": ("store.errors", "AliasError"),
     "AliasTable": ("store.names", "AliasTable"),
@@ -277,6 +312,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ServerToolCall": ("store.model", "ServerToolCall"),
     "SessionInfo": ("store.transcript", "SessionInfo"),
     "SessionNotFound": ("store.errors", "SessionNotFound"),
+    "SettingsError": ("store.errors", "SettingsError"),
     "StoreError": ("store.errors", "StoreError"),
     "StoredMessage": ("store.transcript", "StoredMessage"),
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
@@ -304,6 +340,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "camelize_args": ("store.keys", "camelize_args"),
     "check_database": ("store.db.admin", "check_database"),
     "database_status": ("store.db.admin", "database_status"),
+    "downgrade_database": ("store.db.admin", "downgrade_database"),
     "decode_codex_output": ("store.importers.formats", "decode_codex_output"),
     "detect_format": ("store.importers.formats", "detect_format"),
     "detect_provider": ("store.stream.assembler", "detect_provider"),
@@ -338,7 +375,19 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("transcript-store")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = found = _version()
+        return found
     try:
         module, attribute = _LAZY[name]
     except KeyError:

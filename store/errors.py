@@ -21,6 +21,9 @@ The tree::
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
     │   │   └── KeyConflictError    a checked append found a stored key holding another message
+    │   ├── DistributionError       the database cannot be distributed on Citus (``.problem``:
+    │   │                           not_citus | not_coordinator | no_workers | worker_unreachable
+    │   │                           | missing_extension | not_at_head)
     │   └── SessionNotFound         (also KeyError) no session with that id
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     ├── UsageError                  (also ValueError) a function called with a value it cannot use
@@ -150,6 +153,19 @@ class ConflictError(DatabaseError):
     """Another writer changed the session between reading and writing it."""
 
 
+class DistributionError(DatabaseError):
+    """``db distribute`` refuses: ``problem`` says why (see the tree above), the message names
+    the node or table concerned and what to do."""
+
+    def __init__(self, problem: str, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[DistributionError], tuple[str, str]]:
+        return (type(self), (self.problem, self.message))
+
+
 class KeyConflictError(ConflictError):
     """An append asked to check its keys (``append(..., on_key_conflict="raise")``) found a key
     already stored in the session for a *different* message; nothing was stored. ``keys``
@@ -187,6 +203,11 @@ class ConfigurationError(StoreError, ValueError):
 class UsageError(StoreError, ValueError):
     """A function was called with a value it cannot use (a negative limit, an unknown target,
     an empty search term); the message names the parameter and what it takes."""
+
+
+class SettingsError(UsageError, TypeError):
+    """Settings of the wrong type or with an unknown field (``session_settings={"limitt": 1}``):
+    also a ``TypeError``, as the frameworks raise for them."""
 
 
 class MissingExtra(StoreError, ImportError):

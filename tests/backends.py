@@ -1,8 +1,11 @@
-"""The two real backends the tests run on, shared by the conftest files.
+"""The real backends the tests run on, shared by the conftest files.
 
 ``ADMIN_URL`` is the PostgreSQL server's maintenance database
 (``TRANSCRIPT_TEST_POSTGRES_URL`` overrides it); ``BACKENDS`` parametrizes a fixture over
-SQLite and PostgreSQL; ``postgres_unavailable`` skips on a laptop and **fails** under CI.
+SQLite and PostgreSQL, and over a Citus coordinator too when ``TRANSCRIPT_STORE_CITUS_URL``
+names one (Debian has no Citus package, so CI never has one: there the Citus tests are
+skipped, and that skip does not fail the run); ``postgres_unavailable`` skips on a laptop and
+**fails** under CI.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import pytest
 ADMIN_URL = os.environ.get(
     "TRANSCRIPT_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
+CITUS_URL = os.environ.get("TRANSCRIPT_STORE_CITUS_URL", "")
 BACKENDS = [
     pytest.param("sqlite", marks=pytest.mark.sqlite),
     pytest.param("postgres", marks=pytest.mark.postgres),
+    *([pytest.param("citus", marks=[pytest.mark.postgres, pytest.mark.citus])]
+      if CITUS_URL else []),
 ]
 
 
@@ -25,3 +31,10 @@ def postgres_unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"PostgreSQL is required under CI: {reason}")
     pytest.skip(f"PostgreSQL not available: {reason}")
+
+
+def is_citus(url: str) -> bool:
+    """The test database on the Citus cluster (``conftest.citus_url``): each statement takes a
+    hop from the coordinator to a worker, so tests that count work done in a fixed time give
+    it more time there."""
+    return "/ts_test_citus_" in url

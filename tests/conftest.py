@@ -7,6 +7,10 @@
   before each test (aliases re-seeded). Set ``TRANSCRIPT_TEST_POSTGRES_URL`` to use another
   server; when none answers the PostgreSQL half is skipped on a laptop and **fails** under CI
   (``CI`` set).
+* With ``TRANSCRIPT_STORE_CITUS_URL`` set (a Citus coordinator with registered workers), a
+  third backend, ``citus``: one database per test run (``ts_test_citus_<pid>``, created on every
+  node by ``tests/citus_cluster.py``), upgraded to head and distributed (4 shards, to keep the
+  DDL fan-out small), emptied before each test like the PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-from backends import ADMIN_URL, BACKENDS, postgres_unavailable  # noqa: E402
+from backends import ADMIN_URL, BACKENDS, CITUS_URL, postgres_unavailable  # noqa: E402
+
+#: Shards per table in the Citus test database (the default, 32, only adds DDL fan-out here).
+CITUS_TEST_SHARDS = 4
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +67,23 @@ def postgres_url() -> Iterator[str]:
     admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def citus_url() -> Iterator[str]:
+    """A distributed store on the Citus cluster of ``TRANSCRIPT_STORE_CITUS_URL``."""
+    if not CITUS_URL:
+        pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (Debian has no Citus package: CI "
+                    "cannot run the Citus tests)")
+    from citus_cluster import create_citus_database, drop_citus_database
+
+    from store import distribute_database, upgrade_database
+
+    url = create_citus_database(f"ts_test_citus_{os.getpid()}", coordinator_url=CITUS_URL)
+    upgrade_database(url)
+    distribute_database(url, shard_count=CITUS_TEST_SHARDS)
+    yield url
+    drop_citus_database(url)
+
+
 def _empty_postgres(url: str) -> None:
     engine = create_engine(url)
     try:
@@ -83,7 +107,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         path.chmod(0o600)
         return f"sqlite:///{path}"
-    url: str = request.getfixturevalue("postgres_url")
+    url: str = request.getfixturevalue(
+        "citus_url" if request.param == "citus" else "postgres_url")
     _empty_postgres(url)
     return url
 

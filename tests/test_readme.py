@@ -74,17 +74,43 @@ def shared_dir(tmp_path_factory):
 
 
 @pytest.mark.parametrize("line", CLI_LINES)
-def test_cli_examples_run(line, shared_dir):
-    tmp_path = shared_dir
+def cli_argv(line: str) -> list[str]:
+    """A README command line as run from a scratch folder: repo paths made absolute."""
     argv = shlex.split(line)
     argv = [str(ROOT / a) if a.startswith(("../shared", "tests/fixtures/")) else a
             for a in argv]
-    if any("../shared" in a for a in shlex.split(line)) and not (ROOT / "../shared").exists():
-        pytest.skip("no ../shared beside the repo")
     if argv[0].startswith(".venv/bin/"):
         argv[0] = str(VENV_BIN / argv[0].removeprefix(".venv/bin/"))
     elif argv[0] == "python":
         argv[0] = sys.executable
+    return argv
+
+
+def test_cli_examples_run(line, shared_dir):
+    tmp_path = shared_dir
+    if any("../shared" in a for a in shlex.split(line)) and not (ROOT / "../shared").exists():
+        pytest.skip("no ../shared beside the repo")
+    argv = cli_argv(line)
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "code", [b for lang, b in BLOCKS if lang == "python"], ids=lambda c: c.splitlines()[0][:40]
+)
+def test_python_examples_run_twice(code, tmp_path, monkeypatch):
+    """A reader who runs a snippet again (same folder, same database) gets no error."""
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "README.md", "exec"), {})
+
+
+def test_the_cli_examples_run_twice(tmp_path_factory):
+    """The README's command lines, all of them in order, then all again in the same folder."""
+    folder = tmp_path_factory.mktemp("readme-cli-twice")
+    for attempt in (1, 2):
+        for line in CLI_LINES:
+            done = subprocess.run(cli_argv(line), cwd=folder, capture_output=True, text=True,
+                                  timeout=120)
+            assert done.returncode == 0, (attempt, line, done.stderr)

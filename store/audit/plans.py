@@ -7,6 +7,7 @@ summary and a call search (tests assert that the intended index is used);
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ClauseElement
 
 from store.arguments import ARGUMENT_STATUSES
+from store.db.distribute import citus_version
 from store.db.search_index import rebuild_statements
 from store.errors import DatabaseError
 
@@ -101,13 +103,25 @@ def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
     return prefix + str(compiler.process(element.statement, **kw))
 
 
+#: A shard's table or index name on Citus (``tool_calls_102008``, ``ix_tool_calls_usage_102008``):
+#: plans show them as their table's and index's names, the same as on one server.
+_SHARD_SUFFIX = re.compile(
+    r"\b((?:ix|ux|pk)_[a-z_]+?|sessions|messages|tool_calls|tool_results|tool_definitions|"
+    r"tool_aliases|search_items)_\d{4,}\b")
+
+
 def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
     try:
         if conn.dialect.name == "postgresql":
+            citus = citus_version(conn) is not None
+            if citus:  # the settings below reach the workers' plans too; every shard's plan
+                conn.exec_driver_sql("SET LOCAL citus.propagate_set_commands = 'local'")
+                conn.exec_driver_sql("SET LOCAL citus.explain_all_tasks = on")
             no_jit(conn)  # as the queries run
             if not enable_seqscan:
                 conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-            return "\n".join(str(row[0]) for row in conn.execute(_Explain(statement)))
+            plan = "\n".join(str(row[0]) for row in conn.execute(_Explain(statement)))
+            return _SHARD_SUFFIX.sub(r"\1", plan) if citus else plan
         rows = conn.execute(_Explain(statement)).all()
     finally:
         conn.rollback()  # ends the transaction, and with it SET LOCAL

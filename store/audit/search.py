@@ -174,7 +174,10 @@ def catch_up(store: TranscriptStore, query: CallQuery) -> None:
     """Before a search that uses the search index: bring it up to date when the store may
     write (a read-only store scans what is not indexed yet instead; see
     ``store/db/search_index.py``)."""
-    if (query.text is not None or query.where) and not store.read_only:
+    if (query.text is not None or query.where) and not store.read_only \
+            and query.session_id is None:
+        # (a search of one session scans its own unindexed tail exactly instead: it never
+        # pays for a catch-up of the whole store, and on Citus stays on the session's shard)
         store.update_search_index()
 
 
@@ -230,13 +233,14 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(conn, number, condition))
+        conditions.append(_argument_condition(conn, number, condition, query.session_id))
     for number, view in enumerate(query.views):  # ix_tool_calls_<view> (partial, covering)
         conditions.append(view_sql(conn.dialect.name, number, view))
     source = calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
-        found = _text_hits(conn, query.text, results=True, prefix="text")
+        found = _text_hits(conn, query.text, results=True, prefix="text",
+                           session_id=query.session_id)
         if found is None:
             return None
         hits = found.subquery("hits")
@@ -296,7 +300,8 @@ def _status_condition(status: str) -> ColumnElement[bool]:
     return c.c.arguments_status == status
 
 
-def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition) -> Any:
+def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition,
+                        session_id: str | None = None) -> Any:
     """``store.audit.conditions.sql_condition``, pre-filtered by the search index where the
     condition implies a string in the call's decoded text (each string value of the
     arguments is a line of it): a ``contains`` of MIN_TEXT+ characters, or an ``eq`` of a
@@ -317,13 +322,15 @@ def _argument_condition(conn: Connection, number: int, condition: ArgumentCondit
     if dialect != "postgresql" and not has_search_index(conn):
         return sql
     params: dict[str, Any] = {}
-    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params)
+    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params, session_id)
     return and_(text(guard.removesuffix(" AND ")).bindparams(**params), sql)
 
 
-def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any]) -> str:
+def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any],
+               session_id: str | None = None) -> str:
     """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
-    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix)
+    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix,
+                                session_id=session_id)
     params.update(hit_params)
     if sql is None:
         return "1 = 0 AND "
@@ -331,17 +338,22 @@ def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any
             f"({sql}) AND ")
 
 
-def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str
-              ) -> tuple[str | None, dict[str, Any]]:
+def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str,
+              session_id: str | None = None) -> tuple[str | None, dict[str, Any]]:
     """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
     ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
-    the search index's hits and an exact scan of what it has not caught up with yet."""
+    the search index's hits and an exact scan of what it has not caught up with yet. With
+    ``session_id``, of that session only (on Citus: one shard)."""
     dialect = conn.dialect.name
     indexed = has_search_index(conn)
-    tail = tail_keys(conn, needle, results=results, everything=not indexed)
+    tail = tail_keys(conn, needle, results=results, everything=not indexed,
+                     session_id=session_id)
     parts: list[str] = []
     params: dict[str, Any] = {}
     kind = "" if results else f" AND kind = {KIND_CALL}"
+    if session_id is not None:
+        kind += f" AND session_id = :{prefix}_sid"
+        params[f"{prefix}_sid"] = session_id
     if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
         parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
                      f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
@@ -369,10 +381,12 @@ def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str
     return " UNION ".join(parts), params
 
 
-def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str) -> Any:
+def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str,
+               session_id: str | None = None) -> Any:
     """Full text: the keys of the calls whose decoded argument text, or a linked result's,
     holds ``needle`` case-insensitively; ``None`` when nothing can match."""
-    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix)
+    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix,
+                            session_id=session_id)
     if sql is None:
         return None
     from sqlalchemy import Integer, String

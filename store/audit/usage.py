@@ -251,7 +251,10 @@ def usage_statement(
     joined = linked(r)
     filters = time_filters(since, until, m)
     if session_id is not None:
-        filters.append(c.c.session_id == session_id)
+        # on every table of the query (the joined messages, the results of the EXISTS): Citus
+        # routes it to one shard only when each distributed table is filtered by the session
+        joined = and_(joined, r.c.session_id == session_id)
+        filters.extend([c.c.session_id == session_id, m.c.session_id == session_id])
     source = calls_with_time(m)
     keys: list[Any] = [c.c.raw_name]
     if scoped_raws is not None:

@@ -7,6 +7,8 @@ imports point one way: main -> command modules -> _common -> the public API.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -141,10 +143,64 @@ def safe_markup(text: object) -> str:
 
 def console() -> Console:
     """A console for human output (tables, transcripts); wide when piped, so that tables
-    do not fold ids and names into pieces."""
+    do not fold ids and names into pieces. No colour with ``--no-color`` or ``NO_COLOR``."""
     from rich.console import Console  # rich loads when output is drawn, not at start-up
 
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+    plain = no_color()
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200,
+                   no_color=plain or None, color_system=None if plain else "auto")
+
+
+def one_line(text: str | None, limit: int = 60) -> str:
+    """``text`` as one table cell line: its first non-blank line, cut at ``limit`` characters,
+    with an ellipsis when anything was left out (``calls show`` prints the whole); control
+    characters made :func:`visible`. Not escaped for markup (see :func:`safe_markup`)."""
+    if not text:
+        return ""
+    lines = [line for line in visible(text).splitlines() if line.strip()]
+    first = lines[0].strip() if lines else ""
+    if len(first) > limit:
+        return first[:limit - 1] + "…"
+    return first + " …" if len(lines) > 1 else first
+
+
+def confirmed(question: str) -> None:
+    """Ask ``question`` on stderr; anything but yes (or no terminal to answer) is a one-line
+    error and exit 1: nothing was changed."""
+    try:
+        agreed = click.confirm(question, err=True)
+    except click.Abort:  # no answer (end of input): end the prompt's line first
+        click.echo(err=True)
+        agreed = False
+    if not agreed:
+        raise click.ClickException("not confirmed: nothing changed")
+
+
+def no_color() -> bool:
+    """Whether colour is off: ``--no-color``, or ``NO_COLOR`` set to anything non-empty
+    (https://no-color.org)."""
+    context = click.get_current_context(silent=True)
+    if context is not None and context.find_root().meta.get("no_color"):
+        return True
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def configure_logging(verbosity: int) -> None:
+    """``-v``: the package's log (logger ``store``) at INFO on stderr; ``-vv``: DEBUG (viewer
+    requests, ...). Without it the package is silent."""
+    if verbosity <= 0:
+        return
+    logger = logging.getLogger("store")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+
+
+def verbosity() -> int:
+    """How many ``-v`` the root command was given."""
+    context = click.get_current_context(silent=True)
+    return int(context.find_root().meta.get("verbose", 0)) if context is not None else 0
 
 
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:

@@ -23,6 +23,7 @@ from store.cli._common import (
     db_option,
     emit_json,
     more_rows,
+    one_line,
     open_store,
     page_limit,
     redaction_options,
@@ -236,8 +237,9 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     for m in matches:
         table.add_row(escape(m.session_id), f"{m.position}.{m.index}", escape(m.call_id),
                       escape(m.name), escape(m.status),
-                      m.created_at.isoformat(timespec="seconds"), escape(m.arguments_text[:120]),
-                      escape((m.result_preview or "-")[:60]))
+                      m.created_at.isoformat(timespec="seconds"),
+                      escape(one_line(m.arguments_text, 120)),
+                      escape(one_line(m.result_preview or "-")))
     console().print(table)
     more_rows(len(matches), total, offset, "calls")
 
@@ -340,6 +342,15 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                            + "; ".join(v.problems)))
     if violations:
         sys.exit(1)
+    if not as_json:
+        with open_store(db_url, read_only=True) as opened:
+            count = opened.count_calls(session)
+        scope = f" of session {session}" if session else ""
+        against = (f"the schemas in {schema_file}" if schema_file else
+                   "the tool definitions recorded with each session (sessions without "
+                   "definitions are skipped)")
+        click.echo(visible(f"no schema violations: checked the {count} stored calls{scope}"
+                           + (f" to {tool}" if tool else "") + f" against {against}"))
 
 
 @audit.command("reindex")

@@ -1,5 +1,6 @@
-"""CLI: ``db upgrade | current | check | index``: the schema and the search index (edge layer;
-public API only)."""
+"""CLI: ``db upgrade | current | check | index | distribute``: the schema, the search index
+and the Citus layout (edge layer; public API only). On a Citus coordinator ``upgrade``,
+``current`` and ``check`` also say whether the schema is distributed."""
 
 from __future__ import annotations
 
@@ -8,21 +9,55 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, db_option, open_store
+from store.cli._common import StoreGroup, confirmed, db_option, emit_json, open_store
 
 
 @click.group(cls=StoreGroup)
 def db() -> None:
-    """Schema administration: upgrade, current revision, drift check."""
+    """Schema administration: upgrade, downgrade, current revision, drift check, Citus
+    distribution."""
+
+
+def _echo_distribution(status: store.SchemaStatus) -> None:
+    """The Citus layout line, on Citus only."""
+    line = status.describe_distribution()
+    if line is not None:
+        click.echo(f"{status.url}: {line}")
 
 
 @db.command("upgrade")
 @db_option
 @click.option("--revision", default="head", show_default=True, help="Target revision.")
 def db_upgrade(db_url: str | None, revision: str) -> None:
-    """Create or upgrade the database schema."""
+    """Create or upgrade the database schema (on a distributed Citus schema, the tables a
+    revision creates are distributed too)."""
     status = store.upgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
+    _echo_distribution(status)
+
+
+@db.command("downgrade")
+@db_option
+@click.argument("revision", default="-1")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
+    """Downgrade the schema to REVISION: a revision id, base (no schema), or by default one
+    step back (`db downgrade -- -2`: two steps).
+
+    What the undone revisions added (tables, columns, indexes) is dropped with its data:
+    it asks first. This version of transcript-store needs the head revision to open the
+    database again (`db upgrade`).
+    """
+    if not revision.strip():
+        raise click.BadParameter("give a revision id, base, or -N", param_hint="REVISION")
+    status = store.database_status(db_url)
+    if not yes:
+        confirmed(f"downgrade {db_url or 'the default database'} from revision "
+                  f"{status.current or 'none'} to {revision}? Data in what those revisions "
+                  "added is lost")
+    status = store.downgrade_database(db_url, revision)
+    click.echo(f"{status.url}: at revision {status.current or 'base (no schema)'} "
+               f"(head {status.head})")
 
 
 @db.command("current")
@@ -32,6 +67,7 @@ def db_current(db_url: str | None) -> None:
     status = store.database_status(db_url)
     state = "at head" if status.at_head else "NOT at head: run `transcript-store db upgrade`"
     click.echo(f"{status.url}: revision {status.current or 'none'}, head {status.head} ({state})")
+    _echo_distribution(status)
     if not status.at_head:
         sys.exit(1)
 
@@ -39,9 +75,11 @@ def db_current(db_url: str | None) -> None:
 @db.command("check")
 @db_option
 def db_check(db_url: str | None) -> None:
-    """Check that the schema is at head and matches the code; exit 1 otherwise."""
+    """Check that the schema is at head and matches the code (and, on Citus, is not left
+    partly distributed); exit 1 otherwise."""
     status = store.check_database(db_url)
     click.echo(f"{status.url}: revision {status.current}, schema matches the code")
+    _echo_distribution(status)
 
 
 @db.command("index")
@@ -52,6 +90,34 @@ def db_index(db_url: str | None) -> None:
         done = opened.update_search_index()
     click.echo(f"search index: {done.calls} calls and {done.results} results of "
                f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
+
+
+@db.command("distribute")
+@db_option
+@click.option("--shard-count", type=click.IntRange(1, 64000), default=None,
+              help="Shards per distributed table [default: 32, "
+                   "store.DEFAULT_SHARD_COUNT]; ignored once sessions is distributed.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per table.")
+def db_distribute(db_url: str | None, shard_count: int | None, as_json: bool) -> None:
+    """Scale out on Citus: distribute the tables by session_id (co-located) and make the
+    alias table a reference table. Run on the coordinator after `db upgrade`; running it
+    again changes nothing."""
+    report = store.distribute_database(db_url, shard_count=shard_count)
+    if as_json:
+        emit_json({"table": a.table, "kind": a.kind, "outcome": a.outcome, "rows_moved": a.rows}
+                  for a in report.actions)
+        return
+    for action in report.actions:
+        form = ("reference table (a copy on every node)" if action.kind == "reference"
+                else f"distributed by session_id, {report.shard_count} shards")
+        if action.outcome == "already":
+            click.echo(f"{action.table}: already {form}")
+        else:
+            click.echo(f"{action.table}: now {form}, {action.rows} rows moved")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    verdict = "distributed" if report.changed else "already distributed, nothing changed"
+    click.echo(f"{report.url}: {verdict}; {report.state.describe()}")
 
 
 COMMANDS: list[click.Command] = [db]

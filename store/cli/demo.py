@@ -11,7 +11,7 @@ import click
 import orjson
 
 import store
-from store.cli._common import console, db_option, safe_markup
+from store.cli._common import console, db_option, one_line, safe_markup, visible
 
 
 def _example_files() -> Iterator[tuple[str, str]]:
@@ -55,7 +55,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
         [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
     )
     with store.TranscriptStore.open(db_url) as opened:
-        summary = Table(title=f"stored in {opened.url}")
+        url = opened.url
+        summary = Table()  # the URL is printed on its own line: a table title wraps mid-URL
         for column in ("session", "new messages", "already stored", "calls", "invalid"):
             summary.add_column(column)
         rows: list[dict[str, Any]] = []
@@ -74,6 +75,7 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
             click.echo(orjson.dumps(row).decode())
         return
     out = console()
+    click.echo(visible(f"stored in {url}"))
     out.print(summary)
     table = Table(title=f"{len(rows)} tool calls")
     for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
@@ -81,8 +83,8 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
     for row in rows:
         table.add_row(*(safe_markup(cell) for cell in (
             row["session"], str(row["position"]), row["id"], row["name"],
-            row["raw_name"] or "", row["status"], row["arguments"],
-            (row["result"] or "-")[:60])))
+            row["raw_name"] or "", row["status"], one_line(row["arguments"], 120),
+            one_line(row["result"] or "-"))))
     out.print(table)
 
 

@@ -118,6 +118,8 @@ def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: st
             click.echo(f"{stats.records} messages of {stats.sessions} sessions, "
                        f"{stats.redactions} secrets redacted", err=True)
             return
+        for known in session_ids:  # an unknown session is an error, as for jsonl
+            opened.get_session(known)
         total = 0
         redacted = 0
         for sid in session_ids or (None,):

@@ -5,11 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 import store
-from store.cli._common import console, count, db_option, emit_json, open_store, safe_markup, visible
+from store.cli._common import (
+    console,
+    count,
+    db_option,
+    emit_json,
+    open_store,
+    safe_markup,
+    verbosity,
+    visible,
+)
 
 
 @click.command("import")
@@ -26,9 +36,11 @@ from store.cli._common import console, count, db_option, emit_json, open_store, 
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int,
-                   settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
+                   settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
@@ -87,7 +99,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                     "failed": [str(f) for f in summary.failed_files],
                     "diverged": [str(d) for d in summary.diverged]}])
     else:
-        table = Table(title=f"imported into {safe_markup(url)}", show_header=False)
+        click.echo(visible(f"imported into {url}"))  # its own line: a title wraps mid-URL
+        table = Table(show_header=False)
         for label, value in counts:
             table.add_row(label, str(value))
         out.print(table)
@@ -95,12 +108,26 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
-    for failed in summary.failed_files:
-        click.echo(visible(f"failed: {failed}"), err=True)
+    _report_failed(summary, verbose or verbosity() > 0)
     for diverged in summary.diverged:
         click.echo(visible(f"rewritten: {diverged}"), err=True)
     if summary.failed_files or summary.problems:
         sys.exit(1)
+
+def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
+    """One line per file that was not imported; files that failed for the same reason are
+    grouped into one line with a count, unless ``verbose``."""
+    by_reason: dict[str, list[Any]] = {}
+    for entry in summary.failed_files:
+        by_reason.setdefault(entry.error, []).append(entry)
+    for reason, entries in by_reason.items():
+        if verbose or len(entries) == 1:
+            for entry in entries:
+                click.echo(visible(f"failed: {entry}"), err=True)
+        else:
+            click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
+                               "them)"), err=True)
+
 
 def agent_folders(home: Path | None = None) -> list[tuple[str, Path]]:
     """The agents' default session folders that exist: (agent, folder)."""

@@ -12,6 +12,7 @@ import orjson
 import store
 from store.cli._common import (
     IsoTime,
+    confirmed,
     console,
     count,
     db_option,
@@ -28,7 +29,7 @@ from store.cli._common import safe_markup as escape
 
 @click.group()
 def sessions() -> None:
-    """List, show and fork stored sessions."""
+    """List, show, fork, rename, tag and delete stored sessions."""
 
 
 def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
@@ -187,6 +188,47 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
     with open_store(db_url) as opened:
         info = opened.fork(session_id, position, new_id, title=title)
     click.echo(f"forked {session_id} at {position} into {info.session_id}")
+
+
+@sessions.command("delete")
+@db_option
+@click.argument("session_ids", nargs=-1, required=True, metavar="SESSION_ID...")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool) -> None:
+    """Delete sessions and everything in them (messages, calls, results). Asks first."""
+    with open_store(db_url) as opened:
+        infos = [opened.get_session(sid) for sid in session_ids]  # all exist, or none goes
+        if not yes:
+            listed = ", ".join(f"{i.session_id} ({i.message_count} messages)" for i in infos)
+            confirmed(f"delete {listed} from {opened.url}?")
+        for info in infos:
+            opened.delete_session(info.session_id)
+            click.echo(f"deleted {info.session_id} ({info.message_count} messages)")
+
+
+@sessions.command("rename")
+@db_option
+@click.argument("session_id")
+@click.argument("title")
+def sessions_rename(db_url: str | None, session_id: str, title: str) -> None:
+    """Set a session's title ('' clears it)."""
+    with open_store(db_url) as opened:
+        info = opened.rename_session(session_id, title or None)
+    click.echo(f"{info.session_id}: title {info.title!r}" if info.title
+               else f"{info.session_id}: no title")
+
+
+@sessions.command("tag")
+@db_option
+@click.argument("session_id")
+@click.argument("tags", nargs=-1)
+@click.option("--remove", "-r", multiple=True, metavar="TAG", help="Remove this tag.")
+def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
+                 remove: tuple[str, ...]) -> None:
+    """Add TAGS to a session (and --remove others); prints its tags."""
+    with open_store(db_url) as opened:
+        info = opened.tag_session(session_id, add=tags, remove=remove)
+    click.echo(f"{info.session_id}: tags {', '.join(info.tags) or '(none)'}")
 
 
 @click.command()

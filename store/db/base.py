@@ -7,6 +7,7 @@ serialization conflict; driver errors become :class:`~store.errors.DatabaseError
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -76,6 +77,7 @@ class StoreBase:
         self._limits = limits or Limits()
         self.read_only = read_only
         self._closed = False
+        self._given_url: str | None = None  # the URL as the caller gave it (see ``url``)
         self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
         # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
         self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
@@ -92,8 +94,9 @@ class StoreBase:
 
     @property
     def url(self) -> str:
-        """The database URL with any password hidden."""
-        return redact_url(self._engine.url)
+        """The database URL as given to :meth:`open` (not the engine's rewritten form, such as
+        SQLite's ``file:...?mode=ro`` of a read-only open), with any password hidden."""
+        return self._given_url or redact_url(self._engine.url)
 
     @property
     def dialect(self) -> str:
@@ -144,7 +147,10 @@ class StoreBase:
                     return work(conn)
             except self._errors as exc:
                 if attempt < _RETRIES and _is_transient(exc):
-                    time.sleep(min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random()))
+                    pause = min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random())
+                    _log.info("%s: %s; retrying the transaction in %.0f ms (retry %d of %d)",
+                              self.url, driver_reason(exc), pause * 1000, attempt + 1, _RETRIES)
+                    time.sleep(pause)
                     continue
                 raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
@@ -160,6 +166,7 @@ class StoreBase:
         self._alias_cache = (rows, table)
         return table
 
+_log = logging.getLogger(__name__)
 _RETRIES = 8
 _BACKOFF = 0.02
 _TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import re
 import threading
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect
 
+from store.db.distribute import distributing_new_tables, finish_migration, prepare_migration
 from store.db.engine import redact_url
 from store.errors import DatabaseError, SchemaOutOfDate
 
@@ -39,6 +41,9 @@ __all__ = [
     "script_location",
     "upgrade",
 ]
+
+
+_log = logging.getLogger(__name__)
 
 
 def script_location() -> str:
@@ -195,18 +200,38 @@ def _run(engine: Engine, command_name: str, revision: str) -> str | None:
     if not isinstance(revision, str) or not revision.strip():
         raise DatabaseError(f"not a schema revision: {revision!r}")
     with _ALEMBIC, _database_errors(engine):
+        before = current(engine)
         with engine.connect() as conn, migration_transaction(conn) as locked:
-            if command_name == "upgrade":
-                _check_known(locked, engine)
-                command.upgrade(_config(locked), revision)
-            else:
-                command.downgrade(_config(locked), revision)
-        return current(engine)
+            # Citus: sequential mode, and the tables the revisions create distributed like
+            # the rest when the schema is (store/db/distribute.py); nothing elsewhere
+            layout = prepare_migration(locked)
+            with distributing_new_tables(locked, layout):
+                if command_name == "upgrade":
+                    _check_known(locked, engine)
+                    command.upgrade(_config(locked), revision)
+                else:
+                    command.downgrade(_config(locked), revision)
+            finish_migration(locked, layout)
+        after = current(engine)
+    _logged(command_name, engine, before, after)
+    return after
+
+
+def _logged(command_name: str, engine: Engine, before: str | None, after: str | None) -> None:
+    """The operator's record of a schema change (logger ``store.db.migrate``, INFO)."""
+    if after != before:
+        _log.info("%s %s from revision %s to %s",
+                  "migrated" if command_name == "upgrade" else "downgraded",
+                  redact_url(engine.url), before or "none (empty database)",
+                  after or "base (no schema)")
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
     """Upgrade the database to ``revision`` (default: head), in one transaction per run
-    holding the schema lock (see :func:`migration_transaction`)."""
+    holding the schema lock (see :func:`migration_transaction`). On Citus the transaction runs
+    in sequential mode and, when the schema was distributed, the tables the revisions create
+    are distributed as they are created (:mod:`store.db.distribute`): revisions stay plain
+    Alembic scripts, written once for every backend."""
     return _run(engine, "upgrade", revision)
 
 
@@ -326,4 +351,6 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
             elif not upgrade_if_older:
                 raise SchemaOutOfDate(before, target, redact_url(engine.url))
             command.upgrade(_config(locked), "head")
-        return {"before": before, "after": current(engine), "created": before is None}
+        after = current(engine)
+    _logged("upgrade", engine, before, after)
+    return {"before": before, "after": after, "created": before is None}

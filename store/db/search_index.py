@@ -37,6 +37,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from store.db.distribute import is_citus
 from store.searchtext import call_search_text, result_search_text, text_matches
 
 __all__ = [
@@ -95,11 +96,17 @@ def has_search_index(conn: Connection) -> bool:
     return known
 
 
-def lagging(conn: Connection, *, limit: int | None = None) -> list[tuple[str, int, int]]:
+def lagging(conn: Connection, *, limit: int | None = None, session_id: str | None = None
+            ) -> list[tuple[str, int, int]]:
     """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
-    (``ix_sessions_search_behind``)."""
-    sql = _LAGGING + " ORDER BY session_id" + (f" LIMIT {int(limit)}" if limit else "")
-    return [(str(s), int(i), int(n)) for s, i, n in conn.exec_driver_sql(sql).all()]
+    (``ix_sessions_search_behind``); with ``session_id``, that session if it is lagging."""
+    params: tuple[str, ...] = ()
+    sql = _LAGGING
+    if session_id is not None:
+        sql += " AND session_id = " + ("%s" if conn.dialect.name == "postgresql" else "?")
+        params = (session_id,)
+    sql += " ORDER BY session_id" + (f" LIMIT {int(limit)}" if limit else "")
+    return [(str(s), int(i), int(n)) for s, i, n in conn.exec_driver_sql(sql, params).all()]
 
 
 def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
@@ -171,9 +178,21 @@ def _settle_postgres(conn: Connection) -> None:
 
 def _catch_up_chunk(conn: Connection) -> IndexUpdate:
     pg = conn.dialect.name == "postgresql"
-    lock = " FOR UPDATE" if pg else ""  # SQLite: BEGIN IMMEDIATE holds the write lock
+    citus = pg and is_citus(conn)
+    lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
     chunk = conn.exec_driver_sql(
         _LAGGING + f" ORDER BY session_id LIMIT {CHUNK_SESSIONS}{lock}").all()
+    if citus:
+        # Citus locks rows only in a statement routed to one shard: lock the chunk's sessions
+        # one by one (in the same order), reading their positions again under the lock.
+        locked = []
+        for sid, _, _ in chunk:
+            row = conn.exec_driver_sql(
+                "SELECT session_id, indexed_position, next_position FROM sessions "
+                "WHERE session_id = %(sid)s FOR UPDATE", {"sid": sid}).first()
+            if row is not None and row[2] > row[1]:
+                locked.append(row)
+        chunk = locked
     if not chunk:
         return IndexUpdate()
     cursor = conn.connection.cursor()
@@ -218,15 +237,19 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
 
 
 def tail_keys(conn: Connection, needle: str, *, results: bool,
-              everything: bool = False) -> list[tuple[str, int, int]]:
+              everything: bool = False, session_id: str | None = None
+              ) -> list[tuple[str, int, int]]:
     """The calls not indexed yet whose searchable text (or, with ``results``, a linked
     result's) contains ``needle`` (the exact rule of ``store.searchtext``). ``everything``
-    scans every session from its start (a database without the index)."""
-    if everything:
+    scans every session from its start (a database without the index). ``session_id``
+    confines it to one session."""
+    if everything and session_id is not None:
+        sessions = [(session_id, 0)]
+    elif everything:
         sessions = [(str(s), 0) for (s,) in conn.exec_driver_sql(
             "SELECT session_id FROM sessions").all()]
     else:
-        sessions = [(s, i) for s, i, _ in lagging(conn)]
+        sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
     if not sessions:
         return []
     pg = conn.dialect.name == "postgresql"

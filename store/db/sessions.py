@@ -184,6 +184,24 @@ class SessionsMixin(StoreBase):
                 raise SessionNotFound(session_id)
         return self.get_session(session_id)
 
+    def tag_session(self, session_id: str, add: Iterable[str] = (),
+                    remove: Iterable[str] = ()) -> SessionInfo:
+        """Add and remove tags of a session (in one transaction; adding a tag it has, or
+        removing one it lacks, changes nothing). Tags keep their order; new ones go last."""
+        adding, removing = list(add), list(remove)
+        if not all(isinstance(t, str) and t for t in [*adding, *removing]):
+            raise UsageError(f"tags must be non-empty strings, got {[*adding, *removing]!r}")
+        with self._write() as conn:
+            row = conn.execute(select(sessions.c.tags_json)
+                               .where(sessions.c.session_id == session_id)).first()
+            if row is None:
+                raise SessionNotFound(session_id)
+            tags = [t for t in loads_json(row[0]) if t not in removing]
+            tags += [t for t in dict.fromkeys(adding) if t not in tags]
+            conn.execute(update(sessions).where(sessions.c.session_id == session_id)
+                         .values(tags_json=dumps_json(tags), updated_at=_now()))
+        return self.get_session(session_id)
+
     def delete_session(self, session_id: str) -> None:
         """Delete a session and everything in it."""
         with self._write() as conn:
@@ -218,7 +236,12 @@ class SessionsMixin(StoreBase):
                             .where(sessions.c.session_id == new_id)).first() is not None:
                 raise DatabaseError(f"a session with id {new_id!r} exists already")
             src = source._mapping
-            copied = min(at_position, int(src["next_position"]))
+            length = int(src["next_position"])
+            if at_position > length:
+                raise UsageError(
+                    f"session {session_id!r} has {length} messages: fork at a position from 0 "
+                    f"to {length}, not {at_position}")
+            copied = at_position
             metadata = {**loads_json(src["metadata_json"]),
                         "forked_from": {"session_id": session_id, "position": copied}}
             conn.execute(insert(sessions), [{

@@ -114,8 +114,10 @@ class TranscriptStore(SessionsMixin):
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
-                   read_only=read_only)
+        opened = cls(engine, limits=Limits(max_argument_bytes, max_message_bytes),
+                     read_only=read_only)
+        opened._given_url = redact_url(url or default_url())
+        return opened
 
     # -- append ---------------------------------------------------------------------------------
 

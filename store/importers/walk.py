@@ -28,6 +28,7 @@ propagate.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -207,6 +208,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
     yield from failures  # the root itself could not be listed
 
 
+_log = logging.getLogger(__name__)
+
 # -- importing -----------------------------------------------------------------------------------
 
 
@@ -243,15 +246,19 @@ def import_paths(
             progress(ImportProgress(number, len(files), done, total, path,
                                     summary.messages_added))
         done += size
+        _log.info("importing %s (file %d of %d)", path, number + 1, len(files))
         try:
             parsed = read_sessions(path, format, settle=settle, max_file_bytes=max_file_bytes)
         except ImportFileError as exc:
+            _log.warning("not imported: %s: %s", path, exc.reason)
             summary.failed_files.append(FailedFile(path, exc.reason))
             continue
         except MemoryError:
             summary.failed_files.append(FailedFile(path, _NO_MEMORY))
             continue
         summary.files += 1
+        for problem in parsed.problems:
+            _log.warning("import problem: %s", problem)
         summary.problems.extend(parsed.problems)
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
@@ -266,6 +273,10 @@ def import_paths(
     if progress is not None:
         progress(ImportProgress(len(files), len(files), total, total, None,
                                 summary.messages_added))
+    _log.info("imported %d files: %d sessions, %d messages added, %d already stored, "
+              "%d problems, %d files not imported", summary.files, summary.sessions,
+              summary.messages_added, summary.messages_already_stored, len(summary.problems),
+              len(summary.failed_files))
     return summary
 
 

@@ -29,6 +29,9 @@ Mapping (each LangChain message is one stored message, in order):
 ``FunctionMessage``, ``ChatMessage``   ``tool`` (a result by name) / the message's role
 =====================================  ========================================================
 
+Raw ``bytes`` in a message (image and data blocks, redacted reasoning) are stored as base64
+under a marker (:data:`BYTES`) that gives the ``bytes`` back on read.
+
 Each message's own JSON form (``message_to_dict``) is kept in its metadata (``"langchain"``)
 without the values the rows hold (see :mod:`store.integrations`), so ``messages`` gives back
 messages equal to those added. Messages of the session written otherwise (imported, other
@@ -43,6 +46,7 @@ langchain-core 1.6.4 (removal planned for 2.0); this class follows its interface
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import json
 from collections.abc import Mapping, Sequence
@@ -55,7 +59,8 @@ if TYPE_CHECKING:
     from langchain_core.chat_history import BaseChatMessageHistory
     from langchain_core.messages import BaseMessage
 
-__all__ = ["KEY", "TranscriptChatMessageHistory", "from_langchain", "to_langchain"]
+__all__ = ["BYTES", "ESCAPED", "KEY", "TranscriptChatMessageHistory", "decode_bytes",
+           "encode_bytes", "from_langchain", "to_langchain"]
 
 #: The metadata key under which a message's own JSON form is kept.
 KEY = "langchain"
@@ -147,6 +152,13 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_DEPRECATED = """
+    LangChain's ``BaseChatMessageHistory`` is deprecated since langchain-core 1.6.4 (removal
+    planned for 2.0); see https://docs.langchain.com/oss/python/langchain/short-term-memory for
+    its successor. This class follows the interface as it is.
+"""
+
+
 @functools.cache
 def _history_class() -> type:
     """The class, built on first use: LangChain is imported only then."""
@@ -156,7 +168,7 @@ def _history_class() -> type:
     return type("TranscriptChatMessageHistory", (_History, BaseChatMessageHistory), {
         "__module__": __name__, "__qualname__": "TranscriptChatMessageHistory",
         "__doc__": "A LangChain ``BaseChatMessageHistory`` on one session of a store.\n\n"
-                   + (_History.__doc__ or ""),
+                   + (_History.__doc__ or "") + _DEPRECATED,
     })
 
 
@@ -168,7 +180,39 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[store.Message]:
     _require()
     from langchain_core.messages import message_to_dict
 
-    return [_from_dict(message_to_dict(message)) for message in messages]
+    return [_from_dict(encode_bytes(message_to_dict(message))) for message in messages]
+
+
+#: A raw ``bytes`` value (an image or data block, redacted reasoning) is stored as
+#: ``{BYTES: "<base64>"}``; a dict of the message that itself holds one of the two marker keys
+#: is wrapped as ``{ESCAPED: dict}``, so reading restores exactly what was given.
+BYTES = "$transcript_store.bytes"
+ESCAPED = "$transcript_store.dict"
+
+
+def encode_bytes(value: Any) -> Any:
+    """``value`` with every ``bytes`` in it replaced by a base64 marker (JSON all through)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {BYTES: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Mapping):
+        out = {key: encode_bytes(item) for key, item in value.items()}
+        return {ESCAPED: out} if BYTES in out or ESCAPED in out else out
+    if isinstance(value, list | tuple):
+        return [encode_bytes(item) for item in value]
+    return value
+
+
+def decode_bytes(value: Any) -> Any:
+    """The inverse of :func:`encode_bytes`."""
+    if isinstance(value, Mapping):
+        if len(value) == 1 and isinstance(value.get(BYTES), str):
+            return base64.b64decode(value[BYTES], validate=True)
+        if len(value) == 1 and isinstance(value.get(ESCAPED), Mapping):
+            return {key: decode_bytes(item) for key, item in value[ESCAPED].items()}
+        return {key: decode_bytes(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode_bytes(item) for item in value]
+    return value
 
 
 def _from_dict(record: dict[str, Any]) -> store.Message:
@@ -262,7 +306,10 @@ def to_langchain(
         message = entry.message if isinstance(entry, store.StoredMessage) else entry
         mark = message.metadata.get(KEY)
         if isinstance(mark, Mapping) and "record" in mark:
-            out.extend(messages_from_dict([unpack(mark, message.parts)]))
+            try:
+                out.extend(messages_from_dict([decode_bytes(unpack(mark, message.parts))]))
+            except ValueError:  # a custom message type LangChain cannot rebuild: its rows
+                out.extend(_from_rows(message))
         else:
             out.extend(_from_rows(message))
     return out

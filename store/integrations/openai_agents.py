@@ -22,14 +22,16 @@ Contract:
   ``calls search``, ``repair``, ``render`` see them). The item itself is kept in the message's
   metadata (``"openai_agents"``) without the values the rows hold (see
   :mod:`store.integrations`), so ``get_items`` returns each item equal as JSON to what was given.
-* ``get_items(limit=N)`` returns at most N of the newest items, in order, and never a
-  ``function_call_output`` (or any ``*_call_output``, or an MCP approval response) without its
-  call, nor an item without the ``reasoning`` item just before it that produced it: the window
-  starts at the first such safe point at or after ``len - N`` (so it may hold fewer than N). The
-  SDK's own stores cut anywhere, and a cut call/output pair is refused by the Responses API.
-  Where the plain tail is safe (the usual case) both are the same items; the SDK also reads
-  tails internally to reconcile an interrupted write when a ``RunState`` is resumed, and it
-  expects the plain tail there: ``pair_safe_limit=False`` gives the SDK's "last N items".
+* ``get_items(limit=N)`` returns the newest N items, in order (the SDK's "last N items": the
+  SDK itself drops an output whose call fell outside the window before calling a model, and it
+  reads plain tails to reconcile an interrupted write when a ``RunState`` is resumed).
+  ``pair_safe_limit=True`` opts in to a window that never holds a ``function_call_output`` (or
+  any ``*_call_output``, or an MCP approval response) without its call, nor an item without the
+  ``reasoning`` item just before it that produced it: it starts at the first such safe point at
+  or after ``len - N`` (so it may hold fewer than N), for callers that send the window to the
+  Responses API themselves (a cut call/output pair is refused there).
+* ``session_settings`` is a ``SessionSettings`` or a dict of its fields; an unknown field
+  raises ``TypeError`` ("Unknown session settings: ..."), as the SDK's sessions do.
 * ``pop_item`` removes the newest item: it deletes the newest message with
   ``TranscriptStore.truncate(..., expected_length=n)`` (a compare-and-delete, so two writers
   cannot remove one item twice), calls and results included. Only an item that shares its
@@ -97,7 +99,7 @@ class TranscriptStoreSession:
         db: store.TranscriptStore | str | None = None,
         *,
         session_settings: SessionSettings | Mapping[str, Any] | None = None,
-        pair_safe_limit: bool = True,
+        pair_safe_limit: bool = False,
         title: str | None = None,
         tags: Sequence[str] = ("openai-agents",),
         model: str | None = None,
@@ -108,10 +110,17 @@ class TranscriptStoreSession:
         self.session_id = session_id
         if session_settings is None:
             self.session_settings = SessionSettings()
+        elif isinstance(session_settings, SessionSettings):
+            self.session_settings = session_settings
         elif isinstance(session_settings, Mapping):
+            unknown = sorted(set(session_settings) - _settings_fields(SessionSettings))
+            if unknown:
+                raise store.SettingsError(
+                    f"Unknown session settings: {', '.join(map(str, unknown))}")
             self.session_settings = SessionSettings(**session_settings)
         else:
-            self.session_settings = session_settings
+            raise store.SettingsError("session_settings must be a SessionSettings or a dict, "
+                                      f"not {type(session_settings).__name__}")
         self.pair_safe_limit = pair_safe_limit
         self._labels: dict[str, Any] = {"title": title, "tags": tuple(tags), "model": model}
         self._handle = StoreHandle(db)
@@ -242,6 +251,13 @@ class TranscriptStoreSession:
             self._store().delete_session(self.session_id)
         except store.SessionNotFound:
             pass
+
+
+def _settings_fields(settings_type: type[Any]) -> set[str]:
+    """The field names of the SDK's ``SessionSettings`` (a dataclass)."""
+    import dataclasses
+
+    return {field.name for field in dataclasses.fields(settings_type)}
 
 
 # -- items to messages and back -------------------------------------------------------------------

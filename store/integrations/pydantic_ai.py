@@ -17,9 +17,10 @@ Install with ``pip install 'transcript-store[pydantic-ai]'``::
         return result.output
 
     with store.TranscriptStore.open("sqlite:///pydantic-ai-readme.sqlite") as db:
+        before = len(asyncio.run(aload_message_history(db, "chat-1")))
         asyncio.run(chat(db, "Hello"))
         asyncio.run(chat(db, "And again"))
-        assert len(asyncio.run(aload_message_history(db, "chat-1"))) == 4
+        assert len(asyncio.run(aload_message_history(db, "chat-1"))) == before + 4
 
 Mapping: a ``ModelResponse`` is one ``assistant`` message (``TextPart`` text, ``ThinkingPart``
 thinking, ``ToolCallPart`` a tool-call row with ``args`` as the argument text or object, other

@@ -35,6 +35,7 @@ from __future__ import annotations
 import errno
 import http.client
 import io
+import logging
 import re
 import selectors
 import socket
@@ -53,6 +54,7 @@ __all__ = ["Answer", "HttpServer", "ServerLimits"]
 #: ``(method, target, headers) -> (status, headers, body)``: the application.
 Answer = Callable[[str, str, dict[str, str]], tuple[int, list[tuple[str, str]], bytes]]
 
+_log = logging.getLogger(__name__)
 _FD_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 #: Descriptors left free when ``accept`` ran out: for the database, the log and the workers.
 _FD_HEADROOM = 16
@@ -331,12 +333,13 @@ class HttpServer:
                 b"internal error\n"
         data = self._response_bytes(status, extra, body, head_only=method == "HEAD",
                                     close=connection.close)
+        line = connection.log
+        if "token=" in line:
+            line = line.split("token=")[0] + "token=[hidden]"
+        entry = f'{connection.address} - "{_shown(line)}" {status} {len(body)}'
+        _log.debug("%s", entry)  # logger store.viewer.server, for -vv and applications
         if self.log_requests:
-            line = connection.log
-            if "token=" in line:
-                line = line.split("token=")[0] + "token=[hidden]"
-            sys.stderr.write(f'{connection.address} - "{_shown(line)}" {status} '
-                             f"{len(body)}\n")
+            sys.stderr.write(entry + "\n")
         self._done.append((connection, data, connection.close))
         self._wake()
 

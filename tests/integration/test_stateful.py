@@ -39,6 +39,7 @@ from store import (
     SessionNotFound,
     ToolCall,
     TranscriptStore,
+    UsageError,
 )
 from store.db.tables import tool_aliases
 from store.vocabulary import VOCABULARY
@@ -267,8 +268,12 @@ class StoreMachine(RuleBasedStateMachine):
             with pytest.raises(DatabaseError, match="exists already"):
                 self.store.fork(source, at, new_id)
             return
+        if at > length:  # past the end of the session: an error, nothing created
+            with pytest.raises(UsageError, match="fork at a position from 0"):
+                self.store.fork(source, at, new_id)
+            return
         info = self.store.fork(source, at, new_id)
-        copied = min(at, length)
+        copied = at
         assert info.session_id == new_id and info.message_count == copied
         assert info.metadata["forked_from"] == {"session_id": source, "position": copied}
         self.sessions[new_id] = [

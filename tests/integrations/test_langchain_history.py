@@ -157,3 +157,35 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
             integration.to_langchain([])
     finally:
         integration._history_class.cache_clear()
+
+
+BYTES_MESSAGES: list[BaseMessage] = [
+    HumanMessage([{"type": "text", "text": "What is in this picture?"},
+                  {"type": "image", "base64": None, "data": b"\x89PNG\r\n\x1a\n\x00\xff",
+                   "mime_type": "image/png"}]),
+    AIMessage([{"type": "reasoning", "reasoning": "", "extras": {"redacted": b"\x00\x01\x02"}},
+               {"type": "text", "text": "A cat."}]),
+    HumanMessage([{"type": "file", "data": bytearray(b"%PDF-1.7")},
+                  # a genuine dict that looks like the marker stays a dict
+                  {"type": "x", "$transcript_store.bytes": "AAEC"},
+                  {"$transcript_store.bytes": "AAEC"}]),
+]
+
+
+def test_raw_bytes_in_content_blocks_round_trip_as_bytes(db, store_url):
+    history = TranscriptChatMessageHistory("bytes", db)
+    history.add_messages(BYTES_MESSAGES)
+    got = history.messages
+    assert got[0].content[1]["data"] == b"\x89PNG\r\n\x1a\n\x00\xff"
+    assert isinstance(got[0].content[1]["data"], bytes)
+    assert got[1].content[0]["extras"]["redacted"] == b"\x00\x01\x02"
+    assert got[2].content[0]["data"] == b"%PDF-1.7"
+    assert got[2].content[1] == {"type": "x", "$transcript_store.bytes": "AAEC"}
+    assert got[2].content[2] == {"$transcript_store.bytes": "AAEC"}
+    assert got[:2] == BYTES_MESSAGES[:2]
+    # stored as JSON text (base64 under the marker), so the rows and other readers see it
+    other = TranscriptChatMessageHistory("bytes", store_url)
+    try:
+        assert other.messages == got
+    finally:
+        other.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from agents import Agent, Runner, SQLiteSession, function_tool
-from agents.memory import Session
+from agents.memory import Session, SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents_scenario import run_turns
 
@@ -182,7 +182,7 @@ WINDOW_ITEMS: list[dict[str, Any]] = [
 
 
 def test_a_limited_window_never_separates_an_output_from_its_call(db):
-    session = TranscriptStoreSession("window", db)
+    session = TranscriptStoreSession("window", db, pair_safe_limit=True)
     asyncio.run(session.add_items(WINDOW_ITEMS))
     total = len(WINDOW_ITEMS)
     for limit in range(total + 2):
@@ -191,13 +191,14 @@ def test_a_limited_window_never_separates_an_output_from_its_call(db):
         assert got == WINDOW_ITEMS[cut:], limit
         assert len(got) <= limit
     assert asyncio.run(session.get_items(-1)) == WINDOW_ITEMS
-    settings = TranscriptStoreSession("window", db, session_settings={"limit": 3})
+    settings = TranscriptStoreSession("window", db, session_settings={"limit": 3},
+                                      pair_safe_limit=True)
     assert asyncio.run(settings.get_items()) == WINDOW_ITEMS[first_safe_cut(WINDOW_ITEMS,
                                                                              total - 3):]
 
 
 def test_the_plain_window_is_the_sdks(db):
-    ours = TranscriptStoreSession("plain", db, pair_safe_limit=False)
+    ours = TranscriptStoreSession("plain", db)  # the default: the SDK's plain "last N items"
     sdk = SQLiteSession("plain")
     try:
         asyncio.run(ours.add_items(WINDOW_ITEMS))
@@ -207,6 +208,17 @@ def test_the_plain_window_is_the_sdks(db):
                     == asyncio.run(sdk.get_items(limit))), limit
     finally:
         sdk.close()
+
+
+def test_unknown_session_settings_raise_type_error_like_the_sdk(db):
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        SQLiteSession("sdk", session_settings={"limitt": 1})
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        TranscriptStoreSession("ours", db, session_settings={"limitt": 1})
+    with pytest.raises(TypeError, match="SessionSettings or a dict"):
+        TranscriptStoreSession("ours", db, session_settings=3)  # type: ignore[arg-type]
+    assert TranscriptStoreSession("ours", db, session_settings={"limit": 2}).session_settings \
+        == SessionSettings(limit=2)
 
 
 def test_safe_start_drops_an_output_whose_call_is_nowhere():

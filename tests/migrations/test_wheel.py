@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -93,11 +95,15 @@ def _tail(done: subprocess.CompletedProcess[str]) -> str:
     return "\n".join((done.stdout + done.stderr).strip().splitlines()[-25:])
 
 
+_BUILD_LOG: list[str] = []
+
+
 def _build_wheel(tmp: Path) -> Path:
     source = tmp / "src"
     shutil.copytree(REPO, source, ignore=COPY_IGNORE)
     wheels = tmp / "wheels"
-    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels)]
+    # -v: setuptools' warnings (package data outside `packages`, license) reach the log.
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(wheels)]
     done = _run([*pip_wheel, "--no-build-isolation", str(source)], tmp, 120)
     if done.returncode != 0:  # the venv's setuptools is too old for pyproject.toml
         shutil.rmtree(source)
@@ -108,6 +114,7 @@ def _build_wheel(tmp: Path) -> Path:
             "could not build the wheel (build isolation needs the package index for "
             f"setuptools; is the network down?):\n{_tail(done)}"
         )
+    _BUILD_LOG.append(done.stdout + done.stderr)
     (wheel,) = wheels.glob("transcript_store-*.whl")
     return wheel
 
@@ -139,6 +146,45 @@ class TestInstalledWheel:
         version = _run([str(venv / "bin" / "transcript-store"), "--version"], outside, 60)
         assert version.returncode == 0, _tail(version)
         assert store.__version__ in version.stdout
+        # the version is pyproject's (read at run time through importlib.metadata), the
+        # newest released section of the CHANGELOG, and `python -m store` says the same
+        declared = re.search(r'^version = "([^"]+)"$', (REPO / "pyproject.toml").read_text(),
+                             re.M)
+        assert declared is not None and store.__version__ == declared[1]
+        assert wheel.name.startswith(f"transcript_store-{declared[1]}-")
+        module = _run([str(venv / "bin" / "python"), "-m", "store", "--version"], outside, 60)
+        assert module.returncode == 0, _tail(module)
+        assert module.stdout.strip() == f"transcript-store, version {declared[1]}"
+        asked = _run([str(venv / "bin" / "python"), "-c",
+                      "import store, importlib.metadata as m; "
+                      "print(store.__version__, m.version('transcript-store'))"], outside, 60)
+        assert asked.stdout.split() == [declared[1], declared[1]], _tail(asked)
+
+        # the license travels in the wheel and the metadata declares it
+        with zipfile.ZipFile(wheel) as archive:
+            names = archive.namelist()
+            (license_name,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+            assert archive.read(license_name).decode() == (REPO / "LICENSE").read_text()
+            (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+            metadata = archive.read(metadata_name).decode()
+            # the data-only folders ship (store/examples, the viewer's static files)
+            assert any(n.startswith("store/examples/") and n.endswith(".jsonl") for n in names)
+            assert any(n.startswith("store/viewer/static/") and n.endswith(".css")
+                       for n in names)
+        assert "License-Expression: MIT" in metadata
+        assert "License-File: LICENSE" in metadata
+        assert "Classifier: Programming Language :: Python :: 3.11" in metadata
+        assert "Project-URL: Repository, https://" in metadata
+        assert "Author: The transcript-store authors" in metadata
+        installed_license = _run([str(venv / "bin" / "python"), "-c",
+                                  "import importlib.metadata as m; "
+                                  "print(m.distribution('transcript-store')"
+                                  ".read_text('licenses/LICENSE'))"], outside, 60)
+        assert "MIT License" in installed_license.stdout, _tail(installed_license)
+        # setuptools no longer warns about data folders missing from `packages`
+        log = "\n".join(_BUILD_LOG)
+        assert "is absent from the `packages` configuration" not in log
+        assert "store.examples" not in log or "absent" not in log
 
         url = f"sqlite:///{outside / 'fresh.sqlite'}"
         done = _run([str(venv / "bin" / "python"), "-c", SNIPPET, url], outside, 60)

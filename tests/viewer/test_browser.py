@@ -5,8 +5,9 @@ proof that scripts injected through transcripts do not run.
 Never ``playwright install``: the browser is the system's (``TRANSCRIPT_TEST_CHROMIUM``,
 default ``/usr/bin/chromium``). When it cannot start the tests skip, and **fail** under CI.
 Screenshots go to the test's temporary directory; with ``TRANSCRIPT_UPDATE_SCREENSHOTS=1``
-also to ``docs/images/`` (``session.png``, ``tools.png``) for the README, so that an ordinary
-test run leaves the work tree clean.
+the README's (``session.png``, ``tools.png``, of a realistic store: the corpus sessions under
+one tool vocabulary, no test fixtures) also go to ``docs/images/``, so that an ordinary test
+run leaves the work tree clean.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def test_list_then_session(tab: tuple[Any, Watch], base: str, tmp_path: Path) ->
     assert calls.count() >= 3
     first = calls.first
     assert first.locator(".args pre").is_visible() and first.locator(".result").is_visible()
-    _shot(page, tmp_path, "session.png", docs=True, full_page=True,
+    _shot(page, tmp_path, "session.png", full_page=True,
           clip={"x": 0, "y": 0, "width": 1280, "height": 1500})
     watch.check(page)
 
@@ -196,7 +197,7 @@ def test_tools_chart(tab: tuple[Any, Watch], base: str, tmp_path: Path) -> None:
     assert chart.is_visible() and chart.locator("rect").count() >= 3
     assert page.locator("ul.legend li").count() >= 3
     assert page.locator("table.tools tbody tr").count() >= 8
-    _shot(page, tmp_path, "tools.png", docs=True, full_page=True,
+    _shot(page, tmp_path, "tools.png", full_page=True,
           clip={"x": 0, "y": 0, "width": 1280, "height": 1100})
     watch.check(page)
 
@@ -262,3 +263,46 @@ def test_a_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception):
         _unavailable("no chromium")
+
+
+# -- the README's screenshots: a realistic store ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def realistic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A viewer on the corpus's agent sessions under the store's one tool vocabulary (Claude
+    Code's ``Bash`` and Codex's ``shell`` are one ``bash``), nothing hostile."""
+    import store
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('readme') / 'store.sqlite'}"
+    with TranscriptStore.open(url) as opened:
+        fill_corpus(opened)  # the store's own seeded cross-agent vocabulary names the tools
+        names = {u.name for u in store.tool_usage(opened)}
+    assert {"bash", "read", "write"} <= names and not names & {"Bash", "shell"}
+    with running(url) as server:
+        yield server.url.rstrip("/")
+
+
+def test_readme_screenshots_show_a_realistic_store(browser: Any, realistic: str,
+                                                   tmp_path: Path) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = Watch(realistic)
+    page.on("request", lambda r: watch.requests.append(r.url))
+    try:
+        page.goto(realistic + "/sessions")
+        page.get_by_role("link", name=SESSION_TITLE, exact=True).click()
+        page.wait_for_url("**/session/*")
+        assert page.locator("details.call").count() >= 3
+        _shot(page, tmp_path, "session.png", docs=True, full_page=True,
+              clip={"x": 0, "y": 0, "width": 1280, "height": 1500})
+        page.goto(realistic + "/tools")
+        legend = page.locator("ul.legend li").all_inner_texts()
+        table = " ".join(page.locator("table.tools tbody").all_inner_texts())
+        assert any("bash" in item for item in legend)
+        assert "Bash" not in legend and "shell" not in " ".join(legend)
+        assert "<" not in table and "pwned" not in table  # no fixture payloads
+        _shot(page, tmp_path, "tools.png", docs=True, full_page=True,
+              clip={"x": 0, "y": 0, "width": 1280, "height": 1100})
+        watch.check(page)
+    finally:
+        context.close()
