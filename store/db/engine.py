@@ -20,7 +20,10 @@ Both use orjson as the JSON serializer of JSON/JSONB columns.
 from __future__ import annotations
 
 import os
+import random
 import re
+import sqlite3
+import time
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -303,6 +306,21 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
     engine = create_engine(url, **options)
     synchronous = "FULL" if durability == "power" else "NORMAL"
 
+    def _wal(cursor: Any) -> None:
+        """WAL mode, once per file (it persists). Switching needs an exclusive lock that
+        SQLite does not wait for with the busy handler, so several first connections to a new
+        file retry briefly instead of failing with "database is locked"."""
+        for attempt in range(100):
+            try:
+                if cursor.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                    return
+                cursor.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.02 + random.random() * 0.03)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
         # Let SQLAlchemy emit BEGIN itself (the pysqlite recipe in SQLAlchemy's SQLite docs).
@@ -312,7 +330,7 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             if database and database != ":memory:" and not read_only:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _wal(cursor)
             cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:
             cursor.close()
