@@ -73,7 +73,6 @@ def shared_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("readme-cli")
 
 
-@pytest.mark.parametrize("line", CLI_LINES)
 def cli_argv(line: str) -> list[str]:
     """A README command line as run from a scratch folder: repo paths made absolute."""
     argv = shlex.split(line)
@@ -86,6 +85,7 @@ def cli_argv(line: str) -> list[str]:
     return argv
 
 
+@pytest.mark.parametrize("line", CLI_LINES)
 def test_cli_examples_run(line, shared_dir):
     tmp_path = shared_dir
     if any("../shared" in a for a in shlex.split(line)) and not (ROOT / "../shared").exists():
