@@ -77,6 +77,10 @@ def _release(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_release_script_cuts_the_unreleased_section_and_bumps_the_version(tmp_path):
     for name in ("CHANGELOG.md", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
+    # right after a release the real Unreleased section is empty: give the copy an entry
+    changelog = (tmp_path / "CHANGELOG.md").read_text()
+    (tmp_path / "CHANGELOG.md").write_text(changelog.replace(
+        "## [Unreleased]\n", "## [Unreleased]\n\n### Added\n- An entry of this test.\n", 1))
     before = (tmp_path / "CHANGELOG.md").read_text()
     current = PYPROJECT["project"]["version"]
     major, minor, _ = (int(n) for n in current.split("."))
