@@ -207,18 +207,23 @@ def distribution_state(conn: Connection) -> DistributionState | None:
         name: ("local" if name in present else "absent") for name, _ in distribution_plan()}
     shard_counts: dict[str, int] = {}
     colocation: dict[str, int] = {}
+    # Citus' metadata tables, not the citus_tables view: the view sizes every shard over new
+    # connections to the workers, which wait for the locks of the caller's own transaction
+    # (a migration's DDL) and hang it.
     rows = conn.execute(text(
-        "SELECT table_name::text, citus_table_type, colocation_id, shard_count "
-        "FROM citus_tables"))
-    for name, kind, colocation_id, shards in rows:
-        name = str(name).rsplit(".", 1)[-1].strip('"')
+        "SELECT c.relname, p.partmethod, p.repmodel, p.colocationid, "
+        "(SELECT count(*) FROM pg_dist_shard s WHERE s.logicalrelid = p.logicalrelid) "
+        "FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"))
+    for name, method, model, colocation_id, shards in rows:
+        name = str(name)
         if name not in tables:
             continue
-        if kind == "distributed":
+        if method == "h":
             tables[name] = "distributed"
             shard_counts[name] = int(shards)
             colocation[name] = int(colocation_id)
-        elif kind == "reference":
+        elif method == "n" and model == "t":
             tables[name] = "reference"
         # "local": a Citus local table (added to the metadata by a foreign key to a reference
         # table) is still a coordinator-only table
