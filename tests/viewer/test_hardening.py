@@ -10,18 +10,17 @@ import resource
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from viewer_helpers import fetcher
+from viewer_helpers import fetcher, running
 
 import store
 from store import TranscriptStore
-from store.viewer import ViewerServer, make_server
+from store.viewer import ViewerServer
 from store.viewer.server import ServerLimits
 
 OPENAI = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V2w3X4y5Z6"
@@ -37,17 +36,8 @@ SID = "leaky"
 @contextmanager
 def serving(url: str, *, redact: bool = False, limits: ServerLimits | None = None
             ) -> Iterator[ViewerServer]:
-    with TranscriptStore.open(url, read_only=True) as opened:
-        server = make_server(opened, "127.0.0.1", 0,
-                             redactor=store.Redactor() if redact else None, limits=limits)
-        thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-        thread.start()
-        try:
-            yield server
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+    with running(url, redactor=store.Redactor() if redact else None, limits=limits) as server:
+        yield server
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -84,10 +85,11 @@ def fill_corpus(opened: TranscriptStore) -> None:
 
 
 @contextmanager
-def running(url: str, *, token: str | None = None) -> Iterator[ViewerServer]:
-    """A viewer on ``url`` (opened read-only) at 127.0.0.1 on an ephemeral port."""
+def running(url: str, *, token: str | None = None, **options: Any) -> Iterator[ViewerServer]:
+    """A viewer on ``url`` (opened read-only) at 127.0.0.1 on an ephemeral port; ``options``
+    go to ``make_server`` (``redactor``, ``limits``)."""
     with TranscriptStore.open(url, read_only=True) as opened:
-        server = make_server(opened, "127.0.0.1", 0, token=token)
+        server = make_server(opened, "127.0.0.1", 0, token=token, **options)
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
         thread.start()
         try:
