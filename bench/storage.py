@@ -106,6 +106,7 @@ from workload import (
 
 from store import CallQuery, Transcript, TranscriptStore, search_calls
 from store.searchtext import call_search_text, result_search_text
+from store.vocabulary import VOCABULARY
 
 TARGETS = {"bulk": 1.5, "incremental": 2.0, "load": 2.0, "count": 2.0, "find": 2.0}
 DEFAULT_PG_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -300,7 +301,8 @@ class RawStore:
         "source, call_position, call_index FROM tool_results WHERE session_id = ? "
         "ORDER BY position, result_index"
     )
-    SELECT_ALIASES = "SELECT raw_name, current_name FROM tool_aliases"
+    # The workload's sessions name no agent: the global rows apply.
+    SELECT_ALIASES = "SELECT raw_name, current_name FROM tool_aliases WHERE agent = ''"
     COUNT_BY_TOOL = "SELECT raw_name, count(*) FROM tool_calls GROUP BY raw_name"
     FIND_CALLS = (
         "SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
@@ -568,20 +570,14 @@ class RawStore:
                     "call_index, is_error, name, content_json, extras_json, source "
                     "FROM tool_results ORDER BY session_id, position, result_index", ()),
                 "tool_aliases": self._all(
-                    "SELECT raw_name, current_name FROM tool_aliases ORDER BY raw_name", ()),
+                    "SELECT agent, raw_name, current_name FROM tool_aliases "
+                    "ORDER BY agent, raw_name", ()),
             }
 
 
-# The store's seeded alias table (migrations/versions/..._0001): hand-written here too.
-SEED_ALIASES = {
-    "read_file": "read", "edit_file": "edit", "write_file": "write", "run_shell_command": "bash",
-    **{n: n for n in (
-        "list_directory", "code_search", "web_search", "read_skill", "ask_user_question",
-        "summarize_file_structure", "retrieve_tool_output", "fetch_content", "fetch_raw",
-        "context_for_task", "context_budget_stats", "git_commit", "open_editor",
-        "typesafe_evaluate", "web_research",
-    )},
-}
+# The store's seeded alias table (store.vocabulary, seeded by the migrations): the same rows,
+# global ones under agent ''.
+SEED_ALIASES = [(agent or "", raw, current) for agent, raw, current in VOCABULARY]
 
 SQLITE_SCHEMA = """
 CREATE TABLE sessions (
@@ -624,7 +620,8 @@ CREATE TABLE tool_definitions (
         REFERENCES sessions (session_id) ON DELETE CASCADE);
 CREATE TABLE tool_aliases (
     raw_name VARCHAR NOT NULL, current_name VARCHAR NOT NULL, created_at DATETIME NOT NULL,
-    CONSTRAINT pk_tool_aliases PRIMARY KEY (raw_name));
+    agent VARCHAR NOT NULL DEFAULT '',
+    CONSTRAINT pk_tool_aliases PRIMARY KEY (agent, raw_name));
 """
 
 POSTGRES_SCHEMA = """
@@ -670,7 +667,8 @@ CREATE TABLE tool_definitions (
         REFERENCES sessions (session_id) ON DELETE CASCADE);
 CREATE TABLE tool_aliases (
     raw_name varchar NOT NULL, current_name varchar NOT NULL, created_at timestamptz NOT NULL,
-    CONSTRAINT pk_tool_aliases PRIMARY KEY (raw_name));
+    agent varchar NOT NULL DEFAULT '',
+    CONSTRAINT pk_tool_aliases PRIMARY KEY (agent, raw_name));
 """
 
 
@@ -699,9 +697,9 @@ class RawSQLite(RawStore):
         if create:  # the plain schema: no index of the audits, no search index
             self.conn.executescript("BEGIN;" + SQLITE_SCHEMA + "COMMIT;")
             with self._write():
-                self._many("INSERT INTO tool_aliases VALUES (?, ?, ?)",
-                           [(r, c, self._time(datetime.now(UTC)))
-                            for r, c in SEED_ALIASES.items()])
+                self._many("INSERT INTO tool_aliases VALUES (?, ?, ?, ?)",
+                           [(r, c, self._time(datetime.now(UTC)), a)
+                            for a, r, c in SEED_ALIASES])
 
     FULL_TEXT = (
         "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, c.wire_json, "
@@ -828,8 +826,8 @@ class RawPostgres(RawStore):
             with self.conn.transaction():
                 self.cur.execute(POSTGRES_SCHEMA.encode())  # plain: no audit/search index
                 now = datetime.now(UTC)
-                self.cur.executemany("INSERT INTO tool_aliases VALUES (%s, %s, %s)",
-                                     [(r, c, now) for r, c in SEED_ALIASES.items()])
+                self.cur.executemany("INSERT INTO tool_aliases VALUES (%s, %s, %s, %s)",
+                                     [(r, c, now, a) for a, r, c in SEED_ALIASES])
 
     FULL_TEXT = (
         "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, c.wire_json, "
