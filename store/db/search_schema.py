@@ -26,8 +26,7 @@ usage: first / last seen              ``ix_messages_created_at`` walked from eit
                                       ``ix_messages_time`` (covering)
 usage with a time range / session     one grouped join: ``ix_messages_created_at`` /
                                       the primary key, ``ix_messages_time``
-search: tool (alias-aware)            ``ix_tool_calls_usage`` (``raw_name IN (...)``;
-                                      PostgreSQL may take ``ix_tool_calls_raw_name``)
+search: tool (alias-aware)            ``ix_tool_calls_usage`` (``raw_name IN (...)``)
 search: time range                    ``ix_messages_created_at``
 search: session                       the primary key of ``tool_calls``
 search: a call's time                 ``ix_messages_time`` (covering; SQLite is told

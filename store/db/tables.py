@@ -152,11 +152,11 @@ tool_calls = Table(
         ondelete="CASCADE",
     ),
     Index("ix_tool_calls_session_call_id", "session_id", "call_id"),
-    Index("ix_tool_calls_raw_name", "raw_name"),
     # Audit (revision 0004): covers the usage summary (scanned in order, grouped by raw_name,
     # without reading the argument JSON of any call) and the alias-aware tool filter of the
-    # call search (raw_name IN ...). The indexes that only one backend has (FTS5, GIN) are in
-    # store/db/search_schema.py.
+    # call search (raw_name IN ...); it also serves what ix_tool_calls_raw_name did (dropped
+    # by revision 0007: a prefix of this one, pure write cost). The indexes that only one
+    # backend has (FTS5, GIN) are in store/db/search_schema.py.
     Index("ix_tool_calls_usage", "raw_name", "session_id", "position", "call_index",
           "arguments_status"),
 )

@@ -490,7 +490,7 @@ class TestQueryPlans:
     def test_the_tool_filter_uses_the_raw_name_index(self, planned):
         plan = _plan(planned, CallQuery(tool="bash"))
 
-        assert "ix_tool_calls_usage" in plan or "ix_tool_calls_raw_name" in plan
+        assert "ix_tool_calls_usage" in plan
 
     def test_an_argument_equality_uses_the_argument_index(self, planned):
         plan = _plan(planned, CallQuery(where=(ArgumentCondition("command", "eq", "ls"),)))

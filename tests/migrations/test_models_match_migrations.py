@@ -38,9 +38,9 @@ class TestModelsMatchMigrations:
             migrate.check(migrated)
 
     def test_a_dropped_index_makes_check_raise(self, migrated: Engine) -> None:
-        _execute(migrated, "DROP INDEX ix_tool_calls_raw_name")
+        _execute(migrated, "DROP INDEX ix_tool_calls_session_call_id")
 
-        with pytest.raises(DatabaseError, match="ix_tool_calls_raw_name"):
+        with pytest.raises(DatabaseError, match="ix_tool_calls_session_call_id"):
             migrate.check(migrated)
 
     def test_the_error_chains_alembics_report(self, migrated: Engine) -> None:

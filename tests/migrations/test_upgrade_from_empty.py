@@ -66,7 +66,6 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     },
     "tool_calls": {
         "ix_tool_calls_session_call_id": (["session_id", "call_id"], False),
-        "ix_tool_calls_raw_name": (["raw_name"], False),
         "ix_tool_calls_usage": (
             ["raw_name", "session_id", "position", "call_index", "arguments_status"], False
         ),
@@ -294,9 +293,10 @@ class TestDowngrade:
 
         indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
         keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
+        # (revision 0001's ix_tool_calls_raw_name is back: 0007's downgrade builds it again)
         assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {
             "ix_tool_calls_usage", "ix_tool_calls_command", "ix_tool_calls_path",
-            "ix_tool_calls_pattern", "ix_tool_calls_url"}
+            "ix_tool_calls_pattern", "ix_tool_calls_url"} | {"ix_tool_calls_raw_name"}
         assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
         assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
             "session_id", "position", "call_index"
