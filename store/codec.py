@@ -22,6 +22,7 @@ from store.errors import RecordError, ToolArgumentsError
 from store.model import (
     EMPTY_EXTRAS,
     InvalidToolCall,
+    Message,
     OpaquePart,
     Part,
     ServerToolCall,
@@ -31,7 +32,7 @@ from store.model import (
     ToolResult,
     make_tool_call,
 )
-from store.normalize.calls import read_call
+from store.normalize.calls import read_call, read_common
 
 __all__ = [
     "EncodedCall",
@@ -41,6 +42,7 @@ __all__ = [
     "decode_parts",
     "decode_result",
     "encode_call",
+    "encode_chat_record",
     "encode_message",
     "part_from_record",
     "part_record",
@@ -104,6 +106,67 @@ def encode_message(parts: Sequence[Part], extras: Mapping[str, Any],
     except ToolArgumentsError as exc:
         detail = str(exc).split(", got ", 1)[-1]
         raise RecordError(f"message cannot be stored exactly: it holds {detail}") from exc
+
+
+_CHAT_KEYS = frozenset({"role", "content", "tool_calls"})
+_TOOL_KEYS = frozenset({"role", "content", "tool_call_id"})
+_CHAT_ROLES = frozenset({"user", "assistant", "system"})
+
+
+def encode_chat_record(record: dict[str, Any]) -> tuple[Message, EncodedMessage] | None:
+    """The commonest records (OpenAI Chat ``{role, content[, tool_calls]}`` with text content
+    and canonical calls, and ``{role: "tool", tool_call_id, content}``) straight to the message
+    and its row values: exactly what ``normalize_message`` then :func:`encode_message` give
+    (a test holds them equal), without the general reader's shape detection. ``None``: not
+    such a record, or one the general path must judge (it also words every error)."""
+    role = record.get("role")
+    keys = record.keys()
+    try:
+        if role == "tool":
+            if not keys <= _TOOL_KEYS:
+                return None
+            call_id = record.get("tool_call_id")
+            if call_id is not None and type(call_id) is not str:
+                return None
+            content = record.get("content")
+            result = ToolResult(call_id, content, False, None, EMPTY_EXTRAS, "openai_chat")
+            encoded = EncodedMessage("", _RESULT_PARTS, None, None, (), (
+                EncodedResult(0, result, dumps_json(content), None),))
+            return Message("tool", (result,), "openai_chat", None, EMPTY_EXTRAS,
+                           EMPTY_EXTRAS), encoded
+        if role not in _CHAT_ROLES or not keys <= _CHAT_KEYS:
+            return None
+        content = record.get("content")
+        parts: list[Part] = []
+        records: list[dict[str, Any]] = []
+        text = ""
+        if type(content) is str:
+            if content:
+                parts.append(TextPart(content))
+                records.append({"type": "text", "text": content})
+                text = content
+        elif content is not None:
+            return None
+        calls: list[EncodedCall] = []
+        listed = record.get("tool_calls")
+        if listed is not None:
+            if type(listed) is not list:
+                return None
+            for item in listed:
+                call = read_common(item) if type(item) is dict else None
+                if call is None:
+                    return None
+                parts.append(call)
+                records.append({"type": "tool_call", "index": len(calls)})
+                calls.append(encode_call(len(calls), call))
+        encoded = EncodedMessage(text, dumps_json(records), None, None, tuple(calls), ())
+        return Message(role, tuple(parts), "openai_chat", None, EMPTY_EXTRAS,  # type: ignore[arg-type]
+                       EMPTY_EXTRAS), encoded
+    except ToolArgumentsError:
+        return None  # the general path raises the worded error
+
+
+_RESULT_PARTS = '[{"type":"tool_result","index":0}]'
 
 
 def _encode(parts: Sequence[Part], extras: Mapping[str, Any],

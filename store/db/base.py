@@ -155,6 +155,41 @@ class StoreBase:
                 raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _retrying_cursor(self, work: Callable[[Any], T]) -> T:
+        """:meth:`_retrying` on the driver's own connection and cursor: the hot write path
+        (one append) skips SQLAlchemy's per-transaction work (Connection, events, the
+        transaction object); same lock (``BEGIN IMMEDIATE`` on SQLite), retries and errors."""
+        sqlite = self._engine.dialect.name == "sqlite"
+        for attempt in range(_RETRIES + 1):
+            try:
+                fairy = self._engine.raw_connection()
+                try:
+                    dbapi = fairy.dbapi_connection
+                    cursor = dbapi.cursor()  # type: ignore[union-attr]
+                    try:
+                        if sqlite:
+                            cursor.execute("BEGIN IMMEDIATE")
+                        try:
+                            result = work(cursor)
+                        except BaseException:
+                            dbapi.rollback()  # type: ignore[union-attr]
+                            raise
+                        dbapi.commit()  # type: ignore[union-attr]
+                        return result
+                    finally:
+                        cursor.close()
+                finally:
+                    fairy.close()
+            except self._errors as exc:
+                if attempt < _RETRIES and _is_transient(exc):
+                    pause = min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random())
+                    _log.info("%s: %s; retrying the transaction in %.0f ms (retry %d of %d)",
+                              self.url, driver_reason(exc), pause * 1000, attempt + 1, _RETRIES)
+                    time.sleep(pause)
+                    continue
+                raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
         """The alias table as stored now, rebuilt only when its rows changed."""
         cursor.execute(st.load_aliases.sql)

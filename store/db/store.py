@@ -56,7 +56,7 @@ from store.db.writer import (
     Limits,
     MessageInput,
     prepare_append,
-    write_append,
+    write_append_cursor,
 )
 from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
@@ -150,8 +150,10 @@ class TranscriptStore(SessionsMixin):
         prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
         check = on_key_conflict == "raise"
-        return self._retrying(
-            lambda conn: write_append(conn, sid, prepared, new_session, check))
+        dialect = self._engine.dialect.name
+        return self._retrying_cursor(
+            lambda cursor: write_append_cursor(cursor, dialect, sid, prepared, new_session,
+                                               check))
 
     # -- load -----------------------------------------------------------------------------------
 

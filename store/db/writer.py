@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from store.codec import EncodedMessage, encode_message, minted_call_id
+from store.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
 from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
@@ -27,7 +27,8 @@ from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
 from store.vocabulary import argument_views
 
-__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
+__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append",
+           "write_append_cursor"]
 
 MessageInput = Message | Mapping[str, Any]
 
@@ -57,15 +58,18 @@ def _utf8_size(text: str, limit: int) -> int:
 
 
 def _check_limits(number: int, encoded: EncodedMessage, limits: Limits) -> None:
+    total = len(encoded.parts_json)
+    max_argument = limits.max_argument_bytes
     for call in encoded.calls:
         text = call.call.arguments_text
-        if len(text) > limits.max_argument_bytes or len(text) * 4 > limits.max_argument_bytes:
-            size = _utf8_size(text, limits.max_argument_bytes)
-            if size > limits.max_argument_bytes:
+        if len(text) * 4 > max_argument:
+            size = _utf8_size(text, max_argument)
+            if size > max_argument:
                 raise TooLargeError(f"message {number}: the arguments of call {call.index}",
-                                    size, limits.max_argument_bytes)
-    total = len(encoded.parts_json) + sum(len(c.wire_json) for c in encoded.calls) + sum(
-        len(r.content_json) for r in encoded.results)
+                                    size, max_argument)
+        total += len(call.wire_json)
+    for res in encoded.results:
+        total += len(res.content_json)
     if total * 4 > limits.max_message_bytes:
         size = sum(_utf8_size(t, 0) for t in (
             encoded.parts_json, *(c.wire_json for c in encoded.calls),
@@ -81,17 +85,21 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
     out = []
     for number, item in enumerate(items):
         try:
-            if type(item) is dict:
-                message = normalize_message(item)
-            elif isinstance(item, Message):
-                message = item
-            elif isinstance(item, Mapping):
-                message = normalize_message(item)
+            fast = encode_chat_record(item) if type(item) is dict else None
+            if fast is not None:
+                message, encoded = fast
             else:
-                raise RecordError(
-                    f"a message must be a Message or a record, got {type(item).__name__}"
-                )
-            encoded = encode_message(message.parts, message.extras, message.metadata)
+                if type(item) is dict:
+                    message = normalize_message(item)
+                elif isinstance(item, Message):
+                    message = item
+                elif isinstance(item, Mapping):
+                    message = normalize_message(item)
+                else:
+                    raise RecordError(
+                        f"a message must be a Message or a record, got {type(item).__name__}"
+                    )
+                encoded = encode_message(message.parts, message.extras, message.metadata)
         except StoreError as exc:
             # Keep the error's type; say which message of the append it is about.
             exc.args = (f"message {number}: {exc}", *exc.args[1:])
@@ -206,12 +214,24 @@ def write_append(
 
     ``check_keys``: a client key already stored for a different message (by digest) raises
     :class:`~store.errors.KeyConflictError` instead of being skipped."""
-    st = statements(conn.dialect.name)
     cursor = conn.connection.cursor()
     try:
-        return _write(cursor, st, sid, prepared, new_session, check_keys)
+        return write_append_cursor(cursor, conn.dialect.name, sid, prepared, new_session,
+                                   check_keys)
     finally:
         cursor.close()
+
+
+def write_append_cursor(
+    cursor: Any,
+    dialect: str,
+    sid: str,
+    prepared: Prepared,
+    new_session: Mapping[str, Any],
+    check_keys: bool = False,
+) -> AppendResult:
+    """:func:`write_append` on a driver cursor, in the caller's transaction."""
+    return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys)
 
 
 def _write(

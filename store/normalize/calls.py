@@ -60,7 +60,7 @@ def normalize_tool_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall
     Raises ``UnrecognizedRecord`` (saying what was found) for anything that is not a client
     tool call, ``AmbiguousRecord`` when two spellings of one key disagree.
     """
-    common = _read_common(record) if type(record) is dict else None
+    common = read_common(record) if type(record) is dict else None
     if common is not None:  # hot path: skip the general reader
         return common
     call = read_call(record)
@@ -74,7 +74,7 @@ def normalize_tool_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall
 def read_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall | ServerToolCall:
     """Read one tool-call record literally (no aliasing); server-side tools included."""
     if type(record) is dict:
-        fast = _read_common(record)
+        fast = read_common(record)
         if fast is not None:
             return fast
     elif not isinstance(record, Mapping):
@@ -119,7 +119,7 @@ _COMMON_FUNCTION = frozenset({"name", "arguments"})
 _COMMON_BLOCK = frozenset({"type", "id", "name", "input"})
 
 
-def _read_common(record: dict[str, Any]) -> ToolCall | InvalidToolCall | None:
+def read_common(record: dict[str, Any]) -> ToolCall | InvalidToolCall | None:
     """The two commonest shapes with nothing else on them, read without the general machinery:
     canonical/OpenAI ``{id, type, function: {name, arguments}}`` and Anthropic ``tool_use``.
     ``None`` means: use the general reader (which also produces every error message).
