@@ -160,7 +160,7 @@ def encode_chat_record(record: dict[str, Any]) -> tuple[Message, EncodedMessage]
                 records.append({"type": "tool_call", "index": len(calls)})
                 calls.append(encode_call(len(calls), call))
         encoded = EncodedMessage(text, dumps_json(records), None, None, tuple(calls), ())
-        return Message(role, tuple(parts), "openai_chat", None, EMPTY_EXTRAS,  # type: ignore[arg-type]
+        return Message(role, tuple(parts), "openai_chat", None, EMPTY_EXTRAS,
                        EMPTY_EXTRAS), encoded
     except ToolArgumentsError:
         return None  # the general path raises the worded error
