@@ -46,6 +46,7 @@ __all__ = [
     "json_same",
     "parse_path",
     "same_json",
+    "view_params",
     "view_sql",
 ]
 
@@ -382,23 +383,23 @@ def sql_condition(dialect: str, number: int, condition: ArgumentCondition,
     return text(f"{kind} = 'text' AND {scalar} REGEXP :{v}").bindparams(**params)
 
 
-def view_sql(dialect: str, number: int, condition: ViewCondition,
-             table: str = "tool_calls") -> TextClause:
-    """The SQL of a view condition (answered from ``ix_tool_calls_<view>``)."""
-    column = f"{table}.{condition.view}_text"
+def view_sql(dialect: str, number: int, condition: ViewCondition, column: str) -> str:
+    """The SQL predicate of a view condition on the view text in ``column`` (bound parameter
+    ``view_value_<number>``: see :func:`view_params`)."""
     v = f"view_value_{number}"
-    present = f"{column} IS NOT NULL"
     if dialect == "postgresql":
         if condition.op == "contains":
-            sql = f"strpos({column}, :{v}) > 0"
-        elif condition.op == "icontains":
-            sql = f"strpos(lower({column}), lower(:{v})) > 0"
-        else:
-            sql = f"{column} ~ :{v}"
-    elif condition.op == "contains":
-        sql = f"instr({column}, :{v}) > 0"
-    elif condition.op == "icontains":
-        sql = f"instr(unicode_lower({column}), unicode_lower(:{v})) > 0"
-    else:
-        sql = f"{column} REGEXP :{v}"
-    return text(f"{present} AND {sql}").bindparams(**{v: condition.value})
+            return f"strpos({column}, :{v}) > 0"
+        if condition.op == "icontains":
+            return f"strpos(lower({column}), lower(:{v})) > 0"
+        return f"{column} ~ :{v}"
+    if condition.op == "contains":
+        return f"instr({column}, :{v}) > 0"
+    if condition.op == "icontains":
+        return f"instr(unicode_lower({column}), unicode_lower(:{v})) > 0"
+    return f"{column} REGEXP :{v}"
+
+
+def view_params(number: int, condition: ViewCondition) -> dict[str, Any]:
+    """The bound parameters of :func:`view_sql`."""
+    return {f"view_value_{number}": condition.value, f"view_name_{number}": condition.view}

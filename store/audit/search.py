@@ -30,7 +30,13 @@ from sqlalchemy import (
 from sqlalchemy.sql.elements import ColumnElement, TextClause
 
 from store.arguments import CALL_STATUSES, loads_json
-from store.audit.conditions import ArgumentCondition, ViewCondition, sql_condition, view_sql
+from store.audit.conditions import (
+    ArgumentCondition,
+    ViewCondition,
+    sql_condition,
+    view_params,
+    view_sql,
+)
 from store.audit.sql import (
     aware,
     calls_with_time,
@@ -44,7 +50,13 @@ from store.audit.sql import (
 )
 from store.codec import decode_call
 from store.db.base import alias_table
-from store.db.search_index import KIND_CALL, has_search_index, tail_keys
+from store.db.search_index import (
+    CALL_VIEWS,
+    KIND_CALL,
+    has_search_index,
+    tail_keys,
+    view_tail,
+)
 from store.db.search_schema import (
     MIN_TEXT,
     fts_phrase,
@@ -174,7 +186,7 @@ def catch_up(store: TranscriptStore, query: CallQuery) -> None:
     """Before a search that uses the search index: bring it up to date when the store may
     write (a read-only store scans what is not indexed yet instead; see
     ``store/db/search_index.py``)."""
-    if (query.text is not None or query.where) and not store.read_only \
+    if (query.text is not None or query.where or query.views) and not store.read_only \
             and query.session_id is None:
         # (a search of one session scans its own unindexed tail exactly instead: it never
         # pays for a catch-up of the whole store, and on Citus stays on the session's shard)
@@ -234,8 +246,8 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
     for number, condition in enumerate(query.where):
         conditions.append(_argument_condition(conn, number, condition, query.session_id))
-    for number, view in enumerate(query.views):  # ix_tool_calls_<view> (partial, covering)
-        conditions.append(view_sql(conn.dialect.name, number, view))
+    for number, view in enumerate(query.views):
+        conditions.append(_view_condition(conn, number, view, query.session_id))
     source = calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
@@ -256,6 +268,39 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
         .where(*conditions)
         .order_by(m.c.created_at, c.c.session_id, c.c.position, c.c.call_index)
     )
+
+
+def _view_condition(conn: Connection, number: int, view: ViewCondition,
+                    session_id: str | None) -> TextClause:
+    """The calls whose ``view`` meets the condition: the rows of ``call_views`` (filled by
+    the catch-up) and the calls the catch-up has not reached yet (``view_tail``), matched by
+    the same SQL predicate."""
+    dialect = conn.dialect.name
+    params = view_params(number, view)
+    scope = ""
+    if session_id is not None:
+        scope = f" AND session_id = :view_sid_{number}"
+        params[f"view_sid_{number}"] = session_id
+    parts = [f"SELECT session_id, position, call_index FROM {CALL_VIEWS} "
+             f"WHERE view = :view_name_{number}{scope} AND "
+             + view_sql(dialect, number, view, f"{CALL_VIEWS}.text")]
+    tail = view_tail(conn, view.view, session_id=session_id)
+    if tail and dialect == "postgresql":
+        parts.append(
+            f"SELECT session_id, position, call_index FROM unnest(CAST(:view_s_{number} AS "
+            f"TEXT[]), CAST(:view_p_{number} AS INTEGER[]), CAST(:view_i_{number} AS "
+            f"INTEGER[]), CAST(:view_t_{number} AS TEXT[])) "
+            "AS tail(session_id, position, call_index, text) WHERE "
+            + view_sql(dialect, number, view, "tail.text"))
+        for key, column in zip("spit", zip(*tail, strict=True), strict=True):
+            params[f"view_{key}_{number}"] = list(column)
+    elif tail:
+        parts.append(
+            "SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each("
+            f":view_tail_{number}) WHERE " + view_sql(dialect, number, view, "value ->> 3"))
+        params[f"view_tail_{number}"] = orjson.dumps(tail).decode()
+    return text("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN ("
+                + " UNION ALL ".join(parts) + ")").bindparams(**params)
 
 
 def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:

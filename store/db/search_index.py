@@ -37,10 +37,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from store.arguments import loads_json
 from store.db.distribute import is_citus
 from store.searchtext import call_search_text, result_search_text, text_matches
+from store.vocabulary import VIEW_NAMES, argument_views
 
 __all__ = [
+    "CALL_VIEWS",
     "KIND_CALL",
     "KIND_RESULT",
     "SEARCH_FTS",
@@ -51,9 +54,11 @@ __all__ = [
     "lagging",
     "rebuild_statements",
     "tail_keys",
+    "view_tail",
 ]
 
 SEARCH_ITEMS = "search_items"
+CALL_VIEWS = "call_views"
 SEARCH_FTS = "search_fts"
 KIND_CALL = 0
 KIND_RESULT = 1
@@ -114,7 +119,7 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     p = "%s" if pg else "?"
     bound = f" AND position < {p}" if stop is not None else ""
     params = (sid, start, stop) if stop is not None else (sid, start)
-    cursor.execute("SELECT position, call_index, wire_json FROM tool_calls "
+    cursor.execute("SELECT position, call_index, wire_json, raw_name, arguments FROM tool_calls "
                    f"WHERE session_id = {p} AND position >= {p}{bound}", params)
     calls = cursor.fetchall()
     found: list[Any] = []
@@ -136,8 +141,6 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     run through ``write`` (the store's retrying write transaction). ``progress`` gets the
     running totals and the number of sessions that were lagging at the start."""
     total = IndexUpdate()
-    if not has_search_index(read_conn):
-        return total
     waiting = len(lagging(read_conn))
     if not waiting:
         return total
@@ -195,22 +198,36 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
         chunk = locked
     if not chunk:
         return IndexUpdate()
+    indexed = has_search_index(conn)
     cursor = conn.connection.cursor()
     try:
         items: list[tuple[Any, ...]] = []
         texts: list[str] = []
+        views: list[tuple[Any, ...]] = []
         calls = results = 0
         for sid, start, stop in chunk:
-            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, True)
-            for pos, idx, wire in call_rows:
-                items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                texts.append(call_search_text(wire))
+            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed)
+            for pos, idx, wire, raw_name, arguments in call_rows:
+                if indexed:
+                    items.append((sid, pos, KIND_CALL, idx, pos, idx))
+                    texts.append(call_search_text(wire))
+                for view, value in _views(raw_name, arguments):
+                    views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
                 texts.append(result_search_text(content))
             calls += len(call_rows)
             results += len(result_rows)
-        if pg:
+        mark = "%s" if pg else "?"
+        if views:
+            cursor.executemany(f"INSERT INTO {CALL_VIEWS} (session_id, position, call_index, "
+                               f"view, text) VALUES ({mark}, {mark}, {mark}, {mark}, {mark})",
+                               views)
+        if not indexed:
+            cursor.executemany(
+                f"UPDATE sessions SET indexed_position = {mark} WHERE session_id = {mark}",
+                [(stop, sid) for sid, _, stop in chunk])
+        elif pg:
             with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
                              "call_position, call_index, body) FROM STDIN") as copy:
                 for item, text in zip(items, texts, strict=True):
@@ -258,7 +275,7 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     try:
         for sid, start in sessions:
             call_rows, result_rows = _rows(cursor, pg, sid, start, None, results)
-            for pos, idx, wire in call_rows:
+            for pos, idx, wire, _, _ in call_rows:
                 if text_matches(call_search_text(wire), needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
@@ -267,6 +284,44 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     finally:
         cursor.close()
     return sorted(keys)
+
+
+def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
+    """(view, text) of each argument view a call has (``store.vocabulary.argument_views``,
+    from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
+    whose NUL the writer made U+FFFD, as the views do)."""
+    if arguments is None:
+        return
+    if isinstance(arguments, str | bytes):
+        arguments = loads_json(arguments)
+    if type(arguments) is not dict:
+        return
+    for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
+        if value is not None:
+            yield view, value
+
+
+def view_tail(conn: Connection, view: str, *, session_id: str | None = None
+              ) -> list[tuple[str, int, int, str]]:
+    """(session, position, call index, text) of the ``view`` of every call the catch-up has
+    not reached yet (the search matches them with the same SQL condition as the indexed
+    rows). ``session_id`` confines it to one session."""
+    sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
+    if not sessions:
+        return []
+    pg = conn.dialect.name == "postgresql"
+    out: list[tuple[str, int, int, str]] = []
+    cursor = conn.connection.cursor()
+    try:
+        for sid, start in sessions:
+            call_rows, _ = _rows(cursor, pg, sid, start, None, False)
+            for pos, idx, _, raw_name, arguments in call_rows:
+                for name, value in _views(raw_name, arguments):
+                    if name == view:
+                        out.append((sid, int(pos), int(idx), value))
+    finally:
+        cursor.close()
+    return out
 
 
 def fts_query(needle: str) -> str:
@@ -281,6 +336,7 @@ def rebuild_statements(dialect: str) -> Iterator[str]:
     if dialect == "sqlite":
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
     yield f"DELETE FROM {SEARCH_ITEMS}"
+    yield f"DELETE FROM {CALL_VIEWS}"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
 
 

@@ -45,6 +45,10 @@ search: full text                     ``search_fts`` (FTS5 trigram ``MATCH``) /
                                       decoded text of calls and results, plus an exact
                                       scan of what is not indexed yet; the matching keys
                                       then drive the join
+search: argument views (``--command``  ``call_views`` (revision 0007, filled by the
+``--path --pattern --url``)           catch-up) scanned for the view, keys matched to the
+                                      calls; plus the views of the calls not caught up yet,
+                                      computed and matched by the same SQL condition
 search: status ``error``              ``ix_tool_results_errors``
 search: status ``no_result``          ``ix_tool_results_call``
 a match's first result                ``ix_tool_results_call``

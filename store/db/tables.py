@@ -35,6 +35,7 @@ from store.vocabulary import VIEW_NAMES
 
 __all__ = [
     "NAMING_CONVENTION",
+    "call_views",
     "WIRE_VERSION",
     "messages",
     "metadata",
@@ -143,9 +144,6 @@ tool_calls = Table(
         server_default="1",
         doc="which canonical form wrote wire_json (WIRE_VERSION)",
     ),
-    # Canonical argument views (revision 0005, store.vocabulary.argument_views): the shell
-    # command as one string, the file path, the search pattern, the URL; NULL when none.
-    *(Column(f"{view}_text", Text) for view in VIEW_NAMES),
     ForeignKeyConstraint(
         ["session_id", "position"],
         ["messages.session_id", "messages.position"],
@@ -195,12 +193,24 @@ Index(
     postgresql_where=tool_results.c.is_error == true(),
 )
 
-# Argument views (revision 0005): partial (only calls that have the view), led by the raw name
-# so that a tool filter and a view condition are answered from the index alone.
-for _view in VIEW_NAMES:
-    _column = tool_calls.c[f"{_view}_text"]
-    Index(f"ix_tool_calls_{_view}", tool_calls.c.raw_name, _column,
-          sqlite_where=_column.is_not(None), postgresql_where=_column.is_not(None))
+# Argument views (revision 0007; store.vocabulary.argument_views): the shell command as one
+# string, the file path, the search pattern, the URL of a call, one row per view it has. Derived
+# data, off the write path: the search catch-up (store/db/search_index.py) fills it from the
+# same watermark as the text index, and a search scans the calls it has not reached yet.
+call_views = Table(
+    "call_views",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("call_index", Integer, primary_key=True, autoincrement=False),
+    Column("view", String, primary_key=True, doc=f"one of {', '.join(VIEW_NAMES)}"),
+    Column("text", Text, nullable=False, doc="the view, cut to 2,000 characters"),
+    ForeignKeyConstraint(
+        ["session_id", "position"],
+        ["messages.session_id", "messages.position"],
+        ondelete="CASCADE",
+    ),
+)
 
 tool_definitions = Table(
     "tool_definitions",

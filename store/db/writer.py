@@ -25,15 +25,12 @@ from store.normalize.messages import normalize_message
 from store.pairing import TURN_ROLES, CallRef, Pairing
 from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
-from store.vocabulary import argument_views
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append",
            "write_append_cursor"]
 
 MessageInput = Message | Mapping[str, Any]
 
-# Names are stored as recorded: aliases apply at load time, so normalize without any.
-_NO_VIEWS = (None, None, None, None)
 # Bound parameters per IN (...) list, below SQLite's limit.
 _IN_CHUNK = 500
 
@@ -340,8 +337,6 @@ def _write(
                 sid, position, call.index, call_id, minted, raw_name,
                 call.wire_json, call.status, call.error, json(arguments), call.extras_json,
                 call.call.source, WIRE_VERSION,
-                *(argument_views(call.call.recorded_name, arguments)
-                  if type(arguments) is dict else _NO_VIEWS),
             ))
         linker.add_calls(position, opened)
         for res in enc.results:
@@ -502,8 +497,7 @@ def _check_column_order() -> None:
                    "text", "parts_json", "extras_json", "metadata_json", "created_at"),
         tool_calls: ("session_id", "position", "call_index", "call_id", "id_minted",
                      "raw_name", "wire_json", "arguments_status", "arguments_error",
-                     "arguments", "extras_json", "source", "wire_version", "command_text",
-                     "path_text", "pattern_text", "url_text"),
+                     "arguments", "extras_json", "source", "wire_version"),
         tool_results: ("session_id", "position", "result_index", "call_id", "call_position",
                        "call_index", "is_error", "name", "content_json", "extras_json",
                        "source"),

@@ -7,6 +7,8 @@
   store never writes and still answers fresh.
 * Never stale: append, then search at once, also with other processes writing and catching up
   at the same time; truncating and deleting leave no stale text.
+* The argument views (``calls search --command/--path/--pattern/--url``) are derived data of
+  the same catch-up: appends write none, a search finds every committed call at once.
 * A differential test: full-text and argument searches on SQLite and PostgreSQL give the calls
   that a pure-Python reference (written here, from the definition) gives, before and after the
   catch-up.
@@ -24,7 +26,14 @@ from typing import Any
 import pytest
 from sqlalchemy import text as sql
 
-from store import ArgumentCondition, CallQuery, TranscriptStore, iter_calls, search_calls
+from store import (
+    ArgumentCondition,
+    CallQuery,
+    TranscriptStore,
+    ViewCondition,
+    iter_calls,
+    search_calls,
+)
 
 HELPER = Path(__file__).resolve().parents[1] / "helpers_procs.py"
 
@@ -250,6 +259,86 @@ class TestNeverStale:
             opened.update_search_index()
             assert behind(opened) == 0
             assert len(found(opened, "mark-w")) == 4 * rounds
+
+
+def viewed(store: TranscriptStore, view: str, value: str, op: str = "contains",
+           session_id: str | None = None) -> list[str]:
+    query = CallQuery(views=(ViewCondition(view, value, op),),  # type: ignore[arg-type]
+                      session_id=session_id)
+    return sorted(m.call_id for m in search_calls(store, query, limit=1000))
+
+
+def view_rows(store: TranscriptStore) -> set[tuple[Any, ...]]:
+    with store.engine.connect() as conn:
+        return {tuple(row) for row in conn.execute(sql(
+            "SELECT session_id, position, call_index, view, text FROM call_views"))}
+
+
+class TestArgumentViews:
+    def test_appends_write_no_view_and_the_catch_up_writes_them(self, store: TranscriptStore
+                                                                ) -> None:
+        store.append("s", [assistant(
+            chat_call("c1", '{"command": "rm -rf build"}'),
+            chat_call("c2", '{"path": "src", "pattern": "TODO\\u0000"}', name="Grep"),
+            chat_call("c3", '{"command": ["bash", "-lc", "make test"]}', name="shell"),
+            chat_call("c4", '{"url": "https://example.com"', name="web_fetch"))])  # invalid
+        assert view_rows(store) == set()
+
+        store.update_search_index()
+
+        assert view_rows(store) == {
+            ("s", 0, 0, "command", "rm -rf build"), ("s", 0, 1, "path", "src"),
+            ("s", 0, 1, "pattern", "TODO\ufffd"), ("s", 0, 2, "command", "make test")}
+
+    def test_a_view_search_of_a_writable_store_catches_up(self, store: TranscriptStore
+                                                          ) -> None:
+        store.append("s", [assistant(chat_call("c1", '{"command": "rm -rf build"}'))])
+
+        assert viewed(store, "command", "rm -rf") == ["c1"]
+        assert behind(store) == 0 and len(view_rows(store)) == 1
+
+    @pytest.mark.parametrize("read_only", [False, True])
+    def test_append_then_view_search_at_once(self, store: TranscriptStore, store_url: str,
+                                             read_only: bool) -> None:
+        with TranscriptStore.open(store_url, read_only=read_only) as searcher:
+            for n in range(6):
+                sid = f"s{n % 2}"
+                store.append(sid, [assistant(chat_call(f"c{n}", json.dumps(
+                    {"command": f"make t{n}x", "file_path": f"/src/m{n}.py"})))])
+                assert viewed(searcher, "command", f"t{n}x") == [f"c{n}"]
+                assert viewed(searcher, "command", f"T{n}X", "icontains") == [f"c{n}"]
+                assert viewed(searcher, "command", f"^make t{n}x$", "regex") == [f"c{n}"]
+                assert viewed(searcher, "path", f"m{n}.py", session_id=sid) == [f"c{n}"]
+                assert viewed(searcher, "path", f"m{n}.py", session_id="s9") == []
+
+    def test_caught_up_and_not_yet_caught_up_calls_are_found_together(
+        self, store: TranscriptStore, store_url: str
+    ) -> None:
+        store.append("s", [assistant(chat_call("c1", '{"command": "make one"}'))])
+        store.update_search_index()
+        store.append("s", [assistant(chat_call("c2", '{"command": "make two"}'))])
+        store.append("t", [assistant(chat_call("c3", '{"command": "make three"}'))])
+
+        with TranscriptStore.open(store_url, read_only=True) as opened:
+            assert viewed(opened, "command", "make") == ["c1", "c2", "c3"]
+        # A search of one session scans its own tail and catches nothing up.
+        assert viewed(store, "command", "make", session_id="s") == ["c1", "c2"]
+        assert behind(store) == 2
+        assert viewed(store, "command", "make") == ["c1", "c2", "c3"]
+        assert behind(store) == 0
+
+    def test_truncate_and_delete_leave_no_stale_view(self, store: TranscriptStore) -> None:
+        store.append("s", [assistant(chat_call("c1", '{"command": "old cmd"}'))])
+        store.append("gone", [assistant(chat_call("c2", '{"command": "old cmd"}'))])
+        assert viewed(store, "command", "old") == ["c1", "c2"]
+
+        store.truncate("s", 0)
+        store.append("s", [assistant(chat_call("c3", '{"command": "new cmd"}'))])
+        store.delete_session("gone")
+
+        assert viewed(store, "command", "old") == []
+        assert viewed(store, "command", "cmd") == ["c3"]
+        assert {row[4] for row in view_rows(store)} == {"new cmd"}
 
 
 # -- differential: both backends against a pure-Python reference ------------------------------

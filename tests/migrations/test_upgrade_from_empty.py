@@ -28,8 +28,9 @@ EXPECTED_COLUMNS = {
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
         "arguments_status", "arguments_error", "arguments", "extras_json", "source",
-        "wire_version", "command_text", "path_text", "pattern_text", "url_text",
+        "wire_version",
     },
+    "call_views": {"session_id", "position", "call_index", "view", "text"},
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
         "is_error", "name", "content_json", "extras_json", "source",
@@ -53,6 +54,7 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_calls": ("pk_tool_calls", ["session_id", "position", "call_index"]),
     "tool_results": ("pk_tool_results", ["session_id", "position", "result_index"]),
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
+    "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
 }
 
@@ -69,8 +71,6 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
         "ix_tool_calls_usage": (
             ["raw_name", "session_id", "position", "call_index", "arguments_status"], False
         ),
-        **{f"ix_tool_calls_{v}": (["raw_name", f"{v}_text"], False)
-           for v in ("command", "path", "pattern", "url")},
     },
     "tool_results": {
         "ix_tool_results_call": (["session_id", "call_position", "call_index"], False),
@@ -80,6 +80,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     },
     "tool_definitions": {},
     "tool_aliases": {},
+    "call_views": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -102,6 +103,11 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
         "fk_tool_definitions_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
     },
     "tool_aliases": {},
+    "call_views": {
+        "fk_call_views_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
 }
 
 
@@ -208,7 +214,7 @@ class TestMigratedSchema:
             if table not in ("tool_aliases", "alembic_version")
         }
 
-        assert len(leading) == 5
+        assert len(leading) == 6
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -281,9 +287,8 @@ class TestDowngrade:
 
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
-        assert columns == EXPECTED_COLUMNS["tool_calls"] - {
-            "wire_version", "command_text", "path_text", "pattern_text", "url_text"}
-        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS)
+        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
+        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine
@@ -294,9 +299,8 @@ class TestDowngrade:
         indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
         keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
         # (revision 0001's ix_tool_calls_raw_name is back: 0007's downgrade builds it again)
-        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {
-            "ix_tool_calls_usage", "ix_tool_calls_command", "ix_tool_calls_path",
-            "ix_tool_calls_pattern", "ix_tool_calls_url"} | {"ix_tool_calls_raw_name"}
+        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {"ix_tool_calls_usage"} | {
+            "ix_tool_calls_raw_name"}
         assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
         assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
             "session_id", "position", "call_index"
