@@ -212,9 +212,10 @@ def _matches(
         # main heap, not by the text it would decompress and match (measured: a scan 18x slower
         # than the trigram index on 12 MB of text), so it is told to prefer the indexes.
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-    rows = conn.execution_options(stream_results=limit is None, yield_per=_CHUNK).execute(
-        statement
-    )
+    # A page (limit) is read whole; only an unbounded listing streams (yield_per turns on a
+    # server-side cursor on PostgreSQL: a round trip per chunk, too costly for one page).
+    rows = (conn.execution_options(stream_results=True, yield_per=_CHUNK) if limit is None
+            else conn).execute(statement)
     try:
         scoped = {raw for _, raw in aliases.scoped}
         for chunk in chunks(rows, _CHUNK):

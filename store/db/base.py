@@ -10,20 +10,18 @@ from __future__ import annotations
 import logging
 import random
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.arguments import dumps_json, loads_json
 from store.db.compiled import Statements
 from store.db.engine import redact_url
-from store.db.tables import (
-    tool_aliases,
-)
 from store.db.writer import (
     Limits,
 )
@@ -78,7 +76,6 @@ class StoreBase:
         self.read_only = read_only
         self._closed = False
         self._given_url: str | None = None  # the URL as the caller gave it (see ``url``)
-        self._alias_cache: tuple[tuple[Any, ...], AliasTable] | None = None
         # Writes take SQLite's write lock up front (BEGIN IMMEDIATE): no lock-upgrade deadlocks.
         self._write_engine = engine.execution_options(sqlite_begin="IMMEDIATE")
         # The hot paths run on the DBAPI cursor, so the driver's own errors surface there too.
@@ -192,14 +189,7 @@ class StoreBase:
 
     def _aliases_from(self, cursor: Any, st: Statements) -> AliasTable:
         """The alias table as stored now, rebuilt only when its rows changed."""
-        cursor.execute(st.load_aliases.sql)
-        rows = tuple(cursor.fetchall())
-        cached = self._alias_cache
-        if cached is not None and cached[0] == rows:
-            return cached[1]
-        table = AliasTable.from_rows(rows)
-        self._alias_cache = (rows, table)
-        return table
+        return _read_aliases(self._engine, cursor, st)
 
 _log = logging.getLogger(__name__)
 _RETRIES = 8
@@ -227,12 +217,33 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+#: The alias table last built per engine, with the rows it was built from.
+_ALIASES: weakref.WeakKeyDictionary[Engine, tuple[tuple[Any, ...], AliasTable]] = (
+    weakref.WeakKeyDictionary())
+
+
 def alias_table(conn: Connection) -> AliasTable:
     """The persisted alias table (``tool_aliases``: global and per-agent rows), read on
-    ``conn``."""
-    rows = conn.execute(select(tool_aliases.c.agent, tool_aliases.c.raw_name,
-                               tool_aliases.c.current_name)).all()
-    return AliasTable.from_rows([(a, r, c) for a, r, c in rows])
+    ``conn`` (one compiled statement on the driver cursor; the table is rebuilt only when its
+    rows changed)."""
+    from store.db.compiled import statements
+
+    cursor = conn.connection.cursor()
+    try:
+        return _read_aliases(conn.engine, cursor, statements(conn.dialect.name))
+    finally:
+        cursor.close()
+
+
+def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
+    cursor.execute(st.load_aliases.sql)
+    rows = tuple(tuple(row) for row in cursor.fetchall())
+    cached = _ALIASES.get(engine)
+    if cached is not None and cached[0] == rows:
+        return cached[1]
+    table = AliasTable.from_rows(rows)
+    _ALIASES[engine] = (rows, table)
+    return table
 
 
 def _session_row(

@@ -319,7 +319,7 @@ def _write(
         linker.begin_message(message.role, bool(enc.results))
         opened = []
         used: set[str] = set()
-        for call in enc.calls:
+        for call in enc.calls:  # (most messages have none)
             provider_id = call.call.id
             minted = not provider_id or provider_id in used
             call_id = minted_call_id(position, call.index) if minted else provider_id
@@ -338,7 +338,8 @@ def _write(
                 call.wire_json, call.status, call.error, json(arguments), call.extras_json,
                 call.call.source, WIRE_VERSION,
             ))
-        linker.add_calls(position, opened)
+        if opened:
+            linker.add_calls(position, opened)
         for res in enc.results:
             ref = linker.link(res.result.call_id, res.result.name)
             result_id, result_name, result_extras = (
