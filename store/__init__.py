@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         DistributionState,
         TableAction,
     )
+    from store.db.lite import SessionPage, list_sessions
     from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
     from store.db.verify import VerifyProblem, VerifyReport
@@ -181,6 +182,7 @@ __all__ = [
     "SchemaViolation",
     "ServerToolCall",
     "SessionInfo",
+    "SessionPage",
     "SessionNotFound",
     "SettingsError",
     "StoreError",
@@ -230,6 +232,7 @@ __all__ = [
     "hide_passwords",
     "import_paths",
     "iter_calls",
+    "list_sessions",
     "load_schema_file",
     "loads_json",
     "normalize_message",
@@ -311,6 +314,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.model", "ServerToolCall"),
     "SessionInfo": ("store.transcript", "SessionInfo"),
+    "SessionPage": ("store.db.lite", "SessionPage"),
+    "list_sessions": ("store.db.lite", "list_sessions"),
     "SessionNotFound": ("store.errors", "SessionNotFound"),
     "SettingsError": ("store.errors", "SettingsError"),
     "StoreError": ("store.errors", "StoreError"),

@@ -1,8 +1,8 @@
 """What the commands share: the error-handling group, ``--db``, output helpers, opening.
 
 Every command module imports from here (never from :mod:`store.cli.main`), and lists its
-top-level commands in ``COMMANDS``; :mod:`store.cli.main` adds them to the root group, so the
-imports point one way: main -> command modules -> _common -> the public API.
+top-level commands in ``COMMANDS``; :mod:`store.cli.main` loads them into the root group on
+first use, so the imports point one way: main -> command modules -> _common -> the public API.
 """
 
 from __future__ import annotations

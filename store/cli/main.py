@@ -6,28 +6,43 @@ purpose (``StoreError``) print as one line, ``error: <message>``, and exit 1, un
 ``--traceback`` asks for the traceback; usage errors exit 2.
 
 Each command group lives in its own module and lists its commands in ``COMMANDS``; this
-module only builds the root group and adds them.
+module only builds the root group, which loads a command's module when it is used.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
-import store.cli.aliases as aliases
-import store.cli.audit as audit
-import store.cli.completion as completion
-import store.cli.db as db
-import store.cli.demo as demo
-import store.cli.export as export
-import store.cli.imports as imports
-import store.cli.serve as serve
-import store.cli.sessions as sessions
 from store.cli._common import StoreGroup, configure_logging
 
+#: The module of each command, imported when the command runs (or ``--help`` lists it): a
+#: command's start-up pays for its own module only. A test keeps this map and the modules'
+#: ``COMMANDS`` lists the same.
+COMMAND_MODULES: dict[str, str] = {
+    "db": "db", "demo": "demo", "sessions": "sessions", "verify": "sessions",
+    "import": "imports", "export": "export", "tools": "audit", "calls": "audit",
+    "audit": "audit", "aliases": "aliases", "serve": "serve", "completion": "completion",
+}
 
-@click.group(cls=StoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+class RootGroup(StoreGroup):
+    """The root command: its commands are loaded on first use (see ``COMMAND_MODULES``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if module is None:
+            return None
+        commands = importlib.import_module(f"store.cli.{module}").COMMANDS
+        return next((c for c in commands if c.name == cmd_name), None)
+
+
+@click.group(cls=RootGroup, context_settings={"help_option_names": ["-h", "--help"]})
 # The version is read from the installed metadata only when --version is asked for.
 @click.version_option(None, "-V", "--version", package_name="transcript-store",
                       prog_name="transcript-store")
@@ -49,11 +64,6 @@ def cli(ctx: click.Context, traceback: bool, verbose: int, no_color: bool) -> No
         ctx.color = False
     configure_logging(verbose)
 
-
-
-for _module in (db, demo, sessions, imports, export, audit, aliases, serve, completion):
-    for _command in _module.COMMANDS:
-        cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

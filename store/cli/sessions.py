@@ -70,11 +70,9 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
                                "title_contains": title_contains, "agent": agent,
                                "since": _utc(since), "until": _utc(until)}
-    with open_store(db_url, read_only=True) as opened:
-        found = opened.list_sessions(**filters, limit=page_limit(limit), offset=offset)
-        total = (len(found) + offset if limit == 0 or len(found) < limit
-                 else opened.count_sessions(**filters))
-    rows = [_session_dict(info) for info in found]
+    page = store.list_sessions(db_url, **filters, limit=page_limit(limit), offset=offset)
+    total = page.total
+    rows = [_session_dict(info) for info in page.sessions]
     redactor = redactor_from(redact, patterns)
     if redactor is not None:  # titles and folders can hold what the transcript held
         for row in rows:

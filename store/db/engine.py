@@ -35,6 +35,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from store.db.revisions import default_url
 from store.errors import ConfigurationError, DatabaseError
 from store.redact import hide_passwords
 
@@ -56,15 +57,6 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
-
-
-def default_url() -> str:
-    """``TRANSCRIPT_STORE_URL``, else an SQLite file in the user's data directory."""
-    env = os.environ.get("TRANSCRIPT_STORE_URL")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return f"sqlite:///{Path(base) / 'transcript-store' / 'transcripts.sqlite'}"
 
 
 #: Query parameters of a database URL whose values are secrets (libpq's ``password`` and

@@ -12,18 +12,16 @@ from __future__ import annotations
 import functools
 import io
 import logging
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect
 
 from store.db.distribute import distributing_new_tables, finish_migration, prepare_migration
 from store.db.engine import redact_url
+from store.db.revisions import script_location, scripted_head
 from store.errors import DatabaseError, SchemaOutOfDate
 
 if TYPE_CHECKING:
@@ -44,20 +42,6 @@ __all__ = [
 
 
 _log = logging.getLogger(__name__)
-
-
-def script_location() -> str:
-    """Where the revision scripts are: the packaged copy, else the source checkout's."""
-    try:
-        packaged = resources.files("store._migrations")
-        if packaged.joinpath("env.py").is_file():
-            return str(packaged)
-    except ModuleNotFoundError:
-        pass
-    source = Path(__file__).resolve().parents[2] / "migrations"
-    if (source / "env.py").is_file():
-        return str(source)
-    raise DatabaseError("the migration scripts are missing from this installation")
 
 
 #: Alembic's command API runs ``env.py`` through module-level proxies (``alembic.context``,
@@ -88,29 +72,12 @@ def _scripts() -> Any:
         return ScriptDirectory.from_config(_config())
 
 
-_REVISION = re.compile(r'^revision: str = "([^"]+)"$', re.M)
-_DOWN = re.compile(r'^down_revision: str \| None = (?:"([^"]+)"|None)$', re.M)
-
-
 @functools.cache
 def head() -> str:
     """The revision this library's tables match (read from the scripts' headers without
-    importing Alembic: every open asks, and Alembic's import was most of a CLI start-up; a
-    script written another way sends the question to Alembic)."""
-    revisions: set[str] = set()
-    downs: set[str] = set()
-    for path in Path(script_location(), "versions").glob("*.py"):
-        if path.name == "__init__.py":
-            continue
-        text = path.read_text(encoding="utf-8")
-        revision, down = _REVISION.search(text), _DOWN.search(text)
-        if revision is None or down is None:
-            return _alembic_head()
-        revisions.add(revision.group(1))
-        if down.group(1):
-            downs.add(down.group(1))
-    heads = sorted(revisions - downs)
-    return heads[0] if len(heads) == 1 else _alembic_head()
+    importing Alembic, :func:`store.db.revisions.scripted_head`; a script written another
+    way sends the question to Alembic)."""
+    return scripted_head() or _alembic_head()
 
 
 def _alembic_head() -> str:

@@ -49,7 +49,10 @@ def seed(url: str) -> None:
 def commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
                                                                           click.Command]]:
     out = []
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)  # (the root group loads its commands on first use)
+    for name in sorted(group.list_commands(context)):
+        command = group.get_command(context, name)
+        assert command is not None, name
         if name in SKIPPED_COMMANDS:
             continue
         if isinstance(command, click.Group):

@@ -1,0 +1,212 @@
+"""The session listing of an SQLite file on the stdlib driver, for the command line's start-up
+(persistence; no SQLAlchemy).
+
+``transcript-store sessions list`` is the commonest read command, and importing SQLAlchemy
+alone takes about 0.2 s, more than the whole listing of a small database.
+:func:`list_sessions` (public: ``store.list_sessions``) answers it through
+:func:`open_listing`, with ``sqlite3`` and SQL equal to ``TranscriptStore.list_sessions`` /
+``count_sessions`` (the statements SQLAlchemy compiles for them, written out; a test compares
+the two on many filter combinations). It only takes the happy path: a plain SQLite file that
+exists and is at this library's head revision. Anything else (another URL form, a missing or
+older database, PostgreSQL) goes through the store, which words every error. Like every read
+it opens the file read-only and writes nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from store.arguments import dumps_json, loads_json
+from store.transcript import SessionInfo
+
+__all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
+
+_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
+            "created_at, updated_at, next_position")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a plain SQLite file URL (``sqlite:///path``, ``sqlite+pysqlite:///path``)
+    or path; ``None`` for any other form (query options, ``file:`` URIs, memory, servers)."""
+    if "://" not in url:
+        return Path(url).expanduser().resolve() if url.strip() else None
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/"):
+        return None
+    database = rest[1:]
+    if not database or "?" in database or "#" in database or database.startswith("file:") \
+            or database == ":memory:":
+        return None
+    return Path(unquote(database)).expanduser()
+
+
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+def _bind_time(value: datetime) -> str:
+    """SQLAlchemy's SQLite DATETIME storage format, for a UTC datetime."""
+    value = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
+    return value.isoformat(sep=" ", timespec="microseconds")
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class SessionListing:
+    """``list_sessions`` and ``count_sessions`` of one SQLite file, read-only."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._conn = connection
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SessionListing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def list_sessions(self, *, provider: str | None = None, model: str | None = None,
+                      tag: str | None = None, title_contains: str | None = None,
+                      since: datetime | None = None, until: datetime | None = None,
+                      limit: int | None = 50, offset: int = 0, agent: str | None = None
+                      ) -> list[SessionInfo]:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent)
+        sql = f"SELECT {_COLUMNS} FROM sessions{where} ORDER BY updated_at DESC, session_id"
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
+        self._conn.execute("BEGIN")
+        try:
+            rows = self._conn.execute(sql, params).fetchall()
+            ids = [row[0] for row in rows]
+            spans: dict[str, tuple[datetime, datetime]] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ", ".join("?" * len(chunk))
+                for sid, first, last in self._conn.execute(
+                        "SELECT session_id, min(created_at), max(created_at) FROM messages "
+                        f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk):
+                    spans[sid] = (_time(first), _time(last))
+        finally:
+            self._conn.execute("COMMIT")
+        out = []
+        for (sid, title, provider_, model_, cwd, agent_, tags, meta, created, updated,
+             next_position) in rows:
+            started, ended = spans.get(sid, (None, None))
+            out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
+                                   _time(created), _time(updated), next_position,
+                                   loads_json(meta), agent_, started, ended))
+        return out
+
+    def count_sessions(self, *, provider: str | None = None, model: str | None = None,
+                       tag: str | None = None, title_contains: str | None = None,
+                       since: datetime | None = None, until: datetime | None = None,
+                       agent: str | None = None) -> int:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent)
+        return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
+                                      params).fetchone()[0])
+
+
+def _where(provider: str | None, model: str | None, tag: str | None,
+           title_contains: str | None, since: datetime | None, until: datetime | None,
+           agent: str | None) -> tuple[str, list[Any]]:
+    """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them."""
+    terms: list[str] = []
+    params: list[Any] = []
+    for column, value in (("agent", agent), ("provider", provider), ("model", model)):
+        if value is not None:
+            terms.append(f"{column} = ?")
+            params.append(value)
+    if title_contains is not None:
+        terms.append("lower(title) LIKE lower(?) ESCAPE '\\'")
+        params.append("%" + _escape_like(title_contains) + "%")
+    if tag is not None:
+        terms.append("tags_json LIKE ? ESCAPE '\\'")
+        params.append("%" + _escape_like(dumps_json(tag)) + "%")
+    if since is not None or until is not None:
+        active, empty = ["1 = 1"], ["next_position = 0"]
+        bounds: list[Any] = []
+        empty_bounds: list[Any] = []
+        for bound, op in ((since, ">="), (until, "<")):
+            if bound is not None:
+                active.append(f"created_at {op} ?")
+                empty.append(f"created_at {op} ?")
+                bounds.append(_bind_time(bound))
+                empty_bounds.append(_bind_time(bound))
+        terms.append(f"(session_id IN (SELECT session_id FROM messages WHERE "
+                     f"{' AND '.join(active)}) OR {' AND '.join(empty)})")
+        params += bounds + empty_bounds
+    return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+
+def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | None:
+    """A listing of the SQLite file ``url`` names when it exists at revision ``head()``,
+    opened read-only; ``None`` for anything else (the caller opens the store instead)."""
+    path = sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    wal = Path(f"{path}-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path), safe='/')}?{mode}", uri=True,
+                               timeout=30.0, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("PRAGMA busy_timeout=30000")
+        found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        wanted = head()
+        if wanted is None or [row[0] for row in found] != [wanted]:
+            conn.close()
+            return None
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return SessionListing(conn)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """A page of sessions and how many match in all (for "showing N of M")."""
+
+    sessions: tuple[SessionInfo, ...]
+    total: int
+
+
+def list_sessions(url: str | None = None, *, provider: str | None = None,
+                  model: str | None = None, tag: str | None = None,
+                  title_contains: str | None = None, since: datetime | None = None,
+                  until: datetime | None = None, agent: str | None = None,
+                  limit: int | None = 50, offset: int = 0) -> SessionPage:
+    """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the
+    user's SQLite file), most recently updated first, as ``TranscriptStore.list_sessions``
+    gives them, opened read-only, with the total that match. An SQLite file at head is read
+    on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
+    through :class:`~store.TranscriptStore`, which also raises every error."""
+    from store.db.revisions import default_url, scripted_head
+    from store.errors import UsageError
+
+    if (limit is not None and limit < 0) or offset < 0:
+        raise UsageError("limit and offset must not be negative")
+    filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
+                               "title_contains": title_contains, "since": since,
+                               "until": until, "agent": agent}
+    listing: Any = open_listing(url or default_url(), scripted_head)
+    if listing is None:
+        from store.db.store import TranscriptStore
+
+        listing = TranscriptStore.open(url, read_only=True)
+    with listing:
+        found = listing.list_sessions(**filters, limit=limit, offset=offset)
+        total = (len(found) + offset if limit is None or len(found) < limit
+                 else listing.count_sessions(**filters))
+    return SessionPage(tuple(found), total)

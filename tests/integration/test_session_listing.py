@@ -1,0 +1,129 @@
+"""``store.list_sessions`` (issue 15: the command line's start-up): on an SQLite file at head
+it reads with the stdlib driver (``store/db/lite.py``) and must list exactly what
+``TranscriptStore.list_sessions`` / ``count_sessions`` list, for every filter; anything else
+goes through the store, with the store's errors."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import store
+from store import TranscriptStore
+from store.db.lite import open_listing, sqlite_file
+from store.db.revisions import scripted_head
+
+
+def message(text: str, stamp: str | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"role": "user", "content": text}
+    if stamp is not None:  # a transcript's own time (Claude Code style metadata)
+        return {"type": "user", "uuid": f"u-{text}", "timestamp": stamp,
+                "message": record, "session_id": "x"}
+    return record
+
+
+def populate(opened: TranscriptStore) -> None:
+    rows = [
+        ("a", "Fix the 100% bug", "openai", "gpt-4o", ["ci", "urgent"], "codex",
+         ["2025-01-05T10:00:00Z", "2025-01-06T10:00:00Z"]),
+        ("b", "refactor_db", "anthropic", "claude", ["ci"], "claude-code",
+         ["2025-03-01T00:00:00Z"]),
+        ("c", "ÜBER title", "openai", "gpt-4o-mini", [], None, [None]),
+        ("d", None, None, None, ['quote"tag'], "gemini-cli", ["2024-12-31T23:59:59Z"]),
+    ]
+    for sid, title, provider, model, tags, agent, stamps in rows:
+        opened.append(sid, [message(f"{sid}{n}", s) for n, s in enumerate(stamps)],
+                      title=title, provider=provider, model=model, tags=tags, agent=agent)
+    opened.append("empty", [], title="nothing yet")
+
+
+FILTERS: list[dict[str, Any]] = [
+    {},
+    {"provider": "openai"}, {"model": "gpt-4o"}, {"agent": "codex"}, {"agent": "nobody"},
+    {"tag": "ci"}, {"tag": 'quote"tag'}, {"tag": "c"},
+    {"title_contains": "100%"}, {"title_contains": "_db"}, {"title_contains": "fix"},
+    {"title_contains": "über"}, {"title_contains": "ÜBER"},
+    {"since": datetime(2025, 1, 6, tzinfo=UTC)},
+    {"until": datetime(2025, 1, 1, tzinfo=UTC)},
+    {"since": datetime(2025, 1, 1, tzinfo=UTC), "until": datetime(2025, 2, 1, tzinfo=UTC)},
+    {"since": datetime(2000, 1, 1, tzinfo=UTC), "provider": "openai", "tag": "ci"},
+]
+PAGES = [(50, 0), (2, 0), (2, 3), (None, 0), (0, 0), (1, 10)]
+
+
+def test_the_stdlib_listing_lists_what_the_store_lists(tmp_path: Path) -> None:
+    path = tmp_path / "listing.sqlite"
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        populate(opened)
+        for filters, (limit, offset) in itertools.product(FILTERS, PAGES):
+            expected = opened.list_sessions(**filters, limit=limit, offset=offset)
+            count = opened.count_sessions(**filters)
+            for url in (str(path), f"sqlite:///{path}"):
+                page = store.list_sessions(url, **filters, limit=limit, offset=offset)
+                assert list(page.sessions) == expected, (filters, limit, offset)
+                assert page.total == count or (limit is not None and len(expected) < limit
+                                               and page.total == len(expected) + offset)
+    listing = open_listing(str(path), scripted_head)
+    assert listing is not None  # (the answers above came from the stdlib path)
+    listing.close()
+
+
+def test_the_stdlib_listing_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "quiet.sqlite"
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        populate(opened)
+    for extra in path.parent.glob("quiet.sqlite-*"):
+        extra.unlink()  # no WAL left: the listing opens the file immutable
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+
+    assert len(store.list_sessions(str(path)).sessions) == 5
+
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
+
+
+def test_any_backend_lists_through_the_public_function(store_url: str) -> None:
+    with TranscriptStore.open(store_url) as opened:
+        populate(opened)
+        expected = opened.list_sessions(tag="ci")
+
+    page = store.list_sessions(store_url, tag="ci", limit=1)
+
+    assert list(page.sessions) == expected[:1] and page.total == 2
+
+
+@pytest.mark.parametrize("url", ["sqlite:///x.sqlite?mode=ro", "sqlite:///:memory:",
+                                 "sqlite://", "postgresql+psycopg://h/db", "sqlite:///",
+                                 "file:x.sqlite", ""])
+def test_only_plain_sqlite_file_urls_take_the_stdlib_path(url: str) -> None:
+    assert sqlite_file(url) is None or url == "file:x.sqlite"
+
+
+def test_a_missing_file_is_the_stores_error_and_is_not_created(tmp_path: Path) -> None:
+    path = tmp_path / "absent.sqlite"
+
+    with pytest.raises(store.ConfigurationError, match="no database at"):
+        store.list_sessions(str(path))
+
+    assert not path.exists()
+
+
+def test_an_older_database_is_the_stores_error(tmp_path: Path) -> None:
+    from store.db import migrate
+    from store.db.engine import create_store_engine
+
+    path = tmp_path / "old.sqlite"
+    engine = create_store_engine(f"sqlite:///{path}")
+    migrate.upgrade(engine, "0006")
+    engine.dispose()
+
+    with pytest.raises(store.SchemaOutOfDate, match="0006"):
+        store.list_sessions(str(path))
+
+
+def test_a_negative_page_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(store.UsageError, match="must not be negative"):
+        store.list_sessions(str(tmp_path / "any.sqlite"), limit=-1)
