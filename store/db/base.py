@@ -138,45 +138,46 @@ class StoreBase:
         """Run ``work`` in a write transaction, retrying (bounded, with backoff) when the
         database reports a lock or serialization conflict; the transaction is rolled back
         before each retry, so nothing is applied twice."""
-        for attempt in range(_RETRIES + 1):
-            try:
-                with self._write_engine.connect() as conn, conn.begin():
-                    return work(conn)
-            except self._errors as exc:
-                if attempt < _RETRIES and _is_transient(exc):
-                    pause = min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random())
-                    _log.info("%s: %s; retrying the transaction in %.0f ms (retry %d of %d)",
-                              self.url, driver_reason(exc), pause * 1000, attempt + 1, _RETRIES)
-                    time.sleep(pause)
-                    continue
-                raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
-        raise AssertionError("unreachable")  # pragma: no cover
+        def once() -> T:
+            with self._write_engine.connect() as conn, conn.begin():
+                return work(conn)
+
+        return self._with_retries(once)
 
     def _retrying_cursor(self, work: Callable[[Any], T]) -> T:
         """:meth:`_retrying` on the driver's own connection and cursor: the hot write path
         (one append) skips SQLAlchemy's per-transaction work (Connection, events, the
         transaction object); same lock (``BEGIN IMMEDIATE`` on SQLite), retries and errors."""
         sqlite = self._engine.dialect.name == "sqlite"
+
+        def once() -> T:
+            fairy = self._engine.raw_connection()
+            try:
+                dbapi: Any = fairy.dbapi_connection
+                cursor = dbapi.cursor()
+                try:
+                    if sqlite:
+                        cursor.execute("BEGIN IMMEDIATE")
+                    try:
+                        result = work(cursor)
+                    except BaseException:
+                        dbapi.rollback()
+                        raise
+                    dbapi.commit()
+                    return result
+                finally:
+                    cursor.close()
+            finally:
+                fairy.close()
+
+        return self._with_retries(once)
+
+    def _with_retries(self, once: Callable[[], T]) -> T:
+        """``once()`` (one whole transaction), again after a lock or serialization conflict,
+        at most ``_RETRIES`` times with backoff; driver errors become ``DatabaseError``."""
         for attempt in range(_RETRIES + 1):
             try:
-                fairy = self._engine.raw_connection()
-                try:
-                    dbapi = fairy.dbapi_connection
-                    cursor = dbapi.cursor()  # type: ignore[union-attr]
-                    try:
-                        if sqlite:
-                            cursor.execute("BEGIN IMMEDIATE")
-                        try:
-                            result = work(cursor)
-                        except BaseException:
-                            dbapi.rollback()  # type: ignore[union-attr]
-                            raise
-                        dbapi.commit()  # type: ignore[union-attr]
-                        return result
-                    finally:
-                        cursor.close()
-                finally:
-                    fairy.close()
+                return once()
             except self._errors as exc:
                 if attempt < _RETRIES and _is_transient(exc):
                     pause = min(_BACKOFF * 2**attempt, 1.0) * (0.5 + random.random())

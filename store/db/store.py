@@ -56,7 +56,7 @@ from store.db.writer import (
     Limits,
     MessageInput,
     prepare_append,
-    write_append_cursor,
+    write_append,
 )
 from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
@@ -152,7 +152,7 @@ class TranscriptStore(SessionsMixin):
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
         return self._retrying_cursor(
-            lambda cursor: write_append_cursor(cursor, dialect, sid, prepared, new_session,
+            lambda cursor: write_append(cursor, dialect, sid, prepared, new_session,
                                                check))
 
     # -- load -----------------------------------------------------------------------------------

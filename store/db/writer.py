@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection
-
 from store.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
 from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
@@ -26,8 +24,7 @@ from store.pairing import TURN_ROLES, CallRef, Pairing
 from store.times import parse_timestamp
 from store.transcript import AppendResult, StoredMessage
 
-__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append",
-           "write_append_cursor"]
+__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
 
 MessageInput = Message | Mapping[str, Any]
 
@@ -201,25 +198,6 @@ def prepare_append(items: Sequence[MessageInput], keys: Sequence[str | None] | N
 
 
 def write_append(
-    conn: Connection,
-    sid: str,
-    prepared: Prepared,
-    new_session: Mapping[str, Any],
-    check_keys: bool = False,
-) -> AppendResult:
-    """Store one prepared append in the caller's transaction (see the module docstring).
-
-    ``check_keys``: a client key already stored for a different message (by digest) raises
-    :class:`~store.errors.KeyConflictError` instead of being skipped."""
-    cursor = conn.connection.cursor()
-    try:
-        return write_append_cursor(cursor, conn.dialect.name, sid, prepared, new_session,
-                                   check_keys)
-    finally:
-        cursor.close()
-
-
-def write_append_cursor(
     cursor: Any,
     dialect: str,
     sid: str,
@@ -227,7 +205,11 @@ def write_append_cursor(
     new_session: Mapping[str, Any],
     check_keys: bool = False,
 ) -> AppendResult:
-    """:func:`write_append` on a driver cursor, in the caller's transaction."""
+    """Store one prepared append in the caller's transaction, on its driver cursor (see the
+    module docstring).
+
+    ``check_keys``: a client key already stored for a different message (by digest) raises
+    :class:`~store.errors.KeyConflictError` instead of being skipped."""
     return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys)
 
 
