@@ -11,6 +11,7 @@ skipped, and that skip does not fail the run); ``postgres_unavailable`` skips on
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 
 import pytest
 
@@ -38,3 +39,25 @@ def is_citus(url: str) -> bool:
     hop from the coordinator to a worker, so tests that count work done in a fixed time give
     it more time there."""
     return "/ts_test_citus_" in url
+
+
+def empty_postgres(url: str) -> None:
+    """Empty the store's tables of a PostgreSQL (or Citus) test database, the seeded tool
+    vocabulary put back."""
+    from sqlalchemy import create_engine, insert, text
+
+    from store.db.tables import tool_aliases
+    from store.vocabulary import VOCABULARY
+
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
+            now = datetime.now(UTC)
+            conn.execute(insert(tool_aliases), [
+                {"agent": agent or "", "raw_name": raw, "current_name": cur,
+                 "created_at": now}
+                for agent, raw, cur in VOCABULARY
+            ])
+    finally:
+        engine.dispose()

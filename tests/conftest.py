@@ -18,16 +18,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import create_engine, text
 
 from store import TranscriptStore
-from store.db.tables import tool_aliases
-from store.vocabulary import VOCABULARY
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
@@ -35,7 +32,13 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-from backends import ADMIN_URL, BACKENDS, CITUS_URL, postgres_unavailable  # noqa: E402
+from backends import (  # noqa: E402
+    ADMIN_URL,
+    BACKENDS,
+    CITUS_URL,
+    empty_postgres,
+    postgres_unavailable,
+)
 
 #: Shards per table in the Citus test database (the default, 32, only adds DDL fan-out here).
 CITUS_TEST_SHARDS = 4
@@ -84,21 +87,6 @@ def citus_url() -> Iterator[str]:
     drop_citus_database(url)
 
 
-def _empty_postgres(url: str) -> None:
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
-            now = datetime.now(UTC)
-            conn.execute(insert(tool_aliases), [
-                {"agent": agent or "", "raw_name": raw, "current_name": cur,
-                 "created_at": now}
-                for agent, raw, cur in VOCABULARY
-            ])
-    finally:
-        engine.dispose()
-
-
 @pytest.fixture(params=BACKENDS)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A database URL at head, empty but for the default aliases."""
@@ -109,7 +97,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{path}"
     url: str = request.getfixturevalue(
         "citus_url" if request.param == "citus" else "postgres_url")
-    _empty_postgres(url)
+    empty_postgres(url)
     return url
 
 
