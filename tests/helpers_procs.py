@@ -183,7 +183,7 @@ def run_crash(url: str, acks_path: str) -> None:
 
 
 def run_fresh(url: str, worker: int, rounds: int, out_path: str) -> None:
-    from store import ArgumentCondition, CallQuery, TranscriptStore, search_calls
+    from store import ArgumentCondition, CallQuery, TranscriptStore, ViewCondition, search_calls
 
     writer = TranscriptStore.open(url)
     readers = (TranscriptStore.open(url), TranscriptStore.open(url, read_only=True))
@@ -201,8 +201,11 @@ def run_fresh(url: str, worker: int, rounds: int, out_path: str) -> None:
             text = [m.call_id for m in search_calls(reader, CallQuery(text=marker))]
             where = [m.call_id for m in search_calls(reader, CallQuery(
                 where=(ArgumentCondition("command", "contains", marker),)))]
+            view = [m.call_id for m in search_calls(reader, CallQuery(
+                views=(ViewCondition("command", marker),)))]
             out.write(json.dumps({"marker": marker, "call_id": call_id, "text": text,
-                                  "where": where, "read_only": reader.read_only}) + "\n")
+                                  "where": where, "view": view,
+                                  "read_only": reader.read_only}) + "\n")
     writer.close()
     for reader in readers:
         reader.close()

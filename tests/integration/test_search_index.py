@@ -234,9 +234,10 @@ class TestNeverStale:
             store, CallQuery(text="forked"))) == [("copy", "c1"), ("s", "c1")]
 
     def test_concurrent_writers_and_searchers(self, store_url: str, tmp_path: Path) -> None:
-        """Four processes append and at once search for what they appended (through a
-        writable store, which catches the index up while the others write, and through a
-        read-only one): every search finds the call that was just committed, and only it."""
+        """Four processes append and at once search for what they appended (full text, an
+        argument condition, an argument view; through a writable store, which catches the
+        index up while the others write, and through a read-only one): every search finds the
+        call that was just committed, and only it."""
         rounds = 10
         procs = []
         for worker in range(4):
@@ -252,7 +253,7 @@ class TestNeverStale:
 
         assert len(lines) == 4 * rounds
         stale = [line for line in lines
-                 if line["text"] != [line["call_id"]] or line["where"] != [line["call_id"]]]
+                 if not line["text"] == line["where"] == line["view"] == [line["call_id"]]]
         assert stale == []
         assert {line["read_only"] for line in lines} == {True, False}
         with TranscriptStore.open(store_url) as opened:
