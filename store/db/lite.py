@@ -201,12 +201,21 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                                "title_contains": title_contains, "since": since,
                                "until": until, "agent": agent}
     listing: Any = open_listing(url or default_url(), scripted_head)
-    if listing is None:
-        from store.db.store import TranscriptStore
+    if listing is not None:
+        try:
+            with listing:
+                return _page(listing, filters, limit, offset)
+        except sqlite3.Error:
+            pass  # (a lock held too long, a damaged file ...): the store answers, or words it
+    from store.db.store import TranscriptStore
 
-        listing = TranscriptStore.open(url, read_only=True)
-    with listing:
-        found = listing.list_sessions(**filters, limit=limit, offset=offset)
-        total = (len(found) + offset if limit is None or len(found) < limit
-                 else listing.count_sessions(**filters))
+    with TranscriptStore.open(url, read_only=True) as opened:
+        return _page(opened, filters, limit, offset)
+
+
+def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int
+          ) -> SessionPage:
+    found = listing.list_sessions(**filters, limit=limit, offset=offset)
+    total = (len(found) + offset if limit is None or len(found) < limit
+             else listing.count_sessions(**filters))
     return SessionPage(tuple(found), total)

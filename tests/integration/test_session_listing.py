@@ -127,3 +127,18 @@ def test_an_older_database_is_the_stores_error(tmp_path: Path) -> None:
 def test_a_negative_page_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(store.UsageError, match="must not be negative"):
         store.list_sessions(str(tmp_path / "any.sqlite"), limit=-1)
+
+
+def test_a_driver_error_on_the_stdlib_path_becomes_the_stores_error(tmp_path: Path) -> None:
+    """A file that claims our head revision but has no tables: the stdlib query fails, the
+    store answers instead and raises its typed error (never a bare sqlite3 error)."""
+    import sqlite3
+
+    path = tmp_path / "hollow.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+        conn.execute("INSERT INTO alembic_version VALUES (?)", (scripted_head(),))
+    conn.close()
+
+    with pytest.raises(store.DatabaseError, match="sessions"):
+        store.list_sessions(str(path))
