@@ -133,18 +133,14 @@ def _where(provider: str | None, model: str | None, tag: str | None,
         terms.append("tags_json LIKE ? ESCAPE '\\'")
         params.append("%" + _escape_like(dumps_json(tag)) + "%")
     if since is not None or until is not None:
-        active, empty = ["1 = 1"], ["next_position = 0"]
-        bounds: list[Any] = []
-        empty_bounds: list[Any] = []
-        for bound, op in ((since, ">="), (until, "<")):
-            if bound is not None:
-                active.append(f"created_at {op} ?")
-                empty.append(f"created_at {op} ?")
-                bounds.append(_bind_time(bound))
-                empty_bounds.append(_bind_time(bound))
-        terms.append(f"(session_id IN (SELECT session_id FROM messages WHERE "
-                     f"{' AND '.join(active)}) OR {' AND '.join(empty)})")
-        params += bounds + empty_bounds
+        # ix_messages_created_at: the sessions that recorded a message in the range; a session
+        # without messages by its creation time.
+        ranges = [(f"created_at {op} ?", _bind_time(bound))
+                  for bound, op in ((since, ">="), (until, "<")) if bound is not None]
+        within = " AND ".join(sql for sql, _ in ranges)
+        terms.append(f"(session_id IN (SELECT session_id FROM messages WHERE {within}) "
+                     f"OR next_position = 0 AND {within})")
+        params += [value for _, value in ranges] * 2
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
