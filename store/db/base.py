@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.arguments import dumps_json, loads_json
-from store.db.compiled import Statements
+from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
 from store.db.writer import (
     Limits,
@@ -214,10 +214,6 @@ def driver_reason(exc: BaseException) -> str:
     return str(orig if orig is not None else exc).strip()
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 #: The alias table last built per engine, with the rows it was built from.
 _ALIASES: weakref.WeakKeyDictionary[Engine, tuple[tuple[Any, ...], AliasTable]] = (
     weakref.WeakKeyDictionary())
@@ -227,8 +223,6 @@ def alias_table(conn: Connection) -> AliasTable:
     """The persisted alias table (``tool_aliases``: global and per-agent rows), read on
     ``conn`` (one compiled statement on the driver cursor; the table is rebuilt only when its
     rows changed)."""
-    from store.db.compiled import statements
-
     cursor = conn.connection.cursor()
     try:
         return _read_aliases(conn.engine, cursor, statements(conn.dialect.name))

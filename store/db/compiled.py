@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.engine import Dialect
 
 from store.arguments import dumps_json
+from store.db.sqlitefile import read_time, stored_time
 from store.db.tables import (
     messages,
     sessions,
@@ -50,18 +51,6 @@ def _dialect(name: str) -> Dialect:
     return sqlite.dialect(paramstyle="qmark")
 
 
-def _sqlite_time(value: datetime) -> str:
-    """SQLAlchemy's SQLite DATETIME storage format, for a UTC datetime."""
-    value = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
-    return value.isoformat(sep=" ", timespec="microseconds")  # years padded to 4 digits
-
-
-def _sqlite_read_time(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
-
-
 def _pg_read_time(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
@@ -78,9 +67,9 @@ class Statements:
         self._dialect = _dialect(dialect_name)
         self.postgres = dialect_name == "postgresql"
         #: Datetime to a bound value, and a fetched value back to an aware UTC datetime.
-        self.time: Callable[[datetime], Any] = (lambda v: v) if self.postgres else _sqlite_time
+        self.time: Callable[[datetime], Any] = (lambda v: v) if self.postgres else stored_time
         self.read_time: Callable[[Any], datetime] = (
-            _pg_read_time if self.postgres else _sqlite_read_time
+            _pg_read_time if self.postgres else read_time
         )
         self.json = _json_text
         sid: Any = bindparam("sid")

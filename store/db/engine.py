@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import orjson
 from sqlalchemy import Engine, create_engine, event
@@ -36,6 +36,7 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.db.revisions import default_url
+from store.db.sqlitefile import SQLITE_BUSY_TIMEOUT_MS, connect_read_only
 from store.errors import ConfigurationError, DatabaseError
 from store.redact import hide_passwords
 
@@ -51,8 +52,6 @@ __all__ = [
 
 Durability = Literal["process", "power"]
 
-#: How long an SQLite writer waits for the lock before giving up (milliseconds).
-SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
 def _json_dumps(value: Any) -> str:
@@ -244,7 +243,6 @@ def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> E
     every committed write and is read with ``immutable=1`` (no lock, no side file). Connections
     are not pooled, so that each read decides afresh.
     """
-    import sqlite3
 
     from sqlalchemy.pool import NullPool
 
@@ -253,16 +251,8 @@ def _sqlite_read_only_engine(url: URL, path: Path, options: dict[str, Any]) -> E
             f"no database at {path}: a read never creates one (check the path; a write or "
             "`transcript-store db upgrade` creates it)"
         )
-    wal = Path(f"{path}-wal")
-    quoted = quote(str(path), safe="/")
-
     def connect() -> sqlite3.Connection:
-        mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-        connection = sqlite3.connect(f"file:{quoted}?{mode}", uri=True,
-                                     timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
-                                     check_same_thread=False)
-        connection.isolation_level = None
-        connection.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        connection = connect_read_only(path, SQLITE_BUSY_TIMEOUT_MS)
         register_functions(connection)
         return connection
 

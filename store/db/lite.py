@@ -17,12 +17,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from store.arguments import dumps_json, loads_json
+from store.db.sqlitefile import connect_read_only, escape_like, read_time, stored_time
 from store.transcript import SessionInfo
 
 __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
@@ -44,20 +45,6 @@ def sqlite_file(url: str) -> Path | None:
             or database == ":memory:":
         return None
     return Path(unquote(database)).expanduser()
-
-
-def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
-
-
-def _bind_time(value: datetime) -> str:
-    """SQLAlchemy's SQLite DATETIME storage format, for a UTC datetime."""
-    value = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo is not None else value
-    return value.isoformat(sep=" ", timespec="microseconds")
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class SessionListing:
@@ -95,7 +82,7 @@ class SessionListing:
                 for sid, first, last in self._conn.execute(
                         "SELECT session_id, min(created_at), max(created_at) FROM messages "
                         f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk):
-                    spans[sid] = (_time(first), _time(last))
+                    spans[sid] = (read_time(first), read_time(last))
         finally:
             self._conn.execute("COMMIT")
         out = []
@@ -103,7 +90,7 @@ class SessionListing:
              next_position) in rows:
             started, ended = spans.get(sid, (None, None))
             out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
-                                   _time(created), _time(updated), next_position,
+                                   read_time(created), read_time(updated), next_position,
                                    loads_json(meta), agent_, started, ended))
         return out
 
@@ -128,14 +115,14 @@ def _where(provider: str | None, model: str | None, tag: str | None,
             params.append(value)
     if title_contains is not None:
         terms.append("lower(title) LIKE lower(?) ESCAPE '\\'")
-        params.append("%" + _escape_like(title_contains) + "%")
+        params.append("%" + escape_like(title_contains) + "%")
     if tag is not None:
         terms.append("tags_json LIKE ? ESCAPE '\\'")
-        params.append("%" + _escape_like(dumps_json(tag)) + "%")
+        params.append("%" + escape_like(dumps_json(tag)) + "%")
     if since is not None or until is not None:
         # ix_messages_created_at: the sessions that recorded a message in the range; a session
         # without messages by its creation time.
-        ranges = [(f"created_at {op} ?", _bind_time(bound))
+        ranges = [(f"created_at {op} ?", stored_time(bound))
                   for bound, op in ((since, ">="), (until, "<")) if bound is not None]
         within = " AND ".join(sql for sql, _ in ranges)
         terms.append(f"(session_id IN (SELECT session_id FROM messages WHERE {within}) "
@@ -150,15 +137,11 @@ def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | N
     path = sqlite_file(url)
     if path is None or not path.is_file():
         return None
-    wal = Path(f"{path}-wal")
-    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path), safe='/')}?{mode}", uri=True,
-                               timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn = connect_read_only(path)
     except sqlite3.Error:
         return None
     try:
-        conn.execute("PRAGMA busy_timeout=30000")
         found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
         wanted = head()
         if wanted is None or [row[0] for row in found] != [wanted]:

@@ -114,12 +114,18 @@ def lagging(conn: Connection, *, limit: int | None = None, session_id: str | Non
     return [(str(s), int(i), int(n)) for s, i, n in conn.exec_driver_sql(sql, params).all()]
 
 
+#: What each reader of the calls needs after (position, call_index): the text index the wire
+#: text, the argument views the raw name and the queryable arguments.
+_TEXT = "wire_json"
+_VIEWS = "raw_name, arguments"
+
+
 def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
-          results: bool) -> tuple[list[Any], list[Any]]:
+          results: bool, columns: str) -> tuple[list[Any], list[Any]]:
     p = "%s" if pg else "?"
     bound = f" AND position < {p}" if stop is not None else ""
     params = (sid, start, stop) if stop is not None else (sid, start)
-    cursor.execute("SELECT position, call_index, wire_json, raw_name, arguments FROM tool_calls "
+    cursor.execute(f"SELECT position, call_index, {columns} FROM tool_calls "
                    f"WHERE session_id = {p} AND position >= {p}{bound}", params)
     calls = cursor.fetchall()
     found: list[Any] = []
@@ -206,8 +212,9 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
         views: list[tuple[Any, ...]] = []
         calls = results = 0
         for sid, start, stop in chunk:
-            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed)
-            for pos, idx, wire, raw_name, arguments in call_rows:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
+                                           f"{_VIEWS}, {_TEXT}")
+            for pos, idx, raw_name, arguments, wire in call_rows:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
                     texts.append(call_search_text(wire))
@@ -274,8 +281,8 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     cursor = conn.connection.cursor()
     try:
         for sid, start in sessions:
-            call_rows, result_rows = _rows(cursor, pg, sid, start, None, results)
-            for pos, idx, wire, _, _ in call_rows:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
+            for pos, idx, wire in call_rows:
                 if text_matches(call_search_text(wire), needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
@@ -314,8 +321,8 @@ def view_tail(conn: Connection, view: str, *, session_id: str | None = None
     cursor = conn.connection.cursor()
     try:
         for sid, start in sessions:
-            call_rows, _ = _rows(cursor, pg, sid, start, None, False)
-            for pos, idx, _, raw_name, arguments in call_rows:
+            call_rows, _ = _rows(cursor, pg, sid, start, None, False, _VIEWS)
+            for pos, idx, raw_name, arguments in call_rows:
                 for name, value in _views(raw_name, arguments):
                     if name == view:
                         out.append((sid, int(pos), int(idx), value))

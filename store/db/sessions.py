@@ -15,13 +15,13 @@ from store.arguments import dumps_json, loads_json
 from store.db.base import (
     StoreBase,
     _aware,
-    _escape_like,
     _now,
     _session_info,
     _session_row,
     alias_table,
     check_session_id,
 )
+from store.db.sqlitefile import escape_like
 from store.db.tables import (
     messages,
     sessions,
@@ -148,11 +148,11 @@ class SessionsMixin(StoreBase):
         if model is not None:
             query = query.where(sessions.c.model == model)
         if title_contains is not None:
-            pattern = "%" + _escape_like(title_contains) + "%"
+            pattern = "%" + escape_like(title_contains) + "%"
             query = query.where(sessions.c.title.ilike(pattern, escape="\\"))
         if tag is not None:
             query = query.where(
-                sessions.c.tags_json.like("%" + _escape_like(dumps_json(tag)) + "%", escape="\\")
+                sessions.c.tags_json.like("%" + escape_like(dumps_json(tag)) + "%", escape="\\")
             )
         if since is not None or until is not None:
             # ix_messages_created_at: the sessions that recorded a message in the range; a

@@ -152,8 +152,7 @@ class TranscriptStore(SessionsMixin):
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
         return self._retrying_cursor(
-            lambda cursor: write_append(cursor, dialect, sid, prepared, new_session,
-                                               check))
+            lambda cursor: write_append(cursor, dialect, sid, prepared, new_session, check))
 
     # -- load -----------------------------------------------------------------------------------
 

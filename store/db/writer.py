@@ -83,16 +83,7 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
             if fast is not None:
                 message, encoded = fast
             else:
-                if type(item) is dict:
-                    message = normalize_message(item)
-                elif isinstance(item, Message):
-                    message = item
-                elif isinstance(item, Mapping):
-                    message = normalize_message(item)
-                else:
-                    raise RecordError(
-                        f"a message must be a Message or a record, got {type(item).__name__}"
-                    )
+                message = _as_message(item)
                 encoded = encode_message(message.parts, message.extras, message.metadata)
         except StoreError as exc:
             # Keep the error's type; say which message of the append it is about.
@@ -106,6 +97,14 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
             key = ImplicitKey(message.message_id, message.role, encoded)
         out.append((message, key, encoded))
     return out
+
+
+def _as_message(item: MessageInput) -> Message:
+    if isinstance(item, Message):
+        return item
+    if isinstance(item, Mapping):
+        return normalize_message(item)
+    raise RecordError(f"a message must be a Message or a record, got {type(item).__name__}")
 
 
 class ImplicitKey(str):
