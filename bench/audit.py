@@ -66,7 +66,7 @@ from store import (  # noqa: E402
     tool_usage,
 )
 from store.audit.plans import explain_search, explain_usage  # noqa: E402
-from store.model import make_tool_call  # noqa: E402
+from store.core.model import make_tool_call  # noqa: E402
 
 DEFAULT_PG_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 SEED = 20261130

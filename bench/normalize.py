@@ -63,7 +63,7 @@ def corpus_records(root: Path) -> list[dict[str, Any]]:
 def synthetic_records(count: int = 2000) -> list[dict[str, Any]]:
     """Agent-like calls with arguments of 50 B to 4 KB, a third of them non-ASCII."""
     rng = random.Random(7)
-    words = ["alpha", "beta", "grep", "src/store/model.py", "fix the bug", "Übersicht", "café",
+    words = ["alpha", "beta", "grep", "src/store/core/model.py", "fix the bug", "Übersicht", "café",
              "naïve", "日本語", "path/to/file.txt", "TODO", "rm -rf build"]
     records = []
     for i in range(count):

@@ -64,7 +64,7 @@ _ASCII_WORDS = (
     "class", "import", "from", "None", "True", "False", "if", "else", "while", "with", "as",
     "path", "config", "session", "store", "test", "assert", "error", "fix", "bug", "update",
     "build", "cache", "index", "query", "result", "message", "call", "tool", "render",
-    "src/store/model.py", "tests/unit/test_model.py", "README.md", "--verbose", "-rn", "|",
+    "src/store/core/model.py", "tests/unit/test_model.py", "README.md", "--verbose", "-rn", "|",
     "x = 1", "print(x)", "async", "await", "yield", "lambda", "=>", "{", "}", "[", "]", "(",
     ")", ";", "//", "#", "0x1F", "42", "3.14", "1e-9", "http://example.com/a?b=c&d=e",
 )

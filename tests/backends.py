@@ -47,7 +47,7 @@ def empty_postgres(url: str) -> None:
     from sqlalchemy import create_engine, insert, text
 
     from store.db.tables import tool_aliases
-    from store.vocabulary import VOCABULARY
+    from store.tools.vocabulary import VOCABULARY
 
     engine = create_engine(url)
     try:

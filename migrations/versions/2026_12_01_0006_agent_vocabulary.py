@@ -19,7 +19,7 @@ down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# Frozen copy of store.vocabulary.VOCABULARY (a revision must not change with the library):
+# Frozen copy of store.tools.vocabulary.VOCABULARY (a revision must not change with the library):
 # (agent or None, raw name, canonical name). Rows already present (user edits, Kward's seed)
 # are left as they are.
 _VOCABULARY: list[tuple[str | None, str, str]] = [
@@ -149,7 +149,7 @@ def _view_index(view: str) -> None:
 def _backfill_views() -> None:
     """The argument views of the calls stored before this revision (derived data: the
     library's extractor computes them, as the writer does for new calls)."""
-    from store.vocabulary import argument_views
+    from store.tools.vocabulary import argument_views
 
     conn = op.get_bind()
     calls = sa.table("tool_calls", sa.column("session_id"), sa.column("position"),

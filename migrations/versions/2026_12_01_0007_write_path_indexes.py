@@ -75,7 +75,7 @@ def upgrade() -> None:
 def _backfill_views() -> None:
     """The argument views of every call (derived data: the library's extractor computes
     them, as revision 0006 did)."""
-    from store.vocabulary import argument_views
+    from store.tools.vocabulary import argument_views
 
     conn = op.get_bind()
     calls = sa.table("tool_calls", sa.column("session_id"), sa.column("position"),

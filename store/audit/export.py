@@ -17,7 +17,7 @@
   OWASP rule against formula injection: a spreadsheet would run it), unless
   ``formulas=True`` asks for the exact text.
 
-With ``redactor=`` (``store.redact.Redactor``) every string of a line or row is redacted
+With ``redactor=`` (``store.redaction.redact.Redactor``) every string of a line or row is redacted
 (argument texts inside wire records included) and each replacement is marked
 ``[REDACTED:<kind>]``. Both return an :class:`ExportStats`.
 """
@@ -32,19 +32,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sqlalchemy import select
 
-from store.arguments import dumps_json
 from store.audit.search import CallQuery, iter_calls
-from store.codec import part_record
-from store.db.tables import sessions
-from store.model import (
+from store.core.arguments import dumps_json
+from store.core.model import (
     InvalidToolCall,
     Message,
     ToolCall,
     ToolResult,
 )
-from store.redact import Redactor
-from store.times import iso_utc
-from store.transcript import Transcript
+from store.core.times import iso_utc
+from store.core.transcript import Transcript
+from store.db.tables import sessions
+from store.records.codec import part_record
+from store.redaction.redact import Redactor
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

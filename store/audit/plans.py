@@ -18,10 +18,10 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.sql.elements import ClauseElement
 
-from store.arguments import ARGUMENT_STATUSES
+from store.core.arguments import ARGUMENT_STATUSES
+from store.core.errors import DatabaseError
 from store.db.distribute import citus_version
 from store.db.search_index import rebuild_statements
-from store.errors import DatabaseError
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

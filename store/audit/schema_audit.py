@@ -20,17 +20,17 @@ from sqlalchemy import (
     select,
 )
 
-from store.arguments import loads_json
 from store.audit.sql import check_page, connect
-from store.codec import decode_call
+from store.core.arguments import loads_json
+from store.core.errors import ParametersError
+from store.core.model import InvalidToolCall
 from store.db.base import alias_table
 from store.db.tables import tool_calls, tool_definitions
-from store.errors import ParametersError
-from store.model import InvalidToolCall
-from store.names import AliasTable
 from store.normalize.definitions import normalize_tool_definitions
-from store.redact import Redactor
-from store.schemas import Parameters, validate_arguments
+from store.records.codec import decode_call
+from store.redaction.redact import Redactor
+from store.tools.names import AliasTable
+from store.tools.schemas import Parameters, validate_arguments
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

@@ -29,7 +29,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.elements import ColumnElement, TextClause
 
-from store.arguments import CALL_STATUSES, loads_json
 from store.audit.conditions import (
     ArgumentCondition,
     ViewCondition,
@@ -48,7 +47,9 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
-from store.codec import decode_call
+from store.core.arguments import CALL_STATUSES, loads_json
+from store.core.errors import UsageError
+from store.core.model import content_text
 from store.db.base import alias_table
 from store.db.search_index import (
     CALL_VIEWS,
@@ -63,10 +64,9 @@ from store.db.search_schema import (
     like_pattern,
 )
 from store.db.tables import sessions, tool_calls, tool_results
-from store.errors import UsageError
-from store.model import content_text
-from store.names import AliasTable
-from store.redact import Redactor
+from store.records.codec import decode_call
+from store.redaction.redact import Redactor
+from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

@@ -18,10 +18,10 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import Alias, Exists
 
+from store.core.errors import DatabaseError, UsageError
+from store.core.times import as_utc
 from store.db.base import driver_reason
 from store.db.tables import messages, tool_calls
-from store.errors import DatabaseError, UsageError
-from store.times import as_utc
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

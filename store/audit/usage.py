@@ -37,7 +37,7 @@ from store.audit.sql import (
 )
 from store.db.base import alias_table
 from store.db.tables import messages, sessions, tool_calls, tool_results
-from store.names import AliasTable
+from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
+from store.core.errors import DatabaseError, DistributionError
 from store.db import migrate
 from store.db.distribute import (
     DistributionReport,
@@ -24,7 +25,6 @@ from store.db.distribute import (
     distribution_state,
 )
 from store.db.engine import create_store_engine, default_url, redact_url
-from store.errors import DatabaseError, DistributionError
 
 __all__ = [
     "SchemaStatus",
@@ -117,7 +117,7 @@ def distribute_database(url: str | None = None, *,
                         shard_count: int | None = None) -> DistributionReport:
     """Distribute the store by session on a Citus coordinator (``transcript-store db
     distribute``): see :mod:`store.db.distribute`. Idempotent; raises
-    :class:`~store.errors.DistributionError` naming the problem when the database cannot be
+    :class:`~store.core.errors.DistributionError` naming the problem when the database cannot be
     distributed (no Citus, a worker, no workers, workers missing ``pg_trgm``, not at head).
     ``shard_count`` defaults to :data:`~store.db.distribute.DEFAULT_SHARD_COUNT`."""
     target = url or default_url()

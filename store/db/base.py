@@ -2,7 +2,7 @@
 
 :class:`StoreBase` owns the engine and hands out read connections and write transactions
 (``BEGIN IMMEDIATE`` on SQLite), retrying a whole write transaction on a lock or
-serialization conflict; driver errors become :class:`~store.errors.DatabaseError`.
+serialization conflict; driver errors become :class:`~store.core.errors.DatabaseError`.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ from typing import Any, Self, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from store.arguments import dumps_json, loads_json
+from store.core.arguments import dumps_json, loads_json
+from store.core.errors import DatabaseError
+from store.core.times import as_utc
+from store.core.transcript import (
+    SessionInfo,
+)
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
 from store.db.writer import (
     Limits,
 )
-from store.errors import DatabaseError
-from store.names import AliasTable
-from store.times import as_utc
-from store.transcript import (
-    SessionInfo,
-)
+from store.tools.names import AliasTable
 
 __all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_session_id"]
 
@@ -51,7 +51,7 @@ def _aware(value: datetime) -> datetime:
 
 def check_session_id(session_id: object) -> str:
     """A usable session id, or a ``ValueError``-typed ``StoreError`` naming the problem."""
-    from store.errors import RecordError
+    from store.core.errors import RecordError
 
     if not isinstance(session_id, str) or not session_id:
         raise RecordError(f"a session id must be a non-empty string, got {session_id!r}")
@@ -254,7 +254,7 @@ def _session_row(
 ) -> dict[str, Any]:
     tag_list = list(tags)
     if not all(isinstance(t, str) for t in tag_list):
-        from store.errors import RecordError
+        from store.core.errors import RecordError
 
         raise RecordError(f"session tags must be strings, got {tag_list!r}")
     return {

@@ -23,7 +23,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.engine import Dialect
 
-from store.arguments import dumps_json
+from store.core.arguments import dumps_json
+from store.core.pairing import TURN_ROLES
 from store.db.sqlitefile import read_time, stored_time
 from store.db.tables import (
     messages,
@@ -32,7 +33,6 @@ from store.db.tables import (
     tool_calls,
     tool_results,
 )
-from store.pairing import TURN_ROLES
 
 __all__ = ["Compiled", "Statements", "statements"]
 
@@ -136,7 +136,7 @@ class Statements:
             .order_by(tool_calls.c.call_index)
         )
         # Has a new turn begun after the calling message at :position (a user, system or
-        # developer message that carries no tool result)? The one pairing rule (store.pairing).
+        # developer message that carries no tool result)? The one pairing rule (store.core.pairing).
         later = messages.alias("later")
         self.turn_begun = self._compile(
             select(func.min(later.c.position))

@@ -14,7 +14,7 @@ added by a later revision is covered without editing this module; :data:`LOCAL_T
 
 Distribution is idempotent (tables already in the right form are left alone), runs in one
 transaction (it all happens or nothing does), moves the rows already stored into the shards,
-and refuses with a :class:`~store.errors.DistributionError` naming the problem on a server
+and refuses with a :class:`~store.core.errors.DistributionError` naming the problem on a server
 without Citus, on a worker node, on a cluster without workers, on workers missing an extension
 the schema needs (``pg_trgm``) and on a schema that is not at head.
 
@@ -35,8 +35,8 @@ from typing import Any, Literal
 from sqlalchemy import Connection, Engine, ForeignKeyConstraint, Table, event, text
 from sqlalchemy.schema import AddConstraint
 
+from store.core.errors import DistributionError, UsageError
 from store.db.tables import metadata
-from store.errors import DistributionError, UsageError
 
 __all__ = [
     "DEFAULT_SHARD_COUNT",

@@ -35,10 +35,11 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from store.core.errors import ConfigurationError, DatabaseError
+from store.core.jsonexact import json_at, json_same
 from store.db.revisions import default_url
 from store.db.sqlitefile import SQLITE_BUSY_TIMEOUT_MS, connect_read_only
-from store.errors import ConfigurationError, DatabaseError
-from store.redact import hide_passwords
+from store.redaction.redact import hide_passwords
 
 __all__ = [
     "Durability",
@@ -204,9 +205,7 @@ def register_functions(connection: Any) -> None:
     """The search functions an SQLite connection needs that PostgreSQL has built in:
     ``x REGEXP p`` (Python's re; the audit's regular expressions keep to the syntax both
     understand), a Unicode ``unicode_lower`` (SQLite's lower() folds ASCII only), and the exact
-    JSON helpers of ``store.audit.conditions`` (``json_at``, ``json_same``)."""
-    from store.audit.conditions import json_at, json_same
-
+    JSON helpers of ``store.core.jsonexact`` (``json_at``, ``json_same``)."""
     connection.create_function("regexp", 2, _regexp, deterministic=True)
     connection.create_function("unicode_lower", 1, _lower, deterministic=True)
     connection.create_function("json_at", 2, json_at, deterministic=True)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from store.arguments import dumps_json, loads_json
+from store.core.arguments import dumps_json, loads_json
+from store.core.transcript import SessionInfo
 from store.db.sqlitefile import connect_read_only, escape_like, read_time, stored_time
-from store.transcript import SessionInfo
 
 __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
 
@@ -171,8 +171,8 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
     gives them, opened read-only, with the total that match. An SQLite file at head is read
     on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
     through :class:`~store.TranscriptStore`, which also raises every error."""
+    from store.core.errors import UsageError
     from store.db.revisions import default_url, scripted_head
-    from store.errors import UsageError
 
     if (limit is not None and limit < 0) or offset < 0:
         raise UsageError("limit and offset must not be negative")

@@ -3,7 +3,7 @@
 The scripts live in ``migrations/`` at the repository root and are packaged into the wheel as
 ``store._migrations``, so the same revisions run from a source checkout and from an installed
 wheel. Opening a store never changes its schema silently: :func:`ensure_at_head` creates a
-new, empty database at head, and raises :class:`~store.errors.SchemaOutOfDate` (naming the
+new, empty database at head, and raises :class:`~store.core.errors.SchemaOutOfDate` (naming the
 upgrade command) for an older one, unless the caller asks to upgrade.
 """
 
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect
 
+from store.core.errors import DatabaseError, SchemaOutOfDate
 from store.db.distribute import distributing_new_tables, finish_migration, prepare_migration
 from store.db.engine import redact_url
 from store.db.revisions import script_location, scripted_head
-from store.errors import DatabaseError, SchemaOutOfDate
 
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -11,7 +11,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from store.errors import DatabaseError
+from store.core.errors import DatabaseError
 
 __all__ = ["default_url", "script_location", "scripted_head"]
 

@@ -1,7 +1,7 @@
 """The search index, kept off the write path and caught up from a watermark (persistence).
 
 Appends write only the transcript. What full-text and argument searches look in (the decoded
-text of ``store.searchtext``) is indexed later, in bulk, by :func:`catch_up`:
+text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch_up`:
 
 * **Watermark**: ``sessions.indexed_position``; the messages of a session before it are
   indexed. ``ix_sessions_search_behind`` (a partial index: ``next_position >
@@ -37,10 +37,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
-from store.arguments import loads_json
+from store.core.arguments import loads_json
 from store.db.distribute import is_citus
-from store.searchtext import call_search_text, result_search_text, text_matches
-from store.vocabulary import VIEW_NAMES, argument_views
+from store.records.searchtext import call_search_text, result_search_text, text_matches
+from store.tools.vocabulary import VIEW_NAMES, argument_views
 
 __all__ = [
     "CALL_VIEWS",
@@ -264,7 +264,7 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
               everything: bool = False, session_id: str | None = None
               ) -> list[tuple[str, int, int]]:
     """The calls not indexed yet whose searchable text (or, with ``results``, a linked
-    result's) contains ``needle`` (the exact rule of ``store.searchtext``). ``everything``
+    result's) contains ``needle`` (the exact rule of ``store.records.searchtext``). ``everything``
     scans every session from its start (a database without the index). ``session_id``
     confines it to one session."""
     if everything and session_id is not None:
@@ -294,7 +294,7 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
 
 
 def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
-    """(view, text) of each argument view a call has (``store.vocabulary.argument_views``,
+    """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
     from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
     whose NUL the writer made U+FFFD, as the views do)."""
     if arguments is None:

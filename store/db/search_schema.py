@@ -54,7 +54,7 @@ search: status ``no_result``          ``ix_tool_results_call``
 a match's first result                ``ix_tool_results_call``
 ====================================  =================================================
 
-**The searchable text** is decoded (``store.searchtext``): keys, strings (their characters,
+**The searchable text** is decoded (``store.records.searchtext``): keys, strings (their characters,
 never their JSON escapes), numbers and literals of the arguments, one per line, or the recorded
 text of invalid arguments; of a result, its content decoded the same way. Full-text search is
 a case-insensitive substring search of at least :data:`MIN_TEXT` characters. A JSON string value

@@ -11,7 +11,12 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, delete, func, insert, literal, or_, select, update
 
-from store.arguments import dumps_json, loads_json
+from store.core.arguments import dumps_json, loads_json
+from store.core.errors import AliasError, ConflictError, DatabaseError, SessionNotFound, UsageError
+from store.core.transcript import (
+    SessionInfo,
+    ToolDefinition,
+)
 from store.db.base import (
     StoreBase,
     _aware,
@@ -30,13 +35,8 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
-from store.errors import AliasError, ConflictError, DatabaseError, SessionNotFound, UsageError
-from store.names import AliasTable
 from store.normalize.definitions import normalize_tool_definitions
-from store.transcript import (
-    SessionInfo,
-    ToolDefinition,
-)
+from store.tools.names import AliasTable
 
 __all__ = ["SessionsMixin"]
 

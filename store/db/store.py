@@ -16,7 +16,7 @@ Contract:
 * **Load** reads a session in a constant number of queries (session, messages, calls,
   results, aliases), rebuilds every call from its stored wire text and applies the alias
   table as it is *now*, keeping the recorded name in ``raw_name``.
-* Database errors surface as :class:`~store.errors.DatabaseError` (chained); URLs are shown
+* Database errors surface as :class:`~store.core.errors.DatabaseError` (chained); URLs are shown
   with their passwords hidden.
 """
 
@@ -30,8 +30,16 @@ from typing import Any, Literal, Self
 from sqlalchemy import Connection, Engine, and_, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from store.arguments import dumps_json, loads_json
-from store.codec import decode_call, decode_parts, decode_result
+from store.core.arguments import dumps_json, loads_json
+from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
+from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
+from store.core.transcript import (
+    AppendResult,
+    CallHit,
+    CallRef,
+    StoredMessage,
+    Transcript,
+)
 from store.db.base import (
     _now,
     _session_info,
@@ -58,15 +66,7 @@ from store.db.writer import (
     prepare_append,
     write_append,
 )
-from store.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
-from store.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
-from store.transcript import (
-    AppendResult,
-    CallHit,
-    CallRef,
-    StoredMessage,
-    Transcript,
-)
+from store.records.codec import decode_call, decode_parts, decode_result
 
 __all__ = ["TranscriptStore"]
 

@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from store.vocabulary import VIEW_NAMES
+from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
     "NAMING_CONVENTION",
@@ -193,7 +193,7 @@ Index(
     postgresql_where=tool_results.c.is_error == true(),
 )
 
-# Argument views (revision 0007; store.vocabulary.argument_views): the shell command as one
+# Argument views (revision 0007; store.tools.vocabulary.argument_views): the shell command as one
 # string, the file path, the search pattern, the URL of a call, one row per view it has. Derived
 # data, off the write path: the search catch-up (store/db/search_index.py) fills it from the
 # same watermark as the text index, and a search scans the calls it has not reached yet.

@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, select, text
 
-from store.arguments import loads_json
-from store.codec import decode_call
+from store.core.arguments import loads_json
+from store.core.model import InvalidToolCall, ToolCall
 from store.db.tables import messages, sessions, tool_calls, tool_results
-from store.model import InvalidToolCall, ToolCall
+from store.records.codec import decode_call
 
 __all__ = ["VerifyProblem", "VerifyReport", "verify"]
 

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from store.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
+from store.core.errors import DatabaseError, RecordError, StoreError, TooLargeError
+from store.core.model import Message
+from store.core.pairing import TURN_ROLES, CallRef, Pairing
+from store.core.times import parse_timestamp
+from store.core.transcript import AppendResult, StoredMessage
 from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
-from store.errors import DatabaseError, RecordError, StoreError, TooLargeError
-from store.model import Message
 from store.normalize.messages import normalize_message
-from store.pairing import TURN_ROLES, CallRef, Pairing
-from store.times import parse_timestamp
-from store.transcript import AppendResult, StoredMessage
+from store.records.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
 
@@ -160,7 +160,7 @@ NUL_EXACT_KEY = "\x00exact"
 
 def _nul_safe_result(call_id: str | None, name: str | None,
                      extras_json: str | None) -> tuple[str | None, str | None, str]:
-    from store.arguments import dumps_json, loads_json
+    from store.core.arguments import dumps_json, loads_json
 
     extras = loads_json(extras_json) if extras_json else {}
     extras[NUL_EXACT_KEY] = {"call_id": call_id, "name": name}
@@ -208,7 +208,7 @@ def write_append(
     module docstring).
 
     ``check_keys``: a client key already stored for a different message (by digest) raises
-    :class:`~store.errors.KeyConflictError` instead of being skipped."""
+    :class:`~store.core.errors.KeyConflictError` instead of being skipped."""
     return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys)
 
 
@@ -350,7 +350,7 @@ def _write(
 def _check_keys(cursor: Any, st: Statements, sid: str, prepared: Prepared,
                 existing: set[str]) -> None:
     """Raise ``KeyConflictError`` when a client key is stored for a different message."""
-    from store.errors import KeyConflictError
+    from store.core.errors import KeyConflictError
 
     mine = {k: (m, e) for m, k, e in prepared
             if k is not None and not isinstance(k, ImplicitKey) and k in existing}
@@ -418,7 +418,7 @@ def _digest(fields: list[str | None], calls: list[str | None],
 
 def _linker_for(cursor: Any, st: Statements, sid: str,
                 batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> Pairing:
-    """The one pairing rule (:mod:`store.pairing`) primed with the stored calls that this
+    """The one pairing rule (:mod:`store.core.pairing`) primed with the stored calls that this
     batch's results may refer to.
 
     Ids are looked up only for results that name a call not made in the batch; the most

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store.arguments import loads_json
-from store.errors import ImportFileError, StoreError
-from store.model import Message
+from store.core.arguments import loads_json
+from store.core.errors import ImportFileError, StoreError
+from store.core.model import Message
 from store.normalize.messages import NotAMessage, normalize_message
 
 __all__ = [

@@ -3,7 +3,7 @@
 ``transcript-store export --to jsonl`` (``store.audit.export``) writes one line per message:
 ``session_id``, ``position``, ``role``, ``created_at``, ``message_id``, ``key``, ``source``,
 ``parts``, ``extras``, ``metadata``. This reader turns each line back into the same
-:class:`~store.model.Message`: tool calls from their canonical wire record (the recorded name,
+:class:`~store.core.model.Message`: tool calls from their canonical wire record (the recorded name,
 the argument text verbatim, invalid arguments kept invalid), results, text, thinking, server
 tool calls and opaque parts with their extras. Sessions keep their ids; each message keeps its
 key (``<session id>:<position>`` when it had none), so importing an export twice stores
@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from store.codec import part_from_record
-from store.errors import RecordError, StoreError
+from store.core.errors import RecordError, StoreError
+from store.core.model import Message, Part, ToolResult, read_wire
 from store.importers.base import Collector, Record
-from store.model import Message, Part, ToolResult, read_wire
+from store.records.codec import part_from_record
 
 __all__ = ["is_canonical_record", "read_canonical"]
 

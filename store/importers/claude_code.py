@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from store.arguments import loads_json
+from store.core.arguments import loads_json
+from store.core.model import Message, Part
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of
-from store.model import Message, Part
 
 __all__ = ["read_claude_code"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.arguments import loads_json
+from store.core.arguments import loads_json
+from store.core.keys import canonical_keys
+from store.core.model import Message, TextPart
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of, with_metadata
-from store.keys import canonical_keys
-from store.model import Message, TextPart
 
 __all__ = ["decode_codex_output", "read_codex"]
 

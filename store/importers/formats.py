@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from store.errors import AmbiguousRecord, ConfigurationError
+from store.core.errors import AmbiguousRecord, ConfigurationError
+from store.core.keys import canonical_keys
 from store.importers import FORMATS
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
@@ -48,7 +49,6 @@ from store.importers.claude_code import read_claude_code
 from store.importers.codex import decode_codex_output, read_codex
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.kward import read_kward
-from store.keys import canonical_keys
 
 __all__ = [
     "DEFAULT_SETTLE_SECONDS",

@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.errors import AmbiguousRecord, StoreError
+from store.core.errors import AmbiguousRecord, StoreError
+from store.core.keys import canonical_keys, snake_key
+from store.core.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
 from store.importers.base import Collector, path_session_id
-from store.keys import canonical_keys, snake_key
-from store.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
 from store.normalize.calls import read_call
 from store.normalize.messages import normalize_message
 

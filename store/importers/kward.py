@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from store.core.model import Message
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of
-from store.model import Message
 
 __all__ = ["read_kward"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.errors import AmbiguousRecord
+from store.core.errors import AmbiguousRecord
+from store.core.keys import canonical_keys
+from store.core.model import Message
 from store.importers.base import Collector
-from store.keys import canonical_keys
-from store.model import Message
 
 __all__ = ["record_top", "text_of", "with_metadata"]
 

@@ -35,15 +35,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.codec import encode_message
-from store.db.store import TranscriptStore
-from store.errors import (
+from store.core.errors import (
     DatabaseError,
     KeyConflictError,
     RecordError,
     SessionNotFound,
     StoreError,
 )
+from store.core.model import InvalidToolCall, Message
+from store.core.transcript import AppendResult
+from store.db.store import TranscriptStore
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -51,8 +52,7 @@ from store.importers.base import (
     ImportProblem,
 )
 from store.importers.formats import ParsedSession, check_format, read_sessions
-from store.model import InvalidToolCall, Message
-from store.transcript import AppendResult
+from store.records.codec import encode_message
 
 __all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
            "iter_import_files", "refused_value"]

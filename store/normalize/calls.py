@@ -33,10 +33,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from store.arguments import loads_json
-from store.errors import AmbiguousRecord, UnrecognizedRecord
-from store.keys import canonical_keys, strip_symbol_keys
-from store.model import InvalidToolCall, ServerToolCall, ToolCall, make_tool_call
+from store.core.arguments import loads_json
+from store.core.errors import AmbiguousRecord, UnrecognizedRecord
+from store.core.keys import canonical_keys, strip_symbol_keys
+from store.core.model import InvalidToolCall, ServerToolCall, ToolCall, make_tool_call
 
 __all__ = ["normalize_tool_call", "parse_text_tool_calls", "read_call"]
 
@@ -55,7 +55,7 @@ def normalize_tool_call(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall
 
     No alias is applied here: the store records raw names and applies its persisted alias
     table when it reads (``load``, audits, the CLI); apply one yourself with
-    :meth:`AliasTable.apply <store.names.AliasTable.apply>`.
+    :meth:`AliasTable.apply <store.tools.names.AliasTable.apply>`.
 
     Raises ``UnrecognizedRecord`` (saying what was found) for anything that is not a client
     tool call, ``AmbiguousRecord`` when two spellings of one key disagree.

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store.errors import UnrecognizedRecord
-from store.keys import canonical_keys
-from store.transcript import ToolDefinition
+from store.core.errors import UnrecognizedRecord
+from store.core.keys import canonical_keys
+from store.core.transcript import ToolDefinition
 
 __all__ = ["normalize_tool_definitions"]
 

@@ -1,4 +1,4 @@
-"""Message records of every shape, read into one typed :class:`~store.model.Message`.
+"""Message records of every shape, read into one typed :class:`~store.core.model.Message`.
 
 :func:`normalize_message` reads one message-bearing record:
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.errors import NotAMessage, UnrecognizedRecord
-from store.keys import canonical_keys
-from store.model import (
+from store.core.errors import NotAMessage, UnrecognizedRecord
+from store.core.keys import canonical_keys
+from store.core.model import (
     Message,
     OpaquePart,
     Part,

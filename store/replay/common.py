@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from store.model import InvalidToolCall, Message, ToolCall, ToolResult
-from store.pairing import pair_messages
-from store.providers import SOURCE_FAMILIES, Target
+from store.core.model import InvalidToolCall, Message, ToolCall, ToolResult
+from store.core.pairing import pair_messages
+from store.replay.targets import SOURCE_FAMILIES, Target
 
 __all__ = [
     "PLACEHOLDER_USER_TEXT",
@@ -43,7 +43,7 @@ class Native:
 
 
 class Pairs:
-    """The call each result answers, by the one pairing rule (:mod:`store.pairing`), for a
+    """The call each result answers, by the one pairing rule (:mod:`store.core.pairing`), for a
     renderer that walks ``messages`` in order: :meth:`find` takes the message's index and the
     result's index among that message's results."""
 

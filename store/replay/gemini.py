@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from store.model import (
+from store.core.model import (
     InvalidToolCall,
     Message,
     OpaquePart,

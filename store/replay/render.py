@@ -34,14 +34,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from store.errors import UsageError
-from store.model import Message
-from store.providers import TARGETS, Target
+from store.core.errors import UsageError
+from store.core.model import Message
+from store.core.transcript import StoredMessage, Transcript
 from store.replay.anthropic import render_anthropic, render_bedrock
 from store.replay.common import PLACEHOLDER_USER_TEXT, Native
 from store.replay.gemini import render_gemini
 from store.replay.openai import render_openai_chat, render_openai_responses
-from store.transcript import StoredMessage, Transcript
+from store.replay.targets import TARGETS, Target
 
 __all__ = ["PLACEHOLDER_USER_TEXT", "render"]
 

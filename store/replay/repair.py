@@ -1,8 +1,8 @@
 """Repair a transcript for replay ("resume"): pure, deterministic, idempotent (domain).
 
-:func:`repair` takes a loaded :class:`~store.transcript.Transcript` (results are paired with
-calls through its stored ``links``) or a plain sequence of :class:`~store.model.Message`
-(paired by the one rule of :mod:`store.pairing`, as storage pairs them: by id, an id that names
+:func:`repair` takes a loaded :class:`~store.core.transcript.Transcript` (results are paired with
+calls through its stored ``links``) or a plain sequence of :class:`~store.core.model.Message`
+(paired by the one rule of :mod:`store.core.pairing`, as storage pairs them: by id, an id that names
 no call making an orphan; id-less results by position within the same turn) and returns a
 :class:`Repaired` history in which:
 
@@ -11,7 +11,7 @@ no call making an orphan; id-less results by position within the same turn) and 
 * a call without a result gets a synthesized error result (or, with ``dangling="drop"``, is
   removed, and so is an assistant message that this leaves empty);
 * a result without a call is dropped, and duplicate results of one call collapse to the first;
-* a call with invalid arguments becomes a :class:`~store.model.ToolCall` whose input is
+* a call with invalid arguments becomes a :class:`~store.core.model.ToolCall` whose input is
   ``{"_invalid_arguments": <raw text>, "_error": <error kind>}``;
 * with ``target`` given, ids the target refuses (missing, empty, repeated in the transcript,
   or in a format it rejects) are remapped deterministically (see :func:`id_problem` and
@@ -44,13 +44,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
-from store.arguments import dumps_json
-from store.errors import ToolArgumentsError, UsageError
-from store.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
-from store.names import DEFAULT_ALIASES, AliasTable
-from store.pairing import pair_messages
-from store.providers import TARGETS, Target, id_problem, remapped_id
-from store.transcript import Transcript
+from store.core.arguments import dumps_json
+from store.core.errors import ToolArgumentsError, UsageError
+from store.core.model import InvalidToolCall, Message, Part, Role, ToolCall, ToolResult
+from store.core.pairing import pair_messages
+from store.core.transcript import Transcript
+from store.replay.targets import TARGETS, Target, id_problem, remapped_id
+from store.tools.names import DEFAULT_ALIASES, AliasTable
 
 __all__ = [
     "CHANGE_KINDS",

@@ -49,14 +49,14 @@ Keying and completion (``wire-formats.md`` §2-§7d):
   ``thought_signature``.
 
 Fragments are kept in arrival order (a fragment may split a JSON token or an escape) and joined
-once, at completion, where :func:`store.model.make_tool_call` parses them: corrupt arguments
-give an :class:`~store.model.InvalidToolCall` keeping the raw text, never ``{}``; an empty
+once, at completion, where :func:`store.core.model.make_tool_call` parses them: corrupt arguments
+give an :class:`~store.core.model.InvalidToolCall` keeping the raw text, never ``{}``; an empty
 joined text gives ``{}``. ``source`` is ``"<provider>_stream"``.
 
 Nothing is dropped silently: a fragment for no open call, an event whose structure is wrong
 (a delta that is not an object, a fragment that is not a string, a call without a name), an
 event from which ``auto`` cannot tell the provider, or :meth:`~StreamAssembler.feed` after
-:meth:`~StreamAssembler.finish` raises :class:`~store.errors.StreamError`, whose message names
+:meth:`~StreamAssembler.finish` raises :class:`~store.core.errors.StreamError`, whose message names
 the provider, the event type and the key.
 """
 
@@ -67,8 +67,8 @@ from typing import Any
 
 import orjson
 
-from store.errors import StreamError, UsageError
-from store.model import InvalidToolCall, ToolCall
+from store.core.errors import StreamError, UsageError
+from store.core.model import InvalidToolCall, ToolCall
 from store.stream.anthropic import AnthropicHandler
 from store.stream.base import Handler
 from store.stream.bedrock import BedrockHandler

@@ -5,7 +5,7 @@ provider family has its own module (:mod:`store.stream.openai`, ``anthropic``, `
 ``cohere``, ``gemini``) with one handler class. A handler receives unwrapped event objects
 (no ``"[DONE]"``, no ``_sse_event`` wrapper, no error events), keeps the open calls keyed as
 the provider keys them, and returns the calls each event completes. Fragments are appended
-to a list and joined once, at completion, where :func:`store.model.make_tool_call` parses them.
+to a list and joined once, at completion, where :func:`store.core.model.make_tool_call` parses them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from store.errors import StreamError
-from store.model import InvalidToolCall, ToolCall, make_tool_call
+from store.core.errors import StreamError
+from store.core.model import InvalidToolCall, ToolCall, make_tool_call
 
 __all__ = ["Call", "Handler", "OpenCall"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.model import make_tool_call
+from store.core.model import make_tool_call
 from store.stream.base import Call, Handler
 
 __all__ = ["GeminiHandler"]

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import orjson
 import pytest
 
-from store.model import InvalidToolCall, ToolCall, make_tool_call
+from store.core.model import InvalidToolCall, ToolCall, make_tool_call
 from store.stream.assembler import StreamAssembler, assemble
 
 pytestmark = pytest.mark.corpus

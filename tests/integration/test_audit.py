@@ -14,8 +14,8 @@ from store.audit.plans import explain_search, explain_usage, refill_search_index
 from store.audit.schema_audit import schema_audit
 from store.audit.search import CallQuery, search_calls
 from store.audit.usage import tool_usage
-from store.model import make_tool_call
-from store.redact import Redactor
+from store.core.model import make_tool_call
+from store.redaction.redact import Redactor
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 DAY = 24 * 60

@@ -158,7 +158,7 @@ def stored(store):
     rng = random.Random(SEED)
     docs = [document(rng) for _ in range(60)]
 
-    from store.arguments import dumps_json
+    from store.core.arguments import dumps_json
 
     for number, doc in enumerate(docs):
         text = dumps_json(doc)
@@ -199,7 +199,7 @@ def test_the_cases_that_used_to_differ(store, path, value, expected):
     rows = {"arr": {"files": ["x"]}, "key0": {"files": {"0": "x"}}, "dots": {"b.c": 1},
             "quote": {'q"uote': 1}, "backslash": {"back\\slash": 1}, "control": {"ctl\x01x": 1},
             "big": {"n": 10**30}, "one": {"n": 1}, "object": {"obj": {"x": [1, 2], "y": 1}}}
-    from store.arguments import dumps_json
+    from store.core.arguments import dumps_json
 
     for name, doc in rows.items():
         store.append(f"s-{name}", [{"role": "assistant", "content": "", "tool_calls": [

@@ -13,8 +13,8 @@ from store import Message, SessionNotFound, TextPart, ThinkingPart, ToolResult
 from store.audit.conditions import ArgumentCondition
 from store.audit.export import CSV_COLUMNS, export_calls_csv, export_jsonl
 from store.audit.search import CallQuery
-from store.model import make_tool_call
-from store.redact import Redactor
+from store.core.model import make_tool_call
+from store.redaction.redact import Redactor
 
 T0 = datetime(2026, 2, 1, 8, 30, tzinfo=UTC)
 KEY = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"

@@ -1,12 +1,12 @@
 """One pairing rule on both backends: the links storage writes, repair and the renderers agree
-(store.pairing), on hostile histories and on every corpus file."""
+(store.core.pairing), on hostile histories and on every corpus file."""
 
 from __future__ import annotations
 
 from test_resume_corpus import FILES, corpus_dir, read_messages
 
 from store import Message, TextPart, ToolCall, ToolResult
-from store.pairing import pair_messages
+from store.core.pairing import pair_messages
 from store.replay.common import Pairs
 from store.replay.repair import repair
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from store import DatabaseError, RecordError, SessionNotFound, TranscriptStore
-from store.errors import TooLargeError
+from store.core.errors import TooLargeError
 
 MESSAGE = {"role": "user", "content": "hello"}
 

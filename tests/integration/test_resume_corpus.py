@@ -16,9 +16,9 @@ import pytest
 from provider_rules import validate
 
 from store import Message, NotAMessage, ToolCall, normalize_message, normalize_payload
-from store.providers import TARGETS
 from store.replay.render import render
 from store.replay.repair import repair
+from store.replay.targets import TARGETS
 
 pytestmark = pytest.mark.corpus
 

@@ -11,9 +11,9 @@ from sqlalchemy import select
 
 from store import InvalidToolCall, ToolCall
 from store.db.tables import messages, tool_calls, tool_results
-from store.providers import TARGETS
 from store.replay.render import render
 from store.replay.repair import INTERRUPTED_TEXT, repair
+from store.replay.targets import TARGETS
 
 
 def chat_call(call_id, name, arguments):

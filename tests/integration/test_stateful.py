@@ -42,7 +42,7 @@ from store import (
     UsageError,
 )
 from store.db.tables import tool_aliases
-from store.vocabulary import VOCABULARY
+from store.tools.vocabulary import VOCABULARY
 
 FUZZ = settings.default.max_examples >= 1000  # the ``fuzz`` profile is loaded
 RUN_SETTINGS = settings(

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from store import StoreError, TranscriptStore, normalize_payload
-from store.arguments import loads_json
 from store.audit.export import export_jsonl
 from store.cli.main import cli
+from store.core.arguments import loads_json
 from store.importers.walk import import_paths
 
 

@@ -19,9 +19,9 @@ import pytest
 from sqlalchemy import Engine, MetaData, func, insert, inspect, select
 
 from store import InvalidToolCall, ToolArgumentsError, ToolCall, TranscriptStore
+from store.core.transcript import Transcript
 from store.db import migrate
 from store.db.engine import create_store_engine
-from store.transcript import Transcript
 
 SESSION = "legacy-session"
 SEEDED_AT = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

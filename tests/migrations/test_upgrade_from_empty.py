@@ -14,7 +14,7 @@ from store.db import migrate
 from store.db.engine import create_store_engine
 from store.db.search_schema import include_name
 from store.db.tables import metadata, tool_aliases
-from store.vocabulary import VOCABULARY
+from store.tools.vocabulary import VOCABULARY
 
 EXPECTED_COLUMNS = {
     "sessions": {

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from store import ToolArgumentsError, argument_status, dumps_arguments, parse_arguments
-from store.arguments import loads_json
+from store.core.arguments import loads_json
 
 EMPTY_CASES = [
     (None, "none"),

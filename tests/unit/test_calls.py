@@ -14,7 +14,7 @@ from store import (
     normalize_tool_call,
     parse_text_tool_calls,
 )
-from store.model import ServerToolCall
+from store.core.model import ServerToolCall
 from store.normalize.calls import read_call
 
 # (id, record, expected id, expected name, expected input, expected source)

@@ -1,4 +1,4 @@
-"""The append fast lane (``store.codec.encode_chat_record``, issue 15) gives exactly what the
+"""The append fast lane (``records.codec.encode_chat_record``, issue 15) gives exactly what the
 general path gives (``normalize_message`` then ``encode_message``), and declines whatever it
 does not read (the general path then decides, and words any error)."""
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.codec import EncodedMessage, encode_chat_record, encode_message
-from store.errors import StoreError
-from store.model import Message
+from store.core.errors import StoreError
+from store.core.model import Message
 from store.normalize.messages import normalize_message
+from store.records.codec import EncodedMessage, encode_chat_record, encode_message
 
 
 def general(record: dict[str, Any]) -> tuple[Message, EncodedMessage]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store import AmbiguousRecord, camelize_args
-from store.keys import canonical_keys, snake_key, strip_symbol_keys
+from store.core.keys import canonical_keys, snake_key, strip_symbol_keys
 
 
 class TestSnakeKey:

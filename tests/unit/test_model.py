@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from store import InvalidToolCall, ToolArgumentsError, ToolCall, UnrecognizedRecord
-from store.model import make_tool_call, read_wire
+from store.core.model import make_tool_call, read_wire
 
 
 class TestToolCall:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store import DEFAULT_ALIASES, AliasError, AliasTable, ToolCall, display_name
-from store.model import make_tool_call
+from store.core.model import make_tool_call
 
 RENAMES = {"read_file": "read", "edit_file": "edit", "write_file": "write",
            "run_shell_command": "bash"}

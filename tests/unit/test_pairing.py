@@ -1,9 +1,9 @@
-"""The one pairing rule (store.pairing), as storage, repair and rendering all apply it."""
+"""The one pairing rule (store.core.pairing), as storage, repair and rendering all apply it."""
 
 from __future__ import annotations
 
 from store import Message, TextPart, ToolCall, ToolResult
-from store.pairing import Pairing, pair_messages
+from store.core.pairing import Pairing, pair_messages
 from store.replay.common import Pairs
 
 

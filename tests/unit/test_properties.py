@@ -15,8 +15,8 @@ from store import (
     normalize_tool_call,
     parse_arguments,
 )
-from store.arguments import dumps_json
-from store.keys import snake_key
+from store.core.arguments import dumps_json
+from store.core.keys import snake_key
 
 # Text that survives UTF-8 (no lone surrogates), as JSON text always does.
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)

@@ -1,4 +1,4 @@
-"""store.redact: built-in detectors on realistic fake secrets, near misses, user patterns."""
+"""store.redaction: built-in detectors on realistic fake secrets, near misses, user patterns."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from store.redact import BUILTIN_DETECTORS, Detector, Redactor, marker
+from store.redaction.redact import BUILTIN_DETECTORS, Detector, Redactor, marker
 
 # Realistic shapes, fake values (none of these is a live credential).
 OPENAI_LEGACY = "sk-" + "Ab3dEfGh1jKlMn0pQrStUvWxYz0123456789ABCDefghIJKL"

@@ -7,10 +7,10 @@ import pytest
 from provider_rules import validate
 
 from store import Message, TextPart, ThinkingPart, ToolResult, normalize_message
-from store.model import OpaquePart, make_tool_call
-from store.providers import TARGETS
+from store.core.model import OpaquePart, make_tool_call
 from store.replay.render import PLACEHOLDER_USER_TEXT, render
 from store.replay.repair import repair
+from store.replay.targets import TARGETS
 
 PRETTY = '{\n  "city": "Paris",\n  "unit": "°C"\n}'  # pretty-printed, non-ASCII: sent as is
 COMPACT = '{"tz":"Europe/Rome"}'

@@ -25,11 +25,11 @@ from store import (
     ToolCall,
     ToolResult,
 )
-from store.model import make_tool_call
-from store.providers import TARGETS, id_problem, remapped_id
+from store.core.model import make_tool_call
+from store.core.transcript import SessionInfo, StoredMessage, Transcript
 from store.replay.render import render
 from store.replay.repair import CHANGE_KINDS, INTERRUPTED_TEXT, Repaired, repair
-from store.transcript import SessionInfo, StoredMessage, Transcript
+from store.replay.targets import TARGETS, id_problem, remapped_id
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from store.errors import ArgumentValidationError, FrozenParametersError, ParametersError
-from store.schemas import Parameter, Parameters, ParametersBuilder, validate_arguments
+from store.core.errors import ArgumentValidationError, FrozenParametersError, ParametersError
+from store.tools.schemas import Parameter, Parameters, ParametersBuilder, validate_arguments
 
 
 def one(kind: str, required: bool = True, **extra: Any) -> Parameters:

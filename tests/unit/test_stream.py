@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from store.errors import StreamError
-from store.model import InvalidToolCall, ToolCall
+from store.core.errors import StreamError
+from store.core.model import InvalidToolCall, ToolCall
 from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
 
 # ---------------------------------------------------------------------------------------------

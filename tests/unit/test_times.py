@@ -1,4 +1,4 @@
-"""store.times: the one naive-to-UTC conversion."""
+"""store.core.times: the one naive-to-UTC conversion."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from store import UsageError, as_utc
-from store.times import iso_utc, parse_timestamp
+from store.core.times import iso_utc, parse_timestamp
 
 
 def test_a_naive_time_is_utc_and_an_aware_one_is_converted():

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from store.errors import AmbiguousRecord
+from store.core.errors import AmbiguousRecord
 
 __all__ = ["camelize_args", "canonical_keys", "snake_key", "strip_symbol_keys"]
 

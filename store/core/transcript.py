@@ -6,9 +6,9 @@ key; ``Transcript`` a loaded session, with each tool result linked to its call;
 ``ToolDefinition`` a tool definition recorded with a session. All are frozen dataclasses.
 
 ``redact_transcript(transcript, redactor)`` is a copy of a transcript with every secret a
-``store.redact.Redactor`` finds replaced: texts, thinking, call arguments (the parsed input,
-its keys included, and the exact text), results, invalid calls' raw text and error, server
-calls, opaque parts, extras and metadata of messages and parts, and the session's title, cwd
+``store.redaction.redact.Redactor`` finds replaced: texts, thinking, call arguments (the
+parsed input, its keys included, and the exact text), results, invalid calls' raw text and error,
+server calls, opaque parts, extras and metadata of messages and parts, and the session's title, cwd
 and metadata. Ids, tool names, roles, positions and signatures are kept, so the copy pairs
 and replays as the original does. Every output that shows transcript text to a person or
 another program (CLI, viewer, exports) redacts through it.
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from store.arguments import parse_object_text
-from store.model import (
+from store.core.arguments import parse_object_text
+from store.core.model import (
     EMPTY_EXTRAS,
     InvalidToolCall,
     Message,
@@ -178,7 +178,7 @@ V = TypeVar("V")
 
 
 class SecretRedactor(Protocol):
-    """What redaction needs of ``store.redact.Redactor``."""
+    """What redaction needs of ``store.redaction.redact.Redactor``."""
 
     def redact(self, value: V) -> tuple[V, int]: ...
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from store.errors import RecordError, ToolArgumentsError
+from store.core.errors import RecordError, ToolArgumentsError
 
 __all__ = [
     "ARGUMENT_STATUSES",
@@ -126,7 +126,7 @@ def _type_name(value: object) -> str:
 def parse_arguments(raw: object) -> dict[str, Any]:
     """Turn tool-call arguments into a dict, by the rules in the module docstring.
 
-    Raises :class:`~store.errors.ToolArgumentsError` with ``.kind`` set.
+    Raises :class:`~store.core.errors.ToolArgumentsError` with ``.kind`` set.
     """
     if raw is None:
         return {}

@@ -14,8 +14,8 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import overload
 
-from store.errors import AliasError
-from store.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall
+from store.core.errors import AliasError
+from store.core.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall
 
 __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
 
@@ -110,8 +110,8 @@ class AliasTable(Mapping[str, str]):
 
     @classmethod
     def vocabulary(cls) -> AliasTable:
-        """The seeded cross-agent vocabulary (``store.vocabulary.VOCABULARY``)."""
-        from store.vocabulary import VOCABULARY
+        """The seeded cross-agent vocabulary (``store.tools.vocabulary.VOCABULARY``)."""
+        from store.tools.vocabulary import VOCABULARY
 
         return cls.from_rows(VOCABULARY)
 

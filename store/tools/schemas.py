@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, Self, cast, get_args
 
-from store.errors import ArgumentValidationError, FrozenParametersError, ParametersError
+from store.core.errors import ArgumentValidationError, FrozenParametersError, ParametersError
 
 __all__ = [
     "PARAMETER_TYPES",

@@ -1,6 +1,6 @@
 """Secret redaction for every output that shows transcripts (domain: stdlib only).
 
-``Redactor()`` finds secrets with the built-in detectors (:mod:`store.detectors`, listed
+``Redactor()`` finds secrets with the built-in detectors (:mod:`store.redaction.detectors`, listed
 below) and the caller's own patterns, and replaces each one with a marker naming what it was:
 ``[REDACTED:<kind>]``. Only the secret itself is replaced: ``Bearer [REDACTED:bearer_token]``,
 ``postgres://app:[REDACTED:url_password]@db/x``, ``"password": "[REDACTED:password]"``.
@@ -24,8 +24,8 @@ stop-words are left alone.
 All detectors run over the original text in one pass each; :func:`find_secrets` keeps the
 leftmost span, the longest at one start, the detector listed first for equal spans, and trims
 (never drops) a span that starts inside a chosen one. Every built-in detector runs in linear
-time (see :mod:`store.detectors`); a user's own pattern is the user's to keep linear. Markers
-are never matched again, so redacting twice changes nothing.
+time (see :mod:`store.redaction.detectors`); a user's own pattern is the user's to keep
+linear. Markers are never matched again, so redacting twice changes nothing.
 
 A user pattern replaces its whole match, or only its group named ``secret`` when it has one;
 its kind is the name given with it (default ``pattern``).
@@ -42,7 +42,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from store.detectors import DETECTORS, MARKER, Detector, marker
+from store.redaction.detectors import DETECTORS, MARKER, Detector, marker
 
 __all__ = ["BUILTIN_DETECTORS", "Detector", "Redactor", "find_secrets", "hide_passwords",
            "marker"]

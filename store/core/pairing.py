@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from store.model import InvalidToolCall, Message, ToolCall
+from store.core.model import InvalidToolCall, Message, ToolCall
 
 __all__ = ["TURN_ROLES", "CallRef", "Pairing", "call_names", "pair_messages"]
 

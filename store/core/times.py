@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from store.errors import UsageError
+from store.core.errors import UsageError
 
 __all__ = ["as_utc", "iso_utc", "parse_timestamp"]
 
@@ -13,7 +13,7 @@ __all__ = ["as_utc", "iso_utc", "parse_timestamp"]
 def as_utc(value: datetime) -> datetime:
     """``value`` in UTC; a naive datetime is taken to be UTC already.
 
-    Raises :class:`~store.errors.UsageError` for a value that is not a datetime, or one that
+    Raises :class:`~store.core.errors.UsageError` for a value that is not a datetime, or one that
     has no UTC form (``0001-01-01T00:00:00+14:00`` falls before year 1).
     """
     if not isinstance(value, datetime):

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import orjson
 
-from store.arguments import dumps_arguments, dumps_json, parse_arguments, parse_object_text
-from store.errors import ArgumentErrorKind, ToolArgumentsError, UnrecognizedRecord
-from store.keys import canonical_keys
+from store.core.arguments import dumps_arguments, dumps_json, parse_arguments, parse_object_text
+from store.core.errors import ArgumentErrorKind, ToolArgumentsError, UnrecognizedRecord
+from store.core.keys import canonical_keys
 
 __all__ = [
     "EMPTY_EXTRAS",

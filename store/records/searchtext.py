@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from store.arguments import loads_json
+from store.core.arguments import loads_json
 
 __all__ = ["call_search_text", "json_search_text", "result_search_text", "text_matches"]
 

@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store.arguments import dumps_json, loads_json
-from store.errors import RecordError, ToolArgumentsError
-from store.model import (
+from store.core.arguments import dumps_json, loads_json
+from store.core.errors import RecordError, ToolArgumentsError
+from store.core.model import (
     EMPTY_EXTRAS,
     InvalidToolCall,
     Message,

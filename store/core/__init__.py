@@ -1,0 +1,1 @@
+"""The core values: errors, keys, arguments, messages, transcripts and the pairing rule."""

@@ -1,0 +1,1 @@
+"""Row records: messages to row values and back, and the decoded text the search index holds."""

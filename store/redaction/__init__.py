@@ -1,0 +1,1 @@
+"""Secrets: the detectors (one module per family) and the one-pass redactor."""

@@ -1,0 +1,1 @@
+"""Tool names: the alias table, the cross-agent vocabulary and argument schemas."""
