@@ -3,8 +3,9 @@
 ``ADMIN_URL`` is the PostgreSQL server's maintenance database
 (``TRANSCRIPT_TEST_POSTGRES_URL`` overrides it); ``BACKENDS`` parametrizes a fixture over
 SQLite and PostgreSQL, and over a Citus coordinator too when ``TRANSCRIPT_STORE_CITUS_URL``
-names one (Debian has no Citus package, so CI never has one: there the Citus tests are
-skipped, and that skip does not fail the run); ``postgres_unavailable`` skips on a laptop and
+names one (``scripts/test-citus``, which CI runs after the suite, starts a local cluster and
+runs ``tests/citus`` on it; the README's test command itself runs without one, skipping the
+Citus tests); ``postgres_unavailable`` skips on a laptop and
 **fails** under CI.
 """
 

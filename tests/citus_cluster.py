@@ -7,8 +7,8 @@ worker** (same user, same credentials), installs ``citus`` (and, unless told oth
 ``pg_trgm``) in each, and registers the workers with the new coordinator database.
 :func:`drop_citus_database` removes it from every node again.
 
-Debian has no Citus package: these helpers are only used when the variable is set (a
-developer's machine with a Citus cluster built from source); CI skips the Citus tests.
+These helpers are only used when the variable is set: ``scripts/test-citus`` (CI runs it)
+starts a local cluster with ``../shared/tools/citus-cluster`` and sets it.
 """
 
 from __future__ import annotations

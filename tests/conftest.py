@@ -74,8 +74,8 @@ def postgres_url() -> Iterator[str]:
 def citus_url() -> Iterator[str]:
     """A distributed store on the Citus cluster of ``TRANSCRIPT_STORE_CITUS_URL``."""
     if not CITUS_URL:
-        pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (Debian has no Citus package: CI "
-                    "cannot run the Citus tests)")
+        pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (scripts/test-citus starts a local "
+                    "Citus cluster)")
     from citus_cluster import create_citus_database, drop_citus_database
 
     from store import distribute_database, upgrade_database

@@ -33,7 +33,11 @@ def test_the_readme_opens_with_the_two_commands():
 
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r"^scripts/test\b", ci, re.MULTILINE)
+    assert re.search(r"^scripts/test$", ci, re.MULTILINE)
+    # ... and then the Citus module on a local cluster (issue 28: scale-out is tested in CI).
+    assert ci.index("\nscripts/test\n") < ci.index("\nscripts/test-citus")
+    citus = (ROOT / "scripts" / "test-citus").read_text(encoding="utf-8")
+    assert "TRANSCRIPT_STORE_REQUIRE_CITUS=1" in citus and "tests/citus" in citus
 
 
 def test_the_main_job_command_runs(tmp_path):

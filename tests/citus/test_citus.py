@@ -1,8 +1,9 @@
 """The store on a Citus cluster: ``db distribute``, migrations on a distributed schema, routing.
 
 These run only when ``TRANSCRIPT_STORE_CITUS_URL`` names a Citus coordinator (with registered
-workers); Debian has no Citus package, so CI skips them (a skip that does not fail the run,
-unlike the PostgreSQL tests). Each test that needs a database of its own gets one on every
+workers). ``scripts/test-citus`` (run by ``.ci/run`` after the suite) builds Citus once from
+``../shared/vendor``, starts a local 3-node cluster and runs this module with
+``TRANSCRIPT_STORE_REQUIRE_CITUS`` set, so there a missing cluster fails instead of skipping. Each test that needs a database of its own gets one on every
 node (``tests/citus_cluster.py``); the rest of the suite runs on the distributed store as the
 ``citus`` backend (``tests/conftest.py``).
 
@@ -42,8 +43,11 @@ from store.db import migrate
 from store.db.tables import metadata
 
 if not CITUS_URL:
-    pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (Debian has no Citus package: CI cannot "
-                "run the Citus tests)", allow_module_level=True)
+    if os.environ.get("TRANSCRIPT_STORE_REQUIRE_CITUS"):
+        pytest.fail("TRANSCRIPT_STORE_REQUIRE_CITUS is set but TRANSCRIPT_STORE_CITUS_URL is not: "
+                    "scripts/test-citus starts the cluster and sets it", pytrace=False)
+    pytest.skip("TRANSCRIPT_STORE_CITUS_URL is not set (scripts/test-citus starts a local Citus "
+                "cluster and runs this module; CI does)", allow_module_level=True)
 pytestmark = pytest.mark.citus
 
 SHARDS = 4
