@@ -12,9 +12,9 @@ import random
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -149,8 +149,11 @@ class StoreBase:
         (one append) skips SQLAlchemy's per-transaction work (Connection, events, the
         transaction object); same lock (``BEGIN IMMEDIATE`` on SQLite), retries and errors."""
         sqlite = self._engine.dialect.name == "sqlite"
+        dialect = self._engine.dialect
 
-        def once() -> T:
+        def attempt() -> tuple[bool, T | None]:
+            """(True, result), or (False, None) when the connection turned out to be dead
+            before COMMIT was sent: nothing was committed, so the caller may run it again."""
             fairy = self._engine.raw_connection()
             try:
                 dbapi: Any = fairy.dbapi_connection
@@ -160,15 +163,31 @@ class StoreBase:
                         cursor.execute("BEGIN IMMEDIATE")
                     try:
                         result = work(cursor)
-                    except BaseException:
+                    except BaseException as exc:
+                        if isinstance(exc, self._errors) and dialect.is_disconnect(
+                                getattr(exc, "orig", None) or exc, dbapi, cursor):  # type: ignore[arg-type]
+                            fairy.invalidate(exc)
+                            return False, None
                         dbapi.rollback()
                         raise
                     dbapi.commit()
-                    return result
+                    return True, result
                 finally:
-                    cursor.close()
+                    with suppress(*self._errors):  # a dead connection's cursor may refuse
+                        cursor.close()
             finally:
                 fairy.close()
+
+        def once() -> T:
+            # A pooled connection that died (the pool pings only connections idle for a
+            # while: one round trip saved per append) is met by the first statement: the
+            # transaction runs again on the next connection (after a server restart every
+            # pooled one may be dead: at most the pool's size of them are thrown away).
+            for _ in range(_LOST_CONNECTION_TRIES):
+                done, result = attempt()
+                if done:
+                    return cast(T, result)
+            raise DatabaseError(f"{self.url}: the connection to the database was lost")
 
         return self._with_retries(once)
 
@@ -194,6 +213,8 @@ class StoreBase:
 
 _log = logging.getLogger(__name__)
 _RETRIES = 8
+#: Connections a write may find dead in a row before it gives up (the pool's size + overflow).
+_LOST_CONNECTION_TRIES = 16
 _BACKOFF = 0.02
 _TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
 

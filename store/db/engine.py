@@ -12,7 +12,11 @@ turned off and SQLAlchemy emits ``BEGIN`` itself, so that writes can ask for
 for it are 0700, whatever the umask and whatever URL form names the file (a path or an
 ``sqlite:///file:...?uri=true`` URI).
 
-PostgreSQL (``postgresql+psycopg://``): a connection pool with pre-ping.
+PostgreSQL (``postgresql+psycopg://``): a connection pool that pings a connection only when
+it has been idle for more than :data:`IDLE_PING_SECONDS` (a ping on every checkout is one
+more round trip per operation, issue 28); a connection that died sooner is replaced when an
+operation meets it (the write path then runs its transaction again on a new connection: it
+had not committed).
 
 Both use orjson as the JSON serializer of JSON/JSONB columns.
 """
@@ -33,6 +37,7 @@ from urllib.parse import unquote
 import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.core.errors import ConfigurationError, DatabaseError
@@ -174,13 +179,42 @@ def create_store_engine(
             connect_args["options"] = (
                 connect_args.get("options", "") + " -c default_transaction_read_only=on"
             ).strip()
-        options.setdefault("pool_pre_ping", True)
+        options.setdefault("pool_pre_ping", False)
         options.setdefault("pool_size", 5)
         options.setdefault("max_overflow", 10)
-        return create_engine(parsed, **options)
+        engine = create_engine(parsed, **options)
+        if not options["pool_pre_ping"]:
+            _ping_when_idle(engine, IDLE_PING_SECONDS)
+        return engine
     raise ConfigurationError(
         f"unsupported database {backend!r}: use sqlite:/// or postgresql+psycopg://"
     )
+
+
+#: A pooled PostgreSQL connection idle for longer than this is pinged before it is handed out.
+IDLE_PING_SECONDS = 5.0
+
+
+def _ping_when_idle(engine: Engine, idle: float) -> None:
+    """Ping a pooled connection on checkout only when it was last checked in more than
+    ``idle`` seconds ago; a failed ping makes the pool replace it (``DisconnectionError`` is
+    the pool's signal to try a fresh connection)."""
+
+    @event.listens_for(engine, "checkin")
+    def _checkin(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info["store_checked_in"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: ConnectionPoolEntry, proxy: Any) -> None:
+        last = record.info.get("store_checked_in")
+        if last is None or time.monotonic() - last <= idle:
+            return  # a new connection, or one in use a moment ago
+        try:
+            alive = engine.dialect.do_ping(dbapi_connection)
+        except Exception:  # noqa: BLE001 - any failure of the ping means: not usable
+            alive = False
+        if not alive:
+            raise DisconnectionError("the pooled connection did not answer a ping")
 
 
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
