@@ -83,7 +83,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
             index = opened.update_search_index(progress=indexed)
         url = opened.url
-    counts = (("files", summary.files), ("sessions", summary.sessions),
+    counts = (("files", summary.files), ("unchanged files", summary.unchanged),
+              ("sessions", summary.sessions),
               ("messages added", summary.messages_added),
               ("already stored", summary.messages_already_stored),
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),

@@ -25,8 +25,10 @@ import click
 import store
 from store.cli._common import db_option, open_store, visible
 
-#: Seconds between polls right after a change, and at most when idle (polling back-off).
+#: Seconds between polls right after a change, and at most when idle (polling back-off;
+#: ``--idle`` lowers the cap): a poll pass over 150 files costs about 30 ms.
 FIRST_POLL = 1.0
+POLL_CAP = 10.0
 #: Events are gathered this long before a pass (a burst of writes makes one pass).
 _GATHER = 0.25
 
@@ -34,7 +36,7 @@ _GATHER = 0.25
 class _Waiter:
     """Sleeps until something under the folders changes: file-system events when
     ``watchdog`` is installed (and ``poll`` is false), else a poll interval that doubles while
-    nothing changes, from :data:`FIRST_POLL` up to ``idle`` seconds. Even with events a pass
+    nothing changes, from :data:`FIRST_POLL` up to :data:`POLL_CAP` (or ``idle``) seconds. Even with events a pass
     runs every ``idle`` seconds (new agent folders, files that settled)."""
 
     def __init__(self, idle: float, poll: bool) -> None:
@@ -85,7 +87,8 @@ class _Waiter:
                 time.sleep(_GATHER)
             self._changed.clear()
             return
-        self.interval = FIRST_POLL if stored else min(self.interval * 2, self.idle)
+        self.interval = (FIRST_POLL if stored
+                         else min(self.interval * 2, self.idle, POLL_CAP))
         time.sleep(self.interval)
 
     def stop(self) -> None:
@@ -139,7 +142,8 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
             "folders to watch")
     signal.signal(signal.SIGTERM, _interrupt)
     started = datetime.now().astimezone()
-    totals = {"passes": 0, "messages": 0, "sessions": set(), "gone": 0, "problems": 0}
+    totals: dict[str, Any] = {"passes": 0, "messages": 0, "gone": 0, "problems": 0,
+                              "reported": set()}
     waiter = _Waiter(idle, poll)
     with open_store(db_url) as opened:
         try:
@@ -170,11 +174,13 @@ def _one_pass(opened: store.TranscriptStore, folders: list[Path], settle: float,
     summary = _import_pass(opened, folders, settle)
     totals["messages"] += summary.messages_added
     totals["gone"] += summary.gone
-    totals["problems"] += len(summary.problems) + len(summary.failed_files)
-    for problem in summary.problems:
-        click.echo(visible(f"problem: {problem}"), err=True)
-    for failed in summary.failed_files:
-        click.echo(visible(f"failed: {failed}"), err=True)
+    reported: set[str] = totals["reported"]
+    for line in [*(f"problem: {p}" for p in summary.problems),
+                 *(f"failed: {f}" for f in summary.failed_files)]:
+        if line not in reported:  # a file that keeps failing is reported once per run
+            reported.add(line)
+            totals["problems"] += 1
+            click.echo(visible(line), err=True)
     if summary.messages_added:
         opened.update_search_index()  # searchable now, not at the next search
     if (summary.messages_added or summary.gone) and not quiet:
