@@ -36,8 +36,9 @@ _GATHER = 0.25
 class _Waiter:
     """Sleeps until something under the folders changes: file-system events when
     ``watchdog`` is installed (and ``poll`` is false), else a poll interval that doubles while
-    nothing changes, from :data:`FIRST_POLL` up to :data:`POLL_CAP` (or ``idle``) seconds. Even with events a pass
-    runs every ``idle`` seconds (new agent folders, files that settled)."""
+    nothing changes, from :data:`FIRST_POLL` up to :data:`POLL_CAP` (or ``idle``) seconds.
+    Even with events a pass runs every ``idle`` seconds (new agent folders, files that
+    settled)."""
 
     def __init__(self, idle: float, poll: bool) -> None:
         self.idle = idle
@@ -141,6 +142,7 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
             "no PATHS given and no agent session folder found (see --help): give the "
             "folders to watch")
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)  # also where a shell started it ignoring SIGINT
     started = datetime.now().astimezone()
     totals: dict[str, Any] = {"passes": 0, "messages": 0, "gone": 0, "problems": 0,
                               "reported": set()}
@@ -149,8 +151,8 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
         try:
             if not quiet and not once:
                 where = ", ".join(str(f) for f in folders) or "(no agent folder yet)"
-                click.echo(visible(f"watching {where} ({waiter.mode}) into {opened.url}"),
-                           err=True)
+                into = db_url if db_url and "://" not in db_url else opened.url
+                click.echo(visible(f"watching {where} ({waiter.mode}) into {into}"), err=True)
             while True:
                 folders = _folders(paths)
                 waiter.follow(folders)

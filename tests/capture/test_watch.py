@@ -205,6 +205,33 @@ def test_watch_install_writes_the_user_service(tmp_path: Path, monkeypatch) -> N
     assert str((Path.cwd() / "archive.sqlite").resolve()) in text
 
 
+def test_watch_prints_a_line_per_pass_and_a_status_when_stopped(store: TranscriptStore,
+                                                                tmp_path: Path) -> None:
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(cc("s-i", "u1", "one"), encoding="utf-8")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "store", "watch", "--settle", "0", "--db", url_of(store),
+         str(folder)], env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()  # the first pass stored the file
+        assert "stored 1 messages (1 sessions, 1 files)" in first
+        with (folder / "a.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write(cc("s-i", "u2", "two"))
+        second = child.stdout.readline()  # the next pass: only the new line
+        assert "stored 1 messages" in second
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(30)
+    assert child.returncode == 0
+    assert "2 messages stored" in err and keys(store, "s-i") == ["u1", "u2"]
+
+
 # -- SIGKILL -------------------------------------------------------------------------------------
 
 FILES, LINES = 30, 150
