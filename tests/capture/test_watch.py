@@ -159,6 +159,17 @@ def test_a_deleted_source_is_marked_gone_and_its_session_stays(store: Transcript
     assert store.session_sources("s-d")[0].gone_at is None
 
 
+def test_a_deleted_session_is_stored_again_by_the_next_import(store: TranscriptStore,
+                                                              tmp_path: Path) -> None:
+    path = tmp_path / "again.jsonl"
+    path.write_text(cc("s-g", "u1", "one") + cc("s-g", "u2", "two"), encoding="utf-8")
+    import_paths(store, [path], settle=0)
+    store.delete_session("s-g")
+    assert store.source_states() == {}  # its file's read state went with it
+    again = import_paths(store, [path], settle=0)
+    assert again.messages_added == 2 and keys(store, "s-g") == ["u1", "u2"]
+
+
 def test_the_claude_code_hook_captures_the_session(store: TranscriptStore,
                                                    tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
