@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
     from store.audit.usage import ToolUsage, count_tools, tool_usage
+    from store.capture.agents import AGENT_FOLDERS, AgentFolders, agent_folders
+    from store.capture.files import FileState, SessionSource
+    from store.capture.service import ServiceFile, hook_transcript, service_file
     from store.core.arguments import (
         ARGUMENT_STATUSES,
         CALL_STATUSES,
@@ -130,7 +133,9 @@ if TYPE_CHECKING:
 __version__: str  # the installed distribution's (pyproject.toml is the one place it is
 # written), read through importlib.metadata on first use: see __getattr__
 __all__ = [
+    "AGENT_FOLDERS",
     "ARGUMENT_STATUSES",
+    "AgentFolders",
     "AliasError",
     "AliasTable",
     "AmbiguousRecord",
@@ -149,6 +154,7 @@ __all__ = [
     "DistributionReport",
     "DistributionState",
     "ExportStats",
+    "FileState",
     "FrozenParametersError",
     "IMPORT_FORMATS",
     "ImportFileError",
@@ -181,9 +187,11 @@ __all__ = [
     "SchemaStatus",
     "SchemaViolation",
     "ServerToolCall",
+    "ServiceFile",
     "SessionInfo",
     "SessionNotFound",
     "SessionPage",
+    "SessionSource",
     "SettingsError",
     "StoreError",
     "StoredMessage",
@@ -210,6 +218,7 @@ __all__ = [
     "VerifyReport",
     "ViewCondition",
     "__version__",
+    "agent_folders",
     "argument_status",
     "as_utc",
     "assemble",
@@ -230,6 +239,7 @@ __all__ = [
     "export_calls_csv",
     "export_jsonl",
     "hide_passwords",
+    "hook_transcript",
     "import_paths",
     "iter_calls",
     "list_sessions",
@@ -249,6 +259,7 @@ __all__ = [
     "repair",
     "schema_audit",
     "search_calls",
+    "service_file",
     "tool_usage",
     "upgrade_database",
     "validate_arguments",
@@ -377,6 +388,14 @@ _LAZY: dict[str, tuple[str, str]] = {
     "tool_usage": ("store.audit.usage", "tool_usage"),
     "upgrade_database": ("store.db.admin", "upgrade_database"),
     "validate_arguments": ("store.tools.schemas", "validate_arguments"),
+    "AGENT_FOLDERS": ("store.capture.agents", "AGENT_FOLDERS"),
+    "AgentFolders": ("store.capture.agents", "AgentFolders"),
+    "agent_folders": ("store.capture.agents", "agent_folders"),
+    "FileState": ("store.capture.files", "FileState"),
+    "SessionSource": ("store.capture.files", "SessionSource"),
+    "ServiceFile": ("store.capture.service", "ServiceFile"),
+    "service_file": ("store.capture.service", "service_file"),
+    "hook_transcript": ("store.capture.service", "hook_transcript"),
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
     Without PATHS: the agents' own session folders found on this machine
     (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
-    are listed, then imported once you confirm (--yes: without asking).
+    are listed, then imported once you confirm (--yes: without asking). To keep an archive
+    as the agents write, use `transcript-store watch`.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
@@ -83,7 +83,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
             index = opened.update_search_index(progress=indexed)
         url = opened.url
-    counts = (("files", summary.files), ("sessions", summary.sessions),
+    counts = (("files", summary.files), ("unchanged files", summary.unchanged),
+              ("sessions", summary.sessions),
               ("messages added", summary.messages_added),
               ("already stored", summary.messages_already_stored),
               ("calls", summary.calls), ("invalid calls", summary.invalid_calls),
@@ -129,20 +130,8 @@ def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
                                "them)"), err=True)
 
 
-def agent_folders(home: Path | None = None) -> list[tuple[str, Path]]:
-    """The agents' default session folders that exist: (agent, folder)."""
-    home = home or Path.home()
-    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-    candidates = [("claude-code", home / ".claude" / "projects"),
-                  ("codex", codex_home / "sessions"),
-                  ("codex", codex_home / "archived_sessions")]
-    candidates += [("gemini-cli", chats)
-                   for chats in sorted((home / ".gemini" / "tmp").glob("*/chats"))]
-    return [(agent, folder) for agent, folder in candidates if folder.is_dir()]
-
-
 def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
-    found = agent_folders()
+    found = store.agent_folders()
     if not found:
         raise click.UsageError(
             "no PATHS given and no agent session folder found (~/.claude/projects, "

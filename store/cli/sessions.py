@@ -148,6 +148,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         transcript = opened.load(session_id, last_turns=last_turns)
+        sources = opened.session_sources(transcript.session.session_id)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
@@ -161,6 +162,12 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     out.print(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
               f"{escape(info.provider or '')} {escape(info.model or '')}  "
               f"{info.message_count} messages")
+    for source in sources:
+        if source.gone_at is None:
+            out.print(f"[dim]source: {escape(source.path)}[/dim]")
+        else:
+            out.print(f"[yellow]source gone since {source.gone_at:%Y-%m-%d %H:%M:%S} UTC "
+                      f"(deleted; kept here): {escape(source.path)}[/yellow]")
     for stored in transcript:
         role = stored.message.role
         if role == "tool" or (role == "user" and stored.message.tool_results

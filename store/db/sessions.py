@@ -29,7 +29,9 @@ from store.db.base import (
 from store.db.sqlitefile import escape_like
 from store.db.tables import (
     messages,
+    session_sources,
     sessions,
+    source_files,
     tool_aliases,
     tool_calls,
     tool_definitions,
@@ -203,8 +205,13 @@ class SessionsMixin(StoreBase):
         return self.get_session(session_id)
 
     def delete_session(self, session_id: str) -> None:
-        """Delete a session and everything in it."""
+        """Delete a session and everything in it. The read states of the files it came from
+        go too (``source_files``), so that importing them again stores it again."""
         with self._write() as conn:
+            paths = conn.execute(select(session_sources.c.path).where(
+                session_sources.c.session_id == session_id)).scalars().all()
+            if paths:
+                conn.execute(delete(source_files).where(source_files.c.path.in_(paths)))
             done = conn.execute(delete(sessions).where(sessions.c.session_id == session_id))
             if done.rowcount == 0:
                 raise SessionNotFound(session_id)

@@ -30,6 +30,7 @@ from typing import Any, Literal, Self
 from sqlalchemy import Connection, Engine, and_, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from store.capture.files import FileState
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
@@ -52,6 +53,7 @@ from store.db.engine import Durability, create_store_engine, default_url, redact
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
+from store.db.sources import SourcesMixin, write_source
 from store.db.tables import (
     messages,
     tool_calls,
@@ -74,7 +76,7 @@ __all__ = ["TranscriptStore"]
 
 
 
-class TranscriptStore(SessionsMixin):
+class TranscriptStore(SessionsMixin, SourcesMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -134,6 +136,7 @@ class TranscriptStore(SessionsMixin):
         tags: Iterable[str] = (),
         agent: str | None = None,
         on_key_conflict: Literal["skip", "raise"] = "skip",
+        source: FileState | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -144,15 +147,22 @@ class TranscriptStore(SessionsMixin):
         key); ``skipped_keys`` names what was skipped. All or nothing: one transaction.
         ``on_key_conflict="raise"``: a key already stored for a *different* message raises
         ``KeyConflictError`` and nothing is stored (the importer uses it to notice a file
-        that was rewritten).
+        that was rewritten). ``source``: where the read of the file these messages come from
+        stopped, stored in the same transaction (the importer's; see ``store/db/sources.py``).
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
-        return self._retrying_cursor(
-            lambda cursor: write_append(cursor, dialect, sid, prepared, new_session, check))
+
+        def work(cursor: Any) -> AppendResult:
+            result = write_append(cursor, dialect, sid, prepared, new_session, check)
+            if source is not None:
+                write_source(cursor, dialect, source)
+            return result
+
+        return self._retrying_cursor(work)
 
     # -- load -----------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 Every table's primary key leads with ``session_id`` so that the schema can be distributed by
 session on a sharded PostgreSQL (Citus: ``create_distributed_table(<table>, 'session_id')``),
-except ``tool_aliases``, a small global table (a Citus reference table).
+except ``tool_aliases``, a small global table, and ``source_files``, where each source file's
+read stopped (both Citus reference tables).
 
 Columns named ``*_json`` hold canonical JSON **text** (exact bytes; JSONB would reorder keys and
 drop whitespace). ``tool_calls.arguments`` is the derived, queryable copy of the arguments:
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -39,7 +41,9 @@ __all__ = [
     "WIRE_VERSION",
     "messages",
     "metadata",
+    "session_sources",
     "sessions",
+    "source_files",
     "tool_aliases",
     "tool_calls",
     "tool_definitions",
@@ -232,4 +236,34 @@ tool_aliases = Table(
     Column("raw_name", String, primary_key=True),
     Column("current_name", String, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Capture (revision 0010, store/capture): where the last read of each source file stopped, so
+# that a pass reads only what is new (store/db/sources.py); written in the transaction of the
+# rows read. A global table keyed by path (a Citus reference table).
+source_files = Table(
+    "source_files",
+    metadata,
+    Column("path", String, primary_key=True, doc="the file's resolved path"),
+    Column("identity", String, nullable=False, doc="<device>:<inode> when it was read"),
+    Column("size", BigInteger, nullable=False),
+    Column("mtime_ns", BigInteger, nullable=False),
+    Column("read_offset", BigInteger, nullable=False, doc="bytes read up to (a line start)"),
+    Column("read_lines", BigInteger, nullable=False, doc="lines before read_offset"),
+    Column("digest", String, nullable=False, doc="of the read part's ends (capture/files.py)"),
+    Column("format", String),
+    Column("context_json", Text, nullable=False,
+           doc="records a read from the offset needs again: [[line, record], ...]"),
+    Column("pending", Boolean, nullable=False, doc="something was held back"),
+    Column("read_at", UTCDateTime, nullable=False),
+    Column("gone_at", UTCDateTime, doc="when a pass found the file deleted (NULL: present)"),
+)
+
+# Which sessions each source file fed (revision 0010): a session whose file is gone says so.
+session_sources = Table(
+    "session_sources",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("path", String, primary_key=True),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
 )

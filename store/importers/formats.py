@@ -59,6 +59,7 @@ __all__ = [
     "ParsedSession",
     "decode_codex_output",
     "detect_format",
+    "read_line_records",
     "path_session_id",
     "read_sessions",
 ]
@@ -66,7 +67,8 @@ __all__ = [
 _JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
-_DETECT = 1000  # lines looked at for an agent envelope
+#: How many records format detection looks at (lines looked at for an agent envelope).
+DETECT_RECORDS = _DETECT = 1000
 
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg",
                           "compacted"})
@@ -256,6 +258,14 @@ def _canonical(records: list[Record], last_line: int, collector: Collector) -> N
 _LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
     "claude-code": _claude, "codex": _codex, "kward": _kward, "transcript-store": _canonical,
 }
+
+
+def read_line_records(fmt: str, records: list[Record], last_line: int,
+                      collector: Collector) -> None:
+    """Read parsed JSON lines of a JSON-lines agent format (``claude-code``, ``codex``,
+    ``kward``, ``transcript-store``) into ``collector``; ``last_line``: the number of the
+    file's last line with content (a Claude Code turn ending there may still grow)."""
+    _LINE_READERS[fmt](records, last_line, collector)
 
 
 def _plain_session(collector: Collector, fmt: str, model: Any = None) -> ParsedSession:

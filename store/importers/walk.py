@@ -11,6 +11,13 @@ entered. Paths are resolved; a symbolic link leading out of the root it was foun
 not followed, and a non-regular file (FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
+**Only what is new.** The store keeps, per file, where its last read stopped
+(:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
+an unchanged file is not read at all, a JSON-lines file that grew is read from where the last
+read stopped, and anything else (replaced, shrunk, rewritten, a JSON document) is read whole
+(:func:`~store.capture.reading.read_changes`). ``import`` and ``watch`` share these states. A
+line reported as a problem is not read again while the file is unchanged or only grows.
+
 A file **rewritten** since it was imported (a message stored from it under a key now holds
 something else) is noticed by the store's key check (``on_key_conflict="raise"``): nothing
 stored is changed, the file's session is imported whole into a new session
@@ -32,9 +39,11 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from store.capture.files import FileState
+from store.capture.reading import read_changes
 from store.core.errors import (
     DatabaseError,
     KeyConflictError,
@@ -51,7 +60,7 @@ from store.importers.base import (
     ImportFileError,
     ImportProblem,
 )
-from store.importers.formats import ParsedSession, check_format, read_sessions
+from store.importers.formats import ParsedSession, check_format
 from store.records.codec import encode_message
 
 __all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
@@ -111,7 +120,8 @@ class ImportSummary:
     ``deferred``: where input was held back as still being written; ``problems``: bad lines
     and records, with file and line; ``failed_files``: files not imported at all;
     ``diverged``: sessions whose file no longer matches what was imported from it before (see
-    :class:`Divergence`).
+    :class:`Divergence`); ``unchanged``: files not read, unchanged since their last read;
+    ``gone``: source files newly found deleted (``notice_deleted``).
     """
 
     files: int = 0
@@ -126,6 +136,8 @@ class ImportSummary:
     problems: list[ImportProblem] = field(default_factory=list)
     failed_files: list[FailedFile] = field(default_factory=list)
     diverged: list[Divergence] = field(default_factory=list)
+    unchanged: int = 0
+    gone: int = 0
 
     @property
     def skipped_lines(self) -> int:
@@ -221,6 +233,7 @@ def import_paths(
     progress: Callable[[ImportProgress], None] | None = None,
     settle: float = DEFAULT_SETTLE_SECONDS,
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    notice_deleted: bool = False,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
 
@@ -231,13 +244,19 @@ def import_paths(
 
     ``format`` forces one of :data:`~store.importers.formats.FORMATS` (else each file's format is
     detected); ``progress`` is called before each file and once at the end; ``settle`` is
-    passed to :func:`~store.importers.formats.read_sessions`.
+    passed to :func:`~store.importers.formats.read_sessions`. ``notice_deleted``: a source
+    file read before under one of the given folders and now deleted is marked gone
+    (``summary.gone``; its sessions stay, and say so).
     """
     check_format(format)
     summary = ImportSummary()
-    found = list(iter_import_files(paths))
+    given = list(paths)
+    found = list(iter_import_files(given))
     files = [f for f in found if isinstance(f, Path)]
     summary.failed_files.extend(f for f in found if isinstance(f, FailedFile))
+    states = store.source_states()
+    if notice_deleted:
+        summary.gone = _notice_deleted(store, given, states, found)
     sizes = [_size(f) for f in files]
     total = sum(sizes)
     done = 0
@@ -248,7 +267,8 @@ def import_paths(
         done += size
         _log.info("importing %s (file %d of %d)", path, number + 1, len(files))
         try:
-            parsed = read_sessions(path, format, settle=settle, max_file_bytes=max_file_bytes)
+            read = read_changes(path, states.get(str(path)), format=format, settle=settle,
+                                max_file_bytes=max_file_bytes)
         except ImportFileError as exc:
             _log.warning("not imported: %s: %s", path, exc.reason)
             summary.failed_files.append(FailedFile(path, exc.reason))
@@ -256,6 +276,10 @@ def import_paths(
         except MemoryError:
             summary.failed_files.append(FailedFile(path, _NO_MEMORY))
             continue
+        if read is None:
+            summary.unchanged += 1
+            continue
+        parsed = read.parsed
         summary.files += 1
         for problem in parsed.problems:
             _log.warning("import problem: %s", problem)
@@ -263,13 +287,19 @@ def import_paths(
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
             summary.skipped[reason] = summary.skipped.get(reason, 0) + count
+        carry = _Carry(replace(read.state, sessions=tuple(s.session_id
+                                                          for s in parsed.sessions)))
         try:
-            for session in parsed.sessions:
-                _import_session(store, path, session, summary)
+            for number_in_file, session in enumerate(parsed.sessions, 1):
+                last = number_in_file == len(parsed.sessions)
+                _import_session(store, path, session, summary, carry=carry, last=last)
         except MemoryError:
             summary.failed_files.append(FailedFile(path, _NO_MEMORY + " (partly stored: "
                                                    "import it again to add the rest)"))
-        del parsed
+        else:
+            if not carry.written:
+                store.save_source(carry.state)
+        del parsed, read
     if progress is not None:
         progress(ImportProgress(len(files), len(files), total, total, None,
                                 summary.messages_added))
@@ -280,6 +310,44 @@ def import_paths(
     return summary
 
 
+class _Carry:
+    """A file's new state, waiting for the transaction of the file's last rows."""
+
+    def __init__(self, state: FileState) -> None:
+        self.state = state
+        self.written = False
+
+    def take(self) -> FileState | None:
+        if self.written:
+            return None
+        self.written = True
+        return self.state
+
+    def put_back(self) -> None:
+        self.written = False
+
+    def also(self, session_id: str) -> None:
+        self.state = replace(self.state, sessions=(*self.state.sessions, session_id))
+
+
+def _notice_deleted(store: TranscriptStore, given: list[Path | str],
+                    states: dict[str, FileState], found: list[Path | FailedFile]) -> int:
+    """Mark the files read before under the given folders that no longer exist."""
+    roots = []
+    for entry in given:
+        try:
+            root = Path(entry).resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if root.is_dir():
+            roots.append(str(root).rstrip(os.sep) + os.sep)
+    seen = {str(f if isinstance(f, Path) else f.path) for f in found}
+    gone = [path for path, state in states.items()
+            if state.gone_at is None and path not in seen and path.startswith(tuple(roots))
+            and not os.path.lexists(path)]
+    return store.mark_sources_gone(gone) if gone else 0
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -288,7 +356,8 @@ def _size(path: Path) -> int:
 
 
 def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
-                    summary: ImportSummary, target: str | None = None, depth: int = 0) -> None:
+                    summary: ImportSummary, target: str | None = None, depth: int = 0, *,
+                    carry: _Carry | None = None, last: bool = False) -> None:
     original = session.session_id
     sid = target or original
     try:
@@ -299,17 +368,20 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     summary.sessions += 1
     summary.sessions_created += created
 
-    def append(items: list[Message], keys: list[str], check: bool = False) -> AppendResult:
+    def append(items: list[Message], keys: list[str], check: bool = False,
+               source: FileState | None = None) -> AppendResult:
         return store.append(sid, items, keys=keys, title=session.title,
                             provider=session.provider, model=session.model, cwd=session.cwd,
                             tags=session.tags, agent=session.agent,
-                            on_key_conflict="raise" if check else "skip")
+                            on_key_conflict="raise" if check else "skip", source=source)
 
     results: list[AppendResult] = []
     try:
         for start in range(0, len(session.items), _CHUNK):
+            final = last and start + _CHUNK >= len(session.items)
             results += _append_chunk(append, path, session, sid, start, summary,
-                                     check=depth < _MAX_DIVERGENCE)
+                                     check=depth < _MAX_DIVERGENCE,
+                                     carry=carry if final else None)
     except KeyConflictError as conflict:
         # The file was rewritten: import it whole beside what is stored, and say so.
         if created:
@@ -319,7 +391,10 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         first = session.keys.index(conflict.keys[0])
         new_sid = f"{sid}@{_message_digest(session.keys[first], session.items[first])}"
         summary.diverged.append(Divergence(path, sid, new_sid, conflict.keys))
-        _import_session(store, path, session, summary, new_sid, depth + 1)
+        if carry is not None:
+            carry.also(new_sid)
+        _import_session(store, path, session, summary, new_sid, depth + 1, carry=carry,
+                        last=last)
         return
     for result in results:
         _count(result, summary)
@@ -332,15 +407,19 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
 
 def _append_chunk(append: Callable[..., AppendResult], path: Path, session: ParsedSession,
                   sid: str, start: int, summary: ImportSummary,
-                  check: bool) -> list[AppendResult]:
-    """One batch of a session's messages; when the store refuses one, the batch again message
-    by message, so that only the refused ones are reported (with their lines)."""
+                  check: bool, carry: _Carry | None = None) -> list[AppendResult]:
+    """One batch of a session's messages (the file's last batch carries the file's new state
+    into its transaction); when the store refuses one, the batch again message by message,
+    so that only the refused ones are reported (with their lines)."""
     end = start + _CHUNK
+    source = carry.take() if carry is not None else None
     try:
-        return [append(session.items[start:end], session.keys[start:end], check)]
-    except KeyConflictError:
-        raise
-    except StoreError as exc:
+        return [append(session.items[start:end], session.keys[start:end], check, source)]
+    except BaseException as exc:
+        if carry is not None and source is not None:
+            carry.put_back()  # rolled back with the batch
+        if isinstance(exc, KeyConflictError) or not isinstance(exc, StoreError):
+            raise
         if isinstance(exc, DatabaseError) and not refused_value(exc):
             raise
     results = []

@@ -101,6 +101,16 @@ def route(viewer: Viewer, request: Request, session_id: str, rest: tuple[str, ..
     raise NotFound(f"no page at {request.path}")
 
 
+def _sources(sources: list[store.SessionSource]) -> Markup:
+    """Where the session came from; a source file deleted since says so, and since when."""
+    items = join(
+        html('<li class="warn">source gone since {when} (deleted; kept here): '
+             "<code>{path}</code></li>", when=when(s.gone_at), path=s.path)
+        if s.gone_at is not None else html("<li>source: <code>{path}</code></li>", path=s.path)
+        for s in sources)
+    return html('<ul class="sources">{items}</ul>', items=items) if sources else Markup("")
+
+
 def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
     tags = join((html('<span class="tag">{t}</span>', t=t) for t in info.tags), " ")
     facts = html(
@@ -163,7 +173,9 @@ def session_page(viewer: Viewer, request: Request, session_id: str) -> Response:
     body = html(
         '{head}{tools}<h2 class="transcript-title">Transcript <small>messages {a}–{b} of '
         '{n}</small></h2>{bar}<div class="transcript">{messages}</div>{bar}',
-        head=_session_head(transcript.session, index), tools=_tools_bar(session_id),
+        head=join((_session_head(transcript.session, index),
+                   _sources(viewer.store.session_sources(session_id)))),
+        tools=_tools_bar(session_id),
         a=window[0].position if window else 0, b=window[-1].position if window else 0,
         n=len(messages), bar=bar,
         messages=join(message_html(session_id, stored, index, per) for stored in window)

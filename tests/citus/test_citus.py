@@ -133,6 +133,8 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "tool_definitions": ("distributed", "created", 0),
         "search_items": ("distributed", "created", 0),  # the search index: not caught up yet
         "call_views": ("distributed", "created", 0),  # the argument views: the same
+        "source_files": ("reference", "created", 0),  # capture (revision 0010)
+        "session_sources": ("distributed", "created", 0),
     }
     assert report.changed and report.shard_count == SHARDS and report.state.distributed
     tables = layout(url)
@@ -159,7 +161,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
 
     again = store.distribute_database(url, shard_count=SHARDS + 4)
 
-    assert [a.outcome for a in again.actions] == ["already"] * 8 and not again.changed
+    assert [a.outcome for a in again.actions] == ["already"] * 10 and not again.changed
     assert again.notes and "ignored" in again.notes[0]  # the other shard count is not applied
     assert layout(url) == tables
 
@@ -183,13 +185,14 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert ": distributed; distributed on Citus" in first.output
     assert second.exit_code == 0 and "already distributed, nothing changed" in second.output
     assert check.exit_code == 0 and "schema matches the code" in check.output
-    assert "7 tables by session_id in 4 co-located shards, reference: tool_aliases" in (
-        check.output)
+    assert ("8 tables by session_id in 4 co-located shards, reference: source_files, "
+            "tool_aliases") in check.output
     assert current.exit_code == 0 and "distributed on Citus" in current.output
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
-        ("tool_aliases", "sessions", "messages", "tool_definitions", "tool_calls",
-         "tool_results", "search_items", "call_views"), "already")
+        ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
+         "tool_calls", "tool_results", "search_items", "call_views", "session_sources"),
+        "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -210,7 +213,7 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "call_views"}
+        "call_views", "source_files", "session_sources"}
     assert store.check_database(url).distributed
 
 

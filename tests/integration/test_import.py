@@ -104,8 +104,9 @@ def test_corpus_claude_code_and_codex(store, corpus, tmp_path):
     assert output.startswith('{"output":"LM Studio configuration.md\\n')  # verbatim
     assert decode_codex_output(output).startswith("LM Studio configuration.md\n")
 
-    again = import_paths(store, [folder])
-    assert (again.messages_added, again.messages_already_stored) == (0, 86)
+    again = import_paths(store, [folder])  # unchanged files are not even read
+    assert (again.messages_added, again.messages_already_stored, again.files) == (0, 0, 0)
+    assert again.unchanged == summary.files
     assert again.sessions_created == 0
 
 
@@ -193,8 +194,8 @@ def test_every_other_format(store, tmp_path):
     assert call.call.input == {"command": "pytest"} and call.result.content == "ok"
     assert [m.key for m in kward] == ["m1", "m2", "m3"]
 
-    again = import_paths(store, [tmp_path / "in"], settle=0)
-    assert again.messages_added == 0 and again.messages_already_stored == 20
+    again = import_paths(store, [tmp_path / "in"], settle=0)  # unchanged: not read again
+    assert (again.messages_added, again.files, again.unchanged) == (0, 0, 6)
 
 
 # -- growth --------------------------------------------------------------------------------------
@@ -226,7 +227,8 @@ def test_a_file_that_grows_adds_only_its_new_part(store, tmp_path):
         for i in range(5)]  # in reverse order
     append_jsonl(path, results)
     second = import_paths(store, [path], settle=NEVER)
-    assert (second.messages_added, second.messages_already_stored) == (6, 1)
+    # read from the held-back turn on: the prompt is not read again
+    assert (second.messages_added, second.messages_already_stored) == (6, 0)
     assert (second.calls, second.deferred) == (5, [])
     transcript = store.load("grow-1")
     assert [m.key for m in transcript] == ["u1", "msg_G", "r0", "r1", "r2", "r3", "r4"]
@@ -235,7 +237,7 @@ def test_a_file_that_grows_adds_only_its_new_part(store, tmp_path):
         (f"toolu_{i}", str(i)) for i in range(5)]
 
     third = import_paths(store, [path], settle=NEVER)
-    assert (third.messages_added, third.messages_already_stored) == (0, 7)
+    assert (third.messages_added, third.files, third.unchanged) == (0, 0, 1)
 
 
 def test_a_growing_codex_rollout(store, tmp_path):
@@ -251,8 +253,8 @@ def test_a_growing_codex_rollout(store, tmp_path):
     append_jsonl(path, [line("event_msg", {"type": "token_count"}),
                         line("response_item", {"type": "function_call_output",
                                                "call_id": "call_x", "output": output})])
-    grown = import_paths(store, [path])
-    assert (grown.messages_added, grown.messages_already_stored) == (1, 1)
+    grown = import_paths(store, [path])  # read from where the last read stopped
+    assert (grown.messages_added, grown.messages_already_stored) == (1, 0)
     (call,) = store.load("cx-1").calls()
     assert isinstance(call.result, ToolResult) and call.result.content == output
 
@@ -297,15 +299,15 @@ def test_a_session_or_message_the_store_refuses_is_reported_and_the_rest_stored(
     # reported, with its line; the others are stored
     path = write_jsonl(tmp_path / "chat.jsonl", [{"role": "user", "content": c}
                                                  for c in ("one", "two", "three")])
-    real = importer.read_sessions
+    real = importer.read_changes
 
-    def poisoned(file, fmt=None, *, settle=0.0, **options):
-        parsed = real(file, fmt, settle=settle, **options)
-        session = parsed.sessions[0]
+    def poisoned(file, state, **options):
+        read = real(file, state, **options)
+        session = read.parsed.sessions[0]
         session.items[1] = Message("user", (TextPart("bad \ud800"),))
-        return parsed
+        return read
 
-    monkeypatch.setattr(importer, "read_sessions", poisoned)
+    monkeypatch.setattr(importer, "read_changes", poisoned)
     summary = import_paths(store, [path])
     assert summary.messages_added == 2
     assert [(p.path, p.line) for p in summary.problems] == [(path, 2)]

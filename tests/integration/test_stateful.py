@@ -132,7 +132,7 @@ def fresh_databases(backend: str, request: pytest.FixtureRequest,
 def _empty_postgres(engine: Engine) -> None:
     """What the integration conftest does before each test: empty, aliases re-seeded."""
     with engine.begin() as conn:
-        conn.execute(text("TRUNCATE sessions, tool_aliases CASCADE"))
+        conn.execute(text("TRUNCATE sessions, tool_aliases, source_files CASCADE"))
         now = datetime.now(UTC)
         conn.execute(insert(tool_aliases), [
             {"agent": agent or "", "raw_name": raw, "current_name": cur, "created_at": now}

@@ -59,14 +59,14 @@ def test_running_out_of_memory_fails_one_file(store: TranscriptStore, tmp_path: 
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     first = lines(tmp_path / "a.jsonl", 2)
     second = lines(tmp_path / "b.jsonl", 2)
-    real = walk.read_sessions
+    real = walk.read_changes
 
-    def starved(path, fmt=None, **kwargs):
+    def starved(path, state, **kwargs):
         if Path(path).name == "a.jsonl":
             raise MemoryError
-        return real(path, fmt, **kwargs)
+        return real(path, state, **kwargs)
 
-    monkeypatch.setattr(walk, "read_sessions", starved)
+    monkeypatch.setattr(walk, "read_changes", starved)
     summary = import_paths(store, [first, second], settle=0)
     assert [(f.path, "not enough memory" in f.error) for f in summary.failed_files] == [
         (first, True)]

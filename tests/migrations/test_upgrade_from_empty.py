@@ -40,6 +40,11 @@ EXPECTED_COLUMNS = {
         "recorded_at",
     },
     "tool_aliases": {"agent", "raw_name", "current_name", "created_at"},
+    "source_files": {
+        "path", "identity", "size", "mtime_ns", "read_offset", "read_lines", "digest",
+        "format", "context_json", "pending", "read_at", "gone_at",
+    },
+    "session_sources": {"session_id", "path"},
     "alembic_version": {"version_num"},
 }
 
@@ -56,6 +61,8 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
+    "source_files": ("pk_source_files", ["path"]),
+    "session_sources": ("pk_session_sources", ["session_id", "path"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
@@ -81,6 +88,8 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "tool_definitions": {},
     "tool_aliases": {},
     "call_views": {},
+    "source_files": {},
+    "session_sources": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -107,6 +116,10 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
         "fk_call_views_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
+    },
+    "source_files": {},
+    "session_sources": {
+        "fk_session_sources_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
     },
 }
 
@@ -211,10 +224,10 @@ class TestMigratedSchema:
         leading = {
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
-            if table not in ("tool_aliases", "alembic_version")
+            if table not in ("tool_aliases", "source_files", "alembic_version")
         }
 
-        assert len(leading) == 6
+        assert len(leading) == 7
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -288,7 +301,8 @@ class TestDowngrade:
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
-        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views"}
+        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views", "source_files",
+                                                                  "session_sources"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

@@ -133,7 +133,7 @@ def test_postgres_role_with_read_grants_only(postgres_url: str) -> None:
     admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
-            conn.execute(text("TRUNCATE sessions CASCADE"))
+            conn.execute(text("TRUNCATE sessions, source_files CASCADE"))
         with TranscriptStore.open(postgres_url) as opened:
             fill_corpus(opened)
             add_hostile(opened)
