@@ -175,10 +175,11 @@ def test_no_import_cycles():
 #: routes answer BadRequest/NotFound as 4xx; the schema coercer's marker; a path step missing
 #: in an integration record), Python protocol errors (``__getattr__``/frozen ``__setattr__``
 #: raise AttributeError), internal assertions, the stream handlers' helpers (which build a
-#: StreamError) and click's own usage errors in the CLI.
+#: StreamError), click's own usage errors in the CLI, and SQLAlchemy's DisconnectionError (the
+#: pool's signal, raised in a checkout hook, to replace a connection that failed its ping).
 _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "AttributeError",
                     "AssertionError", "self.error", "self.no_open_call", "click.BadParameter",
-                    "click.UsageError", "click.ClickException"}
+                    "click.UsageError", "click.ClickException", "DisconnectionError"}
 
 
 def test_the_package_raises_only_store_errors():
