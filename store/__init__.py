@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
+    from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
     from store.audit.usage import ToolUsage, count_tools, tool_usage
     from store.core.arguments import (
         ARGUMENT_STATUSES,
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
         UsageError,
     )
     from store.core.keys import camelize_args
+    from store.usage.prices import PriceTable, load_prices
+    from store.usage.tokens import TokenUsage
     from store.core.model import (
         InvalidToolCall,
         Message,
@@ -173,6 +176,7 @@ __all__ = [
     "ParsedFile",
     "ParsedSession",
     "Part",
+    "PriceTable",
     "RecordError",
     "Redactor",
     "RepairChange",
@@ -194,9 +198,11 @@ __all__ = [
     "Target",
     "TextPart",
     "ThinkingPart",
+    "TokenUsage",
     "TooLargeError",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolContext",
     "ToolDefinition",
     "ToolResult",
     "ToolUsage",
@@ -205,6 +211,7 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "UsageError",
+    "UsageTotals",
     "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
@@ -233,6 +240,7 @@ __all__ = [
     "import_paths",
     "iter_calls",
     "list_sessions",
+    "load_prices",
     "load_schema_file",
     "loads_json",
     "normalize_message",
@@ -249,13 +257,22 @@ __all__ = [
     "repair",
     "schema_audit",
     "search_calls",
+    "tool_context",
     "tool_usage",
     "upgrade_database",
+    "usage_report",
     "validate_arguments",
 ]
 
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
+    "ToolContext": ("store.audit.costs", "ToolContext"),
+    "UsageTotals": ("store.audit.costs", "UsageTotals"),
+    "tool_context": ("store.audit.costs", "tool_context"),
+    "usage_report": ("store.audit.costs", "usage_report"),
+    "PriceTable": ("store.usage.prices", "PriceTable"),
+    "load_prices": ("store.usage.prices", "load_prices"),
+    "TokenUsage": ("store.usage.tokens", "TokenUsage"),
     "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
     "DistributionReport": ("store.db.distribute", "DistributionReport"),
     "DistributionState": ("store.db.distribute", "DistributionState"),
