@@ -19,11 +19,11 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
+    from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
-    from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
     from store.audit.usage import ToolUsage, count_tools, tool_usage
     from store.core.arguments import (
         ARGUMENT_STATUSES,
@@ -59,8 +59,6 @@ if TYPE_CHECKING:
         UsageError,
     )
     from store.core.keys import camelize_args
-    from store.usage.prices import PriceTable, load_prices
-    from store.usage.tokens import TokenUsage
     from store.core.model import (
         InvalidToolCall,
         Message,
@@ -129,6 +127,8 @@ if TYPE_CHECKING:
         validate_arguments,
     )
     from store.tools.vocabulary import VOCABULARY
+    from store.usage.prices import PriceTable, load_prices
+    from store.usage.tokens import TokenUsage
 
 __version__: str  # the installed distribution's (pyproject.toml is the one place it is
 # written), read through importlib.metadata on first use: see __getattr__

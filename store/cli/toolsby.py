@@ -4,7 +4,7 @@ sparkline over the periods or a bar per agent or model."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 import store
 from store.cli._common import console, emit_json, open_store
@@ -12,6 +12,20 @@ from store.cli._common import safe_markup as escape
 from store.cli.usage import bar, sparkline
 
 __all__ = ["tools_by"]
+
+#: The most periods a sparkline shows (the latest ones).
+MAX_PERIODS = 60
+
+
+def _periods(keys: list[str], step: int) -> list[str]:
+    """Every period from the first key to the last (empty ones too: a sparkline is a time
+    axis), at most the latest :data:`MAX_PERIODS`."""
+    if not keys:
+        return []
+    first, last = date.fromisoformat(keys[0]), date.fromisoformat(keys[-1])
+    count = (last - first).days // step + 1
+    start = max(0, count - MAX_PERIODS)
+    return [(first + timedelta(days=step * i)).isoformat() for i in range(start, count)]
 
 
 def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
@@ -26,7 +40,7 @@ def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetim
     from rich.table import Table
 
     if by in ("day", "week"):
-        periods = sorted({e.key for e in entries})
+        periods = _periods(sorted({e.key for e in entries}), 7 if by == "week" else 1)
         per_tool: dict[str, dict[str, int]] = {}
         tokens: dict[str, int] = {}
         for e in entries:

@@ -15,8 +15,8 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   ``search_items.body``; on SQLite it is indexed by ``search_fts`` (FTS5, trigram, an
   external-content table over ``search_items`` since revision 0008, so sqlite-utils and
   Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses); on
-  PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending list and is
-  merged in one go). Items cascade away with their message, so no stale text survives a
+  PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
+  list and is merged in one go). Items cascade away with their message, so no stale text survives a
   truncate or a deleted session (on SQLite the FTS rows of deleted items stay as unreachable
   garbage until :func:`rebuild`).
 * **When**: at the first search after new writes when the store is writable

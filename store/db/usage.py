@@ -89,9 +89,7 @@ def usage_rows(conn: Connection, *, since: datetime | None = None,
            + " ORDER BY m.created_at, u.session_id, u.position")
     for row in conn.exec_driver_sql(sql, tuple(params)):
         sid, position, at, agent_name, cwd, model, request, response, *counts = row
-        yield UsageRow(str(sid), int(position),
-                       read_time(at),
-                       agent_name, cwd,
-                       TokenUsage(*(int(c) for c in counts), model=model, request_id=request,
-                                  response_id=response))
+        inp, out, create, read, reasoning = (int(c) for c in counts)
+        yield UsageRow(str(sid), int(position), read_time(at), agent_name, cwd,
+                       TokenUsage(inp, out, create, read, reasoning, model, request, response))
 

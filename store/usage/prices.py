@@ -89,7 +89,8 @@ def _entry(model: str, raw: Mapping[str, Any]) -> ModelPrice | None:
     above = tuple((name, price) for name, key in _FIELDS.items()
                   if (price := _number(raw.get(f"{key}_above_{TIER_TOKENS // 1000}k_tokens")))
                   is not None)
-    return ModelPrice(model, *(values[n] or 0.0 for n in _FIELDS), above=above)
+    return ModelPrice(model, values["input"] or 0.0, values["output"] or 0.0,
+                      values["cache_creation"] or 0.0, values["cache_read"] or 0.0, above)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from usage_agent_files import SONNET, claude_lines, codex_lines, gemini_chat, write_jsonl
 
 from store import TranscriptStore, import_paths, load_prices, tool_context, usage_report
 from store.core.errors import ConfigurationError, UsageError
 from store.usage.tokens import TokenUsage
-from usage_agent_files import SONNET, claude_lines, codex_lines, gemini_chat, write_jsonl
 
 
 def rows(db: TranscriptStore) -> list[tuple[object, ...]]:
