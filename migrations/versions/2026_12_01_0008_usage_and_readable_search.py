@@ -17,7 +17,9 @@ Two changes (issue 24, issue 26 item 3):
   The catch-up now writes the decoded text to ``search_items.body`` (the column PostgreSQL
   already fills) besides the index; appends are unchanged. The upgrade computes the text of
   every item already indexed (the library's decoder, as the catch-up does) and rebuilds the
-  index from it; the downgrade puts the contentless table back, filled from that text.
+  index from it; a trigger takes a deleted item's text out of the index (a contentless table
+  kept it until a reindex). The downgrade puts the contentless table back, filled from that
+  text.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ depends_on: str | Sequence[str] | None = None
 # Frozen here on purpose (a revision must not change when the library does).
 _FTS_EXTERNAL = ("CREATE VIRTUAL TABLE search_fts USING fts5(body, content=\"search_items\", "
                  "content_rowid=\"id\", columnsize=0, tokenize='trigram')")
+# Deletes (a cascade from a truncated or deleted session) take their text out of the index,
+# so no unreachable rows remain (the contentless table kept them until a reindex).
+_FTS_DELETE = ("CREATE TRIGGER search_items_fts_delete AFTER DELETE ON search_items "
+               "WHEN old.body IS NOT NULL BEGIN "
+               "INSERT INTO search_fts (search_fts, rowid, body) "
+               "VALUES ('delete', old.id, old.body); END")
 _FTS_CONTENTLESS = ("CREATE VIRTUAL TABLE search_fts USING fts5("
                     "body, content='', columnsize=0, tokenize='trigram')")
 _BATCH = 2000
@@ -96,11 +104,13 @@ def upgrade() -> None:
     op.execute("DROP TABLE search_fts")
     op.execute(_FTS_EXTERNAL)
     op.execute("INSERT INTO search_fts(search_fts) VALUES ('rebuild')")
+    op.execute(_FTS_DELETE)
 
 
 def downgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name == "sqlite" and _has_fts(conn):
+        op.execute("DROP TRIGGER IF EXISTS search_items_fts_delete")
         op.execute("DROP TABLE search_fts")
         op.execute(_FTS_CONTENTLESS)
         op.execute("INSERT INTO search_fts (rowid, body) "

@@ -13,6 +13,8 @@ import store
 from store.cli._common import IsoTime, console, db_option, emit_json, open_store
 from store.cli._common import safe_markup as escape
 
+#: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
+JSON_KEYS = {"session": "session_id"}
 #: Sparkline steps, lowest first.
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -34,7 +36,10 @@ def bar(value: int, top: int, width: int = 20) -> str:
 
 
 def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    if value is None:
+        return "-"
+    return f"${value:,.6f}" if value < 0.01 else f"${value:,.4f}" if value < 1 else \
+        f"${value:,.2f}"
 
 
 def _prices(path: Path | None) -> store.PriceTable:
@@ -96,7 +101,9 @@ def usage(db_url: str | None, by: str, since: datetime | None, until: datetime |
             totals = store.usage_report(opened, by=by, since=since, until=until, agent=agent,
                                         prices=prices)
             unpriced = set().union(*(t.unpriced_models for t in totals)) if totals else set()
-            rows = [{by: t.key, "input_tokens": t.input_tokens,
+            name = JSON_KEYS.get(by, by)
+            rows = [{name: t.key, **({"cwd": t.key} if by == "project" else {}),
+                     "input_tokens": t.input_tokens,
                      "output_tokens": t.output_tokens,
                      "cache_creation_tokens": t.cache_creation_tokens,
                      "cache_read_tokens": t.cache_read_tokens,
@@ -132,7 +139,7 @@ def _table(by: str, rows: list[dict[str, Any]], prices: store.PriceTable) -> Non
         else:
             cost = _money(row["cost_usd"]) + (" (part: no price)" if row["unpriced_models"]
                                               and row["cost_usd"] is not None else "")
-            table.add_row(escape(str(row[by])), f"{row['input_tokens']:,}",
+            table.add_row(escape(str(row[JSON_KEYS.get(by, by)])), f"{row['input_tokens']:,}",
                           f"{row['output_tokens']:,}", f"{row['cache_creation_tokens']:,}",
                           f"{row['cache_read_tokens']:,}", f"{row['total_tokens']:,}",
                           cost if row["cost_usd"] is not None else "no price")

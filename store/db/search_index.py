@@ -17,8 +17,8 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses); on
   PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
   list and is merged in one go). Items cascade away with their message, so no stale text survives a
-  truncate or a deleted session (on SQLite the FTS rows of deleted items stay as unreachable
-  garbage until :func:`rebuild`).
+  truncate or a deleted session (on SQLite a trigger takes their text out of ``search_fts``,
+  revision 0008).
 * **When**: at the first search after new writes when the store is writable
   (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
@@ -340,10 +340,10 @@ def fts_query(needle: str) -> str:
 
 def rebuild_statements(dialect: str) -> Iterator[str]:
     """Forget the whole index (it is then caught up from the start), e.g. to drop the
-    unreachable FTS rows of deleted items on SQLite. One transaction."""
-    if dialect == "sqlite":
+    rows an older revision's contentless FTS table kept for deleted items. One transaction."""
+    yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of search_fts
+    if dialect == "sqlite":  # and anything an older revision left behind
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
-    yield f"DELETE FROM {SEARCH_ITEMS}"
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
 

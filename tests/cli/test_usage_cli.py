@@ -47,9 +47,10 @@ def rows(*args: str) -> list[dict[str, object]]:
                                 "project"])
 def test_every_grouping_gives_one_row_per_key_with_the_counts_and_cost(db: str, by: str) -> None:
     found = rows("usage", "--by", by, "--db", db)
+    key = "session_id" if by == "session" else by
 
-    assert found and all(COUNTS | {by} <= set(row) for row in found)
-    assert len({row[by] for row in found}) == len(found)
+    assert found and all(COUNTS | {key} <= set(row) for row in found)
+    assert len({row[key] for row in found}) == len(found)
     assert sum(int(str(row["output_tokens"])) for row in found) == 120 + 41 + 120 + 41 + 90
 
 

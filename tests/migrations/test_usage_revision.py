@@ -108,3 +108,21 @@ def test_the_downgrade_puts_the_contentless_index_back(engine: Engine) -> None:
                     for needle in ("needle-in-call", "haystack-in")]
         assert "content=''" in sql
         assert hits == [[1], [2]]
+
+
+def test_a_deleted_session_leaves_no_text_in_the_index(engine: Engine, new_url: str) -> None:
+    at_0007_indexed(engine)
+    migrate.upgrade(engine)
+
+    with TranscriptStore.open(new_url) as writer:
+        writer.delete_session("s")
+
+    if engine.dialect.name == "sqlite":
+        with engine.begin() as conn:
+            left = conn.execute(text("SELECT count(*) FROM search_fts WHERE search_fts "
+                                     "MATCH '\"needle-in-call\"'")).scalar_one()
+            conn.execute(text("INSERT INTO search_fts (search_fts) VALUES "
+                              "('integrity-check')"))  # raises on an index out of step
+        assert left == 0
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM search_items")).scalar_one() == 0
