@@ -19,6 +19,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
+    from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
@@ -129,6 +130,8 @@ if TYPE_CHECKING:
         validate_arguments,
     )
     from store.tools.vocabulary import VOCABULARY
+    from store.usage.prices import PriceTable, load_prices
+    from store.usage.tokens import TokenUsage
 
 __version__: str  # the installed distribution's (pyproject.toml is the one place it is
 # written), read through importlib.metadata on first use: see __getattr__
@@ -179,6 +182,7 @@ __all__ = [
     "ParsedFile",
     "ParsedSession",
     "Part",
+    "PriceTable",
     "RecordError",
     "Redactor",
     "RepairChange",
@@ -202,9 +206,11 @@ __all__ = [
     "Target",
     "TextPart",
     "ThinkingPart",
+    "TokenUsage",
     "TooLargeError",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolContext",
     "ToolDefinition",
     "ToolResult",
     "ToolUsage",
@@ -213,6 +219,7 @@ __all__ = [
     "UNKNOWN_TOOL",
     "UnrecognizedRecord",
     "UsageError",
+    "UsageTotals",
     "VOCABULARY",
     "VerifyProblem",
     "VerifyReport",
@@ -243,6 +250,7 @@ __all__ = [
     "import_paths",
     "iter_calls",
     "list_sessions",
+    "load_prices",
     "load_schema_file",
     "loads_json",
     "normalize_message",
@@ -260,13 +268,22 @@ __all__ = [
     "schema_audit",
     "search_calls",
     "service_file",
+    "tool_context",
     "tool_usage",
     "upgrade_database",
+    "usage_report",
     "validate_arguments",
 ]
 
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
+    "ToolContext": ("store.audit.costs", "ToolContext"),
+    "UsageTotals": ("store.audit.costs", "UsageTotals"),
+    "tool_context": ("store.audit.costs", "tool_context"),
+    "usage_report": ("store.audit.costs", "usage_report"),
+    "PriceTable": ("store.usage.prices", "PriceTable"),
+    "load_prices": ("store.usage.prices", "load_prices"),
+    "TokenUsage": ("store.usage.tokens", "TokenUsage"),
     "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
     "DistributionReport": ("store.db.distribute", "DistributionReport"),
     "DistributionState": ("store.db.distribute", "DistributionState"),

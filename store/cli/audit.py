@@ -136,12 +136,21 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
 @click.option("--offset", type=count(), default=0)
+@click.option("--by", type=click.Choice(["day", "week", "agent", "model"]),
+              help="Per tool and per day, week, agent or model: calls and the tokens the "
+                   "results carried into the context (estimated), with a sparkline or bar.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: str | None, until: str | None,
-                session: str | None, limit: int, offset: int, as_json: bool) -> None:
+                session: str | None, limit: int, offset: int, by: str | None,
+                as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
+    if by is not None:
+        from store.cli.toolsby import tools_by
+
+        tools_by(db_url, by, _time(since), _time(until), as_json)
+        return
     with open_store(db_url, read_only=True) as opened:
         every = store.tool_usage(opened, since=_time(since), until=_time(until),
                                  session_id=session, limit=None)

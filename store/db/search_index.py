@@ -11,13 +11,14 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   shows exactly the committed rows to index. ``truncate`` lowers the watermark with
   ``next_position``.
 * **Items**: ``search_items`` holds one row per call and per result: its key and the call it
-  belongs to (a call: itself; a result: its linked call, NULL for an orphan). On SQLite the
-  decoded text goes to ``search_fts`` (FTS5, trigram, contentless, keyed by the item's id,
-  which ``AUTOINCREMENT`` never reuses); on PostgreSQL to ``search_items.body`` under a
-  pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending list and is
-  merged in one go). Items cascade away with their message, so no stale text survives a
-  truncate or a deleted session (on SQLite the FTS rows of deleted items stay as unreachable
-  garbage until :func:`rebuild`).
+  belongs to (a call: itself; a result: its linked call, NULL for an orphan). The decoded text is
+  ``search_items.body``; on SQLite it is indexed by ``search_fts`` (FTS5, trigram, an
+  external-content table over ``search_items`` since revision 0008, so sqlite-utils and
+  Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses); on
+  PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
+  list and is merged in one go). Items cascade away with their message, so no stale text survives a
+  truncate or a deleted session (on SQLite a trigger takes their text out of ``search_fts``,
+  revision 0008).
 * **When**: at the first search after new writes when the store is writable
   (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
@@ -247,12 +248,12 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
                            "coalesce((SELECT max(id) FROM search_items), 0))")
             first = int(cursor.fetchone()[0]) + 1  # type: ignore[index]
             ids = range(first, first + len(items))
+            bodies = list(zip(ids, texts, strict=True))
             cursor.executemany(
                 "INSERT INTO search_items (id, session_id, position, kind, item_index, "
-                "call_position, call_index) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(i, *item) for i, item in zip(ids, items, strict=True)])
-            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)",
-                               list(zip(ids, texts, strict=True)))
+                "call_position, call_index, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(i, *item, text) for (i, text), item in zip(bodies, items, strict=True)])
+            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)", bodies)
             cursor.executemany("UPDATE sessions SET indexed_position = ? WHERE session_id = ?",
                                [(stop, sid) for sid, _, stop in chunk])
     finally:
@@ -339,10 +340,10 @@ def fts_query(needle: str) -> str:
 
 def rebuild_statements(dialect: str) -> Iterator[str]:
     """Forget the whole index (it is then caught up from the start), e.g. to drop the
-    unreachable FTS rows of deleted items on SQLite. One transaction."""
-    if dialect == "sqlite":
+    rows an older revision's contentless FTS table kept for deleted items. One transaction."""
+    yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of search_fts
+    if dialect == "sqlite":  # and anything an older revision left behind
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
-    yield f"DELETE FROM {SEARCH_ITEMS}"
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
 

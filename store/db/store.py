@@ -59,6 +59,7 @@ from store.db.tables import (
     tool_calls,
     tool_results,
 )
+from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
 from store.db.writer import (
     DEFAULT_MAX_ARGUMENT_BYTES,
@@ -69,6 +70,7 @@ from store.db.writer import (
     write_append,
 )
 from store.records.codec import decode_call, decode_parts, decode_result
+from store.usage.tokens import TokenUsage
 
 __all__ = ["TranscriptStore"]
 
@@ -261,6 +263,22 @@ class TranscriptStore(SessionsMixin, SourcesMixin):
         try:
             with self._engine.connect() as conn:
                 return catch_up(self._retrying, conn, progress=progress)
+        except self._errors as exc:
+            raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
+
+    # -- token usage ----------------------------------------------------------------------------
+
+    def record_usage(self, session_id: str, usage: Mapping[str, TokenUsage]) -> int:
+        """Store the token usage of messages already stored in ``session_id``, by message key
+        (``message_usage``; one row per message, a row already there kept). Returns the rows
+        written. The importers call it after appending a file's messages."""
+        sid = check_session_id(session_id)
+        if not usage:
+            return 0
+        if self.read_only:
+            raise UsageError(f"{self.url}: opened read-only: token usage cannot be stored")
+        try:
+            return self._retrying(lambda conn: record_usage(conn, sid, usage))
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

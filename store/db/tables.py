@@ -39,6 +39,7 @@ __all__ = [
     "NAMING_CONVENTION",
     "call_views",
     "WIRE_VERSION",
+    "message_usage",
     "messages",
     "metadata",
     "session_sources",
@@ -209,6 +210,33 @@ call_views = Table(
     Column("call_index", Integer, primary_key=True, autoincrement=False),
     Column("view", String, primary_key=True, doc=f"one of {', '.join(VIEW_NAMES)}"),
     Column("text", Text, nullable=False, doc="the view, cut to 2,000 characters"),
+    ForeignKeyConstraint(
+        ["session_id", "position"],
+        ["messages.session_id", "messages.position"],
+        ondelete="CASCADE",
+    ),
+)
+
+# Token usage (revision 0008): what the provider billed for the response a message holds, as
+# the agent recorded it, one row per message that has any. Written by the importers
+# (TranscriptStore.record_usage), off the append path; one response repeated on several lines
+# (Claude Code: one line per content block) is one message, so one row.
+message_usage = Table(
+    "message_usage",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("model", String, doc="the model that answered, as recorded"),
+    Column("request_id", String, doc="the provider's request id (Claude Code requestId)"),
+    Column("response_id", String, doc="the provider's response id (Anthropic message id)"),
+    Column("input_tokens", Integer, nullable=False, server_default="0",
+           doc="input tokens not read from or written to a cache"),
+    Column("output_tokens", Integer, nullable=False, server_default="0",
+           doc="output tokens, reasoning included"),
+    Column("cache_creation_tokens", Integer, nullable=False, server_default="0"),
+    Column("cache_read_tokens", Integer, nullable=False, server_default="0"),
+    Column("reasoning_tokens", Integer, nullable=False, server_default="0",
+           doc="of output_tokens, those spent reasoning (when the agent says)"),
     ForeignKeyConstraint(
         ["session_id", "position"],
         ["messages.session_id", "messages.position"],

@@ -29,6 +29,7 @@ from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
 from store.core.model import Message
 from store.normalize.messages import NotAMessage, normalize_message
+from store.usage.tokens import TokenUsage
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -96,6 +97,9 @@ class ParsedSession:
     #: The agent that recorded the session (the format of agent transcripts; aliases scoped
     #: to it apply to its calls).
     agent: str | None = None
+    #: The token usage the file records, by message key (one entry per response, however many
+    #: lines repeated it); stored beside the messages (``TranscriptStore.record_usage``).
+    usage: dict[str, TokenUsage] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -223,9 +227,11 @@ class Collector:
         return found
 
     def add(self, session: ParsedSession, message: Message, key: str,
-            line: int | None = None, item: int | None = None) -> None:
-        """Add a message; a key used twice in one file is a duplicate (same message: skipped)
-        or a conflict (different message: reported, and kept under ``<key>@<where>``)."""
+            line: int | None = None, item: int | None = None,
+            usage: TokenUsage | None = None) -> None:
+        """Add a message (with the token usage of its response, if any); a key used twice in
+        one file is a duplicate (same message: skipped) or a conflict (different message:
+        reported, and kept under ``<key>@<where>``)."""
         seen = self._keys[session.session_id]
         earlier = seen.get(key)
         if earlier is not None:
@@ -237,6 +243,8 @@ class Collector:
                                f"kept under key {key + '@' + where!r}", item)
             key = f"{key}@{where}"
         seen[key] = message
+        if usage is not None:
+            session.usage[key] = usage
         session.items.append(message)
         session.keys.append(key)
         session.lines.append(line)

@@ -8,7 +8,9 @@ settled. Subagent lines (``isSidechain`` with an ``agentId``; files
 session ``<sessionId>:agent-<agentId>``, linked to the parent session and to the parent's
 ``Task`` / ``Agent`` call (metadata ``parent_session``, ``parent_call_id``); 1.x inline
 sidechain lines (no ``agentId``) to ``<sessionId>:sidechain``. Results are separate lines,
-paired to calls by id when stored, whatever their order. ``summary`` lines give the title; other
+paired to calls by id when stored, whatever their order. A turn's token usage (each of its lines
+repeats the response's ``usage``, growing while it streams) is counted once, from its line with
+the most tokens (as ccusage does). ``summary`` lines give the title; other
 lines carrying no message are skipped with their type as reason.
 """
 
@@ -22,6 +24,7 @@ from store.core.arguments import loads_json
 from store.core.model import Message, Part
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of
+from store.usage.tokens import TokenUsage, anthropic_usage
 
 __all__ = ["read_claude_code"]
 
@@ -35,6 +38,13 @@ class _Turn:
     messages: list[Message] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)
     stopped: bool = False
+    #: The response's usage: every line repeats it, the counts growing while it streams, so
+    #: the line with the most tokens (the last of equals) holds the final count (as ccusage).
+    usage: TokenUsage | None = None
+
+    def count(self, usage: TokenUsage | None) -> None:
+        if usage is not None and (self.usage is None or usage.total >= self.usage.total):
+            self.usage = usage
 
     def message(self) -> Message:
         first, last = self.messages[0], self.messages[-1]
@@ -113,6 +123,8 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         if uuid is not None:
             turn.uuids.append(uuid)
         turn.stopped = turn.stopped or inner.get("stop_reason") is not None
+        turn.count(anthropic_usage(inner.get("usage"), model=model,
+                                   request_id=top.get("request_id"), response_id=provider_id))
     title = next((s for s, leaf in summaries if leaf in uuids), None)
     title = title or next((s for s, _ in summaries), None)
     settled = collector.source.settled
@@ -145,7 +157,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                     for turn_line in value.lines:  # the turn may still be growing
                         collector.defer(turn_line)
                     continue
-                collector.add(session, value.message(), key, line)
+                collector.add(session, value.message(), key, line, usage=value.usage)
             else:
                 collector.add(session, value, key, line)
 

@@ -3,7 +3,10 @@
 ``session_meta`` gives the session (id, cwd, provider, CLI version), ``turn_context`` the model,
 ``response_item`` payloads the messages (dated by their line's ``timestamp``), a ``compacted``
 record a user message holding its summary (the record kept whole in the metadata);
-``event_msg``, ``ghost_snapshot`` ... are skipped with a reason. Old rollouts without the
+``event_msg``, ``ghost_snapshot`` ... are skipped with a reason. The ``token_count`` events give
+the token usage: each model request's ``last_token_usage``, counted against the last message
+before it; an event repeating the running total of the one before (Codex writes some twice)
+is not counted again. Old rollouts without the
 ``{timestamp, type, payload}`` envelope (a header line, then bare items) read too. Outputs are
 stored verbatim; :func:`decode_codex_output` unwraps them for display.
 """
@@ -18,6 +21,7 @@ from store.core.keys import canonical_keys
 from store.core.model import Message, TextPart
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of, with_metadata
+from store.usage.tokens import TokenUsage, codex_usage
 
 __all__ = ["decode_codex_output", "read_codex"]
 
@@ -65,6 +69,8 @@ def read_codex(records: list[Record], collector: Collector) -> None:
     meta: dict[str, Any] = {}
     cwd = provider = model = current = None
     pending: list[tuple[int, Message]] = []
+    usage: dict[int, TokenUsage] = {}  # by index in pending
+    total: Any = None
     for number, (line, record) in enumerate(records):
         top = record_top(record, line, collector, "Codex")
         if top is None:
@@ -94,6 +100,15 @@ def read_codex(records: list[Record], collector: Collector) -> None:
                                                 timestamp=_stamp(message, top))))
             elif kind == "compacted":
                 pending.append((line, _codex_compacted(payload, top)))
+            elif kind == "event_msg" and payload.get("type") == "token_count":
+                info = payload.get("info")
+                if isinstance(info, Mapping) and info.get("total_token_usage") != total:
+                    total = info.get("total_token_usage")
+                    counted = codex_usage(info.get("last_token_usage"), model=current)
+                    if counted is not None and pending:
+                        at = len(pending) - 1
+                        usage[at] = usage[at] + counted if at in usage else counted
+                collector.skip(f"codex: {kind}")
             else:
                 collector.skip(f"codex: {kind}")
             continue
@@ -111,5 +126,5 @@ def read_codex(records: list[Record], collector: Collector) -> None:
     sid = sid or path_session_id(collector.source.path)
     session = collector.session(sid, provider=provider or "openai", model=model, cwd=cwd,
                                 metadata=meta)
-    for line, message in pending:
-        collector.add(session, message, f"{sid}:{line}", line)
+    for at, (line, message) in enumerate(pending):
+        collector.add(session, message, f"{sid}:{line}", line, usage=usage.get(at))

@@ -13,6 +13,8 @@ thoughts?, toolCalls?, model?, tokens?}``. The CLI rewrites the whole file as th
   message with their results, taken from each call's ``result`` (``functionResponse`` parts:
   the response when there is one part, else the parts as recorded); ``status: "error"`` marks
   the result as an error. A call with neither result nor final status has no result yet.
+* A ``gemini`` message's ``tokens`` are its response's token usage
+  (:func:`store.usage.tokens.gemini_cli_usage`).
 * Keys: the message ``id`` (``<id>:results`` for the results), else ``<session id>:<index>``.
 * ``info`` / ``error`` / ``warning`` entries are CLI notices, not conversation: skipped with
   a reason. The last message, when it is the model's, may still gain tool calls or results
@@ -30,6 +32,7 @@ from store.core.model import Message, Part, ServerToolCall, TextPart, ThinkingPa
 from store.importers.base import Collector, path_session_id
 from store.normalize.calls import read_call
 from store.normalize.messages import normalize_message
+from store.usage.tokens import gemini_cli_usage
 
 __all__ = ["gemini_cli_lines_document", "read_gemini_cli"]
 
@@ -166,7 +169,9 @@ def _read_entry(raw: Any, index: int, sid: str, session: Any, collector: Collect
         return
     assistant = Message("assistant", (*thoughts, *parts, *call_parts), "gemini_cli",
                         _id(entry_id), metadata=metadata)
-    collector.add(session, assistant, key, item=index)
+    collector.add(session, assistant, key, item=index,
+                  usage=gemini_cli_usage(entry.get("tokens"), model=entry.get("model"),
+                                         response_id=_id(entry_id)))
     if results:
         collector.add(session, Message("tool", tuple(results), "gemini_cli", None,
                                        metadata=metadata), f"{key}:results", item=index)

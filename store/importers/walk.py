@@ -398,6 +398,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         return
     for result in results:
         _count(result, summary)
+    if session.usage and (not created or any(r.stored for r in results)):
+        store.record_usage(sid, session.usage)
     if created and not any(r.stored for r in results):
         # Nothing of it could be stored: leave no empty session behind.
         store.delete_session(sid)

@@ -31,6 +31,10 @@ EXPECTED_COLUMNS = {
         "wire_version",
     },
     "call_views": {"session_id", "position", "call_index", "view", "text"},
+    "message_usage": {
+        "session_id", "position", "model", "request_id", "response_id", "input_tokens",
+        "output_tokens", "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens",
+    },
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
         "is_error", "name", "content_json", "extras_json", "source",
@@ -60,6 +64,7 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_results": ("pk_tool_results", ["session_id", "position", "result_index"]),
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
+    "message_usage": ("pk_message_usage", ["session_id", "position"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
     "source_files": ("pk_source_files", ["path"]),
     "session_sources": ("pk_session_sources", ["session_id", "path"]),
@@ -90,6 +95,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "call_views": {},
     "source_files": {},
     "session_sources": {},
+    "message_usage": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -120,6 +126,11 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
     "source_files": {},
     "session_sources": {
         "fk_session_sources_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
+    },
+    "message_usage": {
+        "fk_message_usage_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
     },
 }
 
@@ -227,7 +238,7 @@ class TestMigratedSchema:
             if table not in ("tool_aliases", "source_files", "alembic_version")
         }
 
-        assert len(leading) == 7
+        assert len(leading) == 8
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -301,8 +312,8 @@ class TestDowngrade:
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
-        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views", "source_files",
-                                                                  "session_sources"}
+        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
+            "call_views", "source_files", "session_sources", "message_usage"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

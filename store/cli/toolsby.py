@@ -1,0 +1,69 @@
+"""CLI: ``tools usage --by day|week|agent|model`` (edge layer; public API only): per tool,
+calls and the tokens its results carried into the context (estimated from their size), a
+sparkline over the periods or a bar per agent or model."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+import store
+from store.cli._common import console, emit_json, open_store
+from store.cli._common import safe_markup as escape
+from store.cli.usage import bar, sparkline
+
+__all__ = ["tools_by"]
+
+#: The most periods a sparkline shows (the latest ones).
+MAX_PERIODS = 60
+
+
+def _periods(keys: list[str], step: int) -> list[str]:
+    """Every period from the first key to the last (empty ones too: a sparkline is a time
+    axis), at most the latest :data:`MAX_PERIODS`."""
+    if not keys:
+        return []
+    first, last = date.fromisoformat(keys[0]), date.fromisoformat(keys[-1])
+    count = (last - first).days // step + 1
+    start = max(0, count - MAX_PERIODS)
+    return [(first + timedelta(days=step * i)).isoformat() for i in range(start, count)]
+
+
+def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
+             as_json: bool) -> None:
+    with open_store(db_url, read_only=True) as opened:
+        entries = store.tool_context(opened, by=by, since=since, until=until)
+    if as_json:
+        emit_json({by: e.key, "tool": e.tool, "calls": e.calls, "results": e.results,
+                   "error_results": e.error_results, "context_tokens": e.context_tokens,
+                   "estimated": e.estimated} for e in entries)
+        return
+    from rich.table import Table
+
+    if by in ("day", "week"):
+        periods = _periods(sorted({e.key for e in entries}), 7 if by == "week" else 1)
+        per_tool: dict[str, dict[str, int]] = {}
+        tokens: dict[str, int] = {}
+        for e in entries:
+            per_tool.setdefault(e.tool, {})[e.key] = e.calls
+            tokens[e.tool] = tokens.get(e.tool, 0) + e.context_tokens
+        first, last = (periods[0], periods[-1]) if periods else ("-", "-")
+        table = Table(title=f"tool calls per {by}, {first} .. {last}",
+                      caption="context tokens: estimated from result size (chars / 4)")
+        for column in ("tool", "calls", "context tokens (est.)", f"calls per {by}"):
+            table.add_column(column, justify="right" if column[0] == "c" and column != (
+                f"calls per {by}") else "left")
+        ranked = sorted(per_tool, key=lambda t: (-sum(per_tool[t].values()), t))
+        for tool in ranked:
+            series = [per_tool[tool].get(p, 0) for p in periods]
+            table.add_row(escape(tool), f"{sum(series):,}", f"{tokens[tool]:,}",
+                          sparkline(series))
+    else:
+        top = max((e.context_tokens for e in entries), default=0)
+        table = Table(title=f"tool context per {by}",
+                      caption="context tokens: estimated from result size (chars / 4)")
+        for column in (by, "tool", "calls", "context tokens (est.)", ""):
+            table.add_column(column)
+        for e in entries:
+            table.add_row(escape(e.key), escape(e.tool), f"{e.calls:,}",
+                          f"{e.context_tokens:,}", bar(e.context_tokens, top))
+    console().print(table)

@@ -1,0 +1,150 @@
+"""CLI: ``usage``: tokens and estimated cost per day, week, month, session, model, agent,
+project or tool (edge layer; public API only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+import store
+from store.cli._common import IsoTime, console, db_option, emit_json, open_store
+from store.cli._common import safe_markup as escape
+
+#: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
+JSON_KEYS = {"session": "session_id"}
+#: Sparkline steps, lowest first.
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[int]) -> str:
+    """One character per value, scaled to the largest (a blank for 0)."""
+    top = max(values, default=0)
+    if top <= 0:
+        return " " * len(values)
+    return "".join(" " if v <= 0 else SPARKS[min(len(SPARKS) - 1, (v * len(SPARKS) - 1) // top)]
+                   for v in values)
+
+
+def bar(value: int, top: int, width: int = 20) -> str:
+    """A bar of at most ``width`` blocks, scaled to ``top`` (at least one block for > 0)."""
+    if top <= 0 or value <= 0:
+        return ""
+    return "█" * max(1, round(width * value / top))
+
+
+def _money(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:,.6f}" if value < 0.01 else f"${value:,.4f}" if value < 1 else \
+        f"${value:,.2f}"
+
+
+def _prices(path: Path | None) -> store.PriceTable:
+    return store.load_prices(path)
+
+
+def _tool_rows(opened: store.TranscriptStore, prices: store.PriceTable,
+               since: datetime | None, until: datetime | None, agent: str | None
+               ) -> tuple[list[dict[str, Any]], set[str]]:
+    """Per tool: calls and the estimated tokens (and input cost, at each call's model) its
+    results carried into the context."""
+    rows: dict[str, dict[str, Any]] = {}
+    unpriced: set[str] = set()
+    for entry in store.tool_context(opened, by="model", since=since, until=until,
+                                    agent=agent):
+        row = rows.setdefault(entry.tool, {
+            "tool": entry.tool, "calls": 0, "results": 0, "input_tokens": 0,
+            "output_tokens": 0, "cache_creation_tokens": 0, "cache_read_tokens": 0,
+            "cost_usd": 0.0, "estimated": True})
+        row["calls"] += entry.calls
+        row["results"] += entry.results
+        row["input_tokens"] += entry.context_tokens
+        price = prices.price(entry.key)
+        if price is None:
+            if entry.context_tokens:
+                unpriced.add(entry.key)
+        else:
+            row["cost_usd"] += entry.context_tokens * price.input
+    ordered = sorted(rows.values(), key=lambda r: (-r["input_tokens"], -r["calls"], r["tool"]))
+    return ordered, unpriced
+
+
+@click.command("usage")
+@db_option
+@click.option("--by", "by", type=click.Choice(["day", "week", "month", "session", "model",
+                                               "agent", "project", "tool"]),
+              default="day", show_default=True, help="What a row is.")
+@click.option("--since", type=IsoTime(), metavar="TIME", help="From this time (inclusive).")
+@click.option("--until", type=IsoTime(), metavar="TIME", help="Before this time.")
+@click.option("--agent", help="Only sessions of this agent (claude-code, codex, gemini-cli ...).")
+@click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="A price file in LiteLLM's model_prices_and_context_window.json format, "
+                   "over the shipped table (also: TRANSCRIPT_STORE_PRICES).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per row.")
+def usage(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
+          agent: str | None, prices_file: Path | None, as_json: bool) -> None:
+    """Tokens (input, output, cache creation, cache read) and estimated cost.
+
+    From the usage the agents recorded (Claude Code, Codex, Gemini CLI), one response counted
+    once; costs at the shipped, dated price table or --prices. A model without a price shows
+    its tokens and is named. --by tool: the tokens each tool's results carried into the
+    context, estimated from their size (labelled so).
+    """
+    prices = _prices(prices_file)
+    with open_store(db_url, read_only=True) as opened:
+        if by == "tool":
+            rows, unpriced = _tool_rows(opened, prices, since, until, agent)
+        else:
+            totals = store.usage_report(opened, by=by, since=since, until=until, agent=agent,
+                                        prices=prices)
+            unpriced = set().union(*(t.unpriced_models for t in totals)) if totals else set()
+            name = JSON_KEYS.get(by, by)
+            rows = [{name: t.key, **({"cwd": t.key} if by == "project" else {}),
+                     "input_tokens": t.input_tokens,
+                     "output_tokens": t.output_tokens,
+                     "cache_creation_tokens": t.cache_creation_tokens,
+                     "cache_read_tokens": t.cache_read_tokens,
+                     "reasoning_tokens": t.reasoning_tokens, "total_tokens": t.total_tokens,
+                     "responses": t.responses,
+                     "cost_usd": round(t.cost_usd, 6) if t.models - t.unpriced_models else None,
+                     "models": sorted(t.models), "unpriced_models": sorted(t.unpriced_models)}
+                    for t in totals]
+    if as_json:
+        emit_json(rows)
+    else:
+        _table(by, rows, prices)
+    for model in sorted(unpriced):
+        click.echo(f"no price for model {model!r}: its tokens are counted, its cost is not "
+                   "(add it with --prices FILE)", err=True)
+
+
+def _table(by: str, rows: list[dict[str, Any]], prices: store.PriceTable) -> None:
+    from rich.table import Table
+
+    estimated = by == "tool"
+    table = Table(title="tool context (estimated: result size / 4)" if estimated
+                  else f"token usage by {by}",
+                  caption="prices: " + "; ".join(prices.sources))
+    columns = ["tool", "calls", "context tokens (est.)", "cost (est.)"] if estimated else [
+        by, "input", "output", "cache create", "cache read", "total", "cost"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in (by, "tool") else "right")
+    for row in rows:
+        if estimated:
+            table.add_row(escape(row["tool"]), f"{row['calls']:,}",
+                          f"{row['input_tokens']:,}", _money(row["cost_usd"]))
+        else:
+            cost = _money(row["cost_usd"]) + (" (part: no price)" if row["unpriced_models"]
+                                              and row["cost_usd"] is not None else "")
+            table.add_row(escape(str(row[JSON_KEYS.get(by, by)])), f"{row['input_tokens']:,}",
+                          f"{row['output_tokens']:,}", f"{row['cache_creation_tokens']:,}",
+                          f"{row['cache_read_tokens']:,}", f"{row['total_tokens']:,}",
+                          cost if row["cost_usd"] is not None else "no price")
+    console().print(table)
+
+
+#: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
+COMMANDS: list[click.Command] = [usage]

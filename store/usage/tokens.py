@@ -1,0 +1,111 @@
+"""The tokens one response cost, read from what each agent records (domain).
+
+Every agent's numbers become the same four counts, the ones Anthropic bills and ccusage
+reports: ``input_tokens`` (input read neither from nor into a cache), ``output_tokens``
+(reasoning included), ``cache_creation_tokens`` and ``cache_read_tokens``; plus
+``reasoning_tokens`` (of the output) where the agent says.
+
+* **Claude Code / Anthropic** (``message.usage``): ``input_tokens``, ``output_tokens``,
+  ``cache_creation_input_tokens``, ``cache_read_input_tokens`` as they are.
+* **Codex** (``event_msg`` ``token_count``, ``info.last_token_usage``; OpenAI counts):
+  ``input_tokens`` *includes* ``cached_input_tokens``, so input is the difference and the
+  cached part is the cache read; ``output_tokens`` includes ``reasoning_output_tokens``.
+* **Gemini CLI** (a message's ``tokens``: ``input`` = ``promptTokenCount``, which includes
+  ``cached``; ``output`` = ``candidatesTokenCount``; ``thoughts``; ``tool`` =
+  ``toolUsePromptTokenCount``): input is ``input - cached + tool``, output ``output +
+  thoughts`` (thinking is billed as output), cache read ``cached``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage"]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """The tokens of one response, with the model that answered and the provider's ids."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    reasoning_tokens: int = 0
+    model: str | None = None
+    request_id: str | None = None
+    response_id: str | None = None
+
+    @property
+    def total(self) -> int:
+        return (self.input_tokens + self.output_tokens + self.cache_creation_tokens
+                + self.cache_read_tokens)
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        """Two responses recorded against one message (Codex: two requests before the next
+        item): their counts summed, the later one's model and ids."""
+        return TokenUsage(self.input_tokens + other.input_tokens,
+                          self.output_tokens + other.output_tokens,
+                          self.cache_creation_tokens + other.cache_creation_tokens,
+                          self.cache_read_tokens + other.cache_read_tokens,
+                          self.reasoning_tokens + other.reasoning_tokens,
+                          other.model or self.model, other.request_id or self.request_id,
+                          other.response_id or self.response_id)
+
+
+def _count(value: Any) -> int:
+    """A token count: a non-negative integer, anything else 0 (bool is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return 0
+    return max(int(value), 0)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _usage_or_none(usage: TokenUsage) -> TokenUsage | None:
+    return usage if usage.total or usage.reasoning_tokens else None
+
+
+def anthropic_usage(usage: Any, *, model: Any = None, request_id: Any = None,
+                    response_id: Any = None) -> TokenUsage | None:
+    """An Anthropic ``usage`` object (Claude Code's ``message.usage``); ``None`` when it is
+    not one or counts nothing."""
+    if not isinstance(usage, Mapping):
+        return None
+    return _usage_or_none(TokenUsage(
+        _count(usage.get("input_tokens")), _count(usage.get("output_tokens")),
+        _count(usage.get("cache_creation_input_tokens")),
+        _count(usage.get("cache_read_input_tokens")), 0,
+        _text(model), _text(request_id), _text(response_id)))
+
+
+def codex_usage(last: Any, *, model: Any = None) -> TokenUsage | None:
+    """A Codex ``token_count`` event's ``last_token_usage`` (OpenAI counts: cached input is
+    part of the input, reasoning part of the output)."""
+    if not isinstance(last, Mapping):
+        return None
+    cached = _count(last.get("cached_input_tokens"))
+    total_input = _count(last.get("input_tokens"))
+    return _usage_or_none(TokenUsage(
+        max(total_input - cached, 0), _count(last.get("output_tokens")), 0, min(cached,
+                                                                                total_input),
+        _count(last.get("reasoning_output_tokens")), _text(model)))
+
+
+def gemini_cli_usage(tokens: Any, *, model: Any = None,
+                     response_id: Any = None) -> TokenUsage | None:
+    """A Gemini CLI message's ``tokens`` (``input`` includes ``cached``; ``thoughts`` and
+    ``tool`` are counted apart from ``output`` and ``input``)."""
+    if not isinstance(tokens, Mapping):
+        return None
+    cached = _count(tokens.get("cached"))
+    prompt = _count(tokens.get("input"))
+    thoughts = _count(tokens.get("thoughts"))
+    return _usage_or_none(TokenUsage(
+        max(prompt - cached, 0) + _count(tokens.get("tool")),
+        _count(tokens.get("output")) + thoughts, 0, min(cached, prompt), thoughts,
+        _text(model), None, _text(response_id)))

@@ -1,0 +1,69 @@
+"""The store's SQLite file is a good citizen of the SQLite ecosystem (issue 24): sqlite-utils
+counts every table (a contentless FTS5 table made it fail: ``table does not support
+scanning``), and Datasette serves every table and runs a full-text search over the calls'
+and results' text (``search_items`` with its external-content ``search_fts``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from usage_agent_files import claude_lines, write_jsonl
+
+from store import TranscriptStore, import_paths
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    path = tmp_path / "store.sqlite"
+    source = write_jsonl(tmp_path / "p" / "s.jsonl", claude_lines("s", "2025-09-03"))
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        import_paths(opened, [source], format="claude-code", settle=0)
+        opened.update_search_index()  # as the end of `transcript-store import` does
+    return path
+
+
+def test_sqlite_utils_counts_every_table(store_file: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "sqlite_utils", "tables", "--counts",
+                           str(store_file)], capture_output=True, timeout=120, check=False)
+
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    counts = {row["table"]: row["count"] for row in json.loads(done.stdout)}
+    assert counts["search_fts"] == counts["search_items"] == 2  # one call, one result
+    assert counts["message_usage"] == 2
+    assert counts["tool_calls"] == 1
+
+
+def _datasette(path: Path, *requests: str) -> list[Any]:
+    from datasette.app import Datasette
+
+    async def run() -> list[Any]:
+        app = Datasette([str(path)])
+        return [await app.client.get(request) for request in requests]
+
+    return asyncio.run(run())
+
+
+def test_datasette_serves_every_table_and_searches_the_call_text(store_file: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(store_file) as conn:
+        tables = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    db = store_file.stem
+
+    responses = _datasette(store_file, *(f"/{db}/{t}.json?_shape=array" for t in tables),
+                           f"/{db}/search_items.json?_shape=array&_search=ls+-la",
+                           f"/{db}/search_items.json?_shape=array&_search=a.txt")
+
+    for table, response in zip(tables, responses, strict=False):
+        assert response.status_code == 200, (table, response.text[:300])
+    call_hit, result_hit = responses[-2].json(), responses[-1].json()
+    assert [(r["kind"], r["session_id"]) for r in call_hit] == [(0, "s")]
+    assert "ls -la" in call_hit[0]["body"]
+    assert [r["kind"] for r in result_hit] == [1]
