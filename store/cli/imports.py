@@ -36,11 +36,9 @@ from store.cli._common import (
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
-@click.option("--verbose", "-v", is_flag=True,
-              help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int,
-                   settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
+                   settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
@@ -50,6 +48,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     Without PATHS: the agents' own session folders found on this machine
     (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
     are listed, then imported once you confirm (--yes: without asking).
+
+    Files that fail for the same reason are grouped into one line with a count;
+    `transcript-store -v import` lists each of them.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
@@ -108,7 +109,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
-    _report_failed(summary, verbose or verbosity() > 0)
+    _report_failed(summary, verbosity() > 0)
     for diverged in summary.diverged:
         click.echo(visible(f"rewritten: {diverged}"), err=True)
     if summary.failed_files or summary.problems:
@@ -125,8 +126,8 @@ def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
             for entry in entries:
                 click.echo(visible(f"failed: {entry}"), err=True)
         else:
-            click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
-                               "them)"), err=True)
+            click.echo(visible(f"failed: {len(entries)} files: {reason} (-v lists them: "
+                               "transcript-store -v import ...)"), err=True)
 
 
 def agent_folders(home: Path | None = None) -> list[tuple[str, Path]]:
