@@ -94,7 +94,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("indexed for search", f"{index.calls} calls, {index.results} results "
                                      f"({index.seconds:.2f} s)"))
     if as_json:
-        emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
+        emit_json([{**{k.replace(" ", "_"): v for k, v in counts[:-1] if k != "problems"},
+                    "indexed_calls": index.calls, "indexed_results": index.results,
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files],
