@@ -201,7 +201,8 @@ def _search_form(request: Request, tools: list[str]) -> Markup:
                     for s in store.CALL_STATUSES)
     return html(
         '<form class="filters search" method="get" action="/search">{tool}{raw}{session}'
-        "{agent}{cwd}{since}{until}{command}{path}{text}<fieldset><legend>status (any of)</legend>{statuses}</fieldset>"
+        "{agent}{cwd}{since}{until}{command}{path}{text}"
+        "<fieldset><legend>status (any of)</legend>{statuses}</fieldset>"
         '<label class="area">arguments equal (one PATH=JSON a line)<textarea name="where" '
         'rows="2" placeholder="options.mode=&quot;fast&quot;">{where}</textarea></label>'
         '<label class="area">arguments contain (one PATH=TEXT a line)<textarea '
