@@ -222,6 +222,8 @@ class Column:
     minimum: int = 8
     #: Never cut (times, numbers, positions).
     keep: bool = False
+    #: How much a flexible column keeps when the room is shared (titles more than folders).
+    weight: int = 1
 
 
 def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]],
@@ -247,7 +249,7 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
                               if not c.keep and widths[i] > 4]
             if not shrinkable:
                 break
-            widest = max(shrinkable, key=lambda i: widths[i])
+            widest = max(shrinkable, key=lambda i: widths[i] / columns[i].weight)
             widths[widest] -= 1
             excess -= 1
     table = Table(title=title)

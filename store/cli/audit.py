@@ -238,8 +238,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
                Column("pos", justify="right", keep=True), Column("agent", minimum=6),
                Column("cwd", flexible=True), Column("tool"), Column("status"),
-               Column("arguments", flexible=True, minimum=16),
-               Column("result", flexible=True, minimum=10)]
+               Column("arguments", flexible=True, minimum=16, weight=3),
+               Column("result", flexible=True, minimum=10, weight=2)]
     cells = [[local_time(m.created_at), m.session_id, f"{m.position}.{m.index}", m.agent or "",
               m.cwd or "", m.name, m.status, m.arguments_text, m.result_preview or "-"]
              for m in matches]

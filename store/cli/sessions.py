@@ -95,8 +95,8 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
         return
     when = "started" if sort == "started" else "updated"
     columns = [Column("session", flexible=True, minimum=10), Column(when, keep=True),
-               Column("title", flexible=True, minimum=12), Column("agent", minimum=6),
-               Column("model", flexible=True), Column("messages", justify="right", keep=True),
+               Column("title", flexible=True, minimum=12, weight=3), Column("agent", minimum=6),
+               Column("model", flexible=True), Column("msgs", justify="right", keep=True),
                Column("calls", justify="right", keep=True), Column("cwd", flexible=True)]
     cells = [[row["session_id"], local_time(row[f"{when}_at"]), row["title"] or "",
               row["agent"] or row["provider"] or "", row["model"] or "",

@@ -8,17 +8,14 @@ import logging
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from backends import corpus
 from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
 from store.db.migrate import head
-
-CORPUS = Path(os.environ.get("TRANSCRIPT_CORPUS", Path(__file__).resolve().parents[3]
-                             / "shared" / "corpus"))
 
 
 @pytest.fixture
@@ -267,7 +264,7 @@ class TestOutput:
 
     @pytest.mark.corpus
     def test_importing_the_corpus_groups_the_undetected_files(self, db_url):
-        out = run("import", str(CORPUS), "--db", db_url, "-q", code=1)
+        out = run("import", str(corpus()), "--db", db_url, "-q", code=1)
         failed = [line for line in out.stderr.splitlines() if line.startswith("failed:")]
         assert len(failed) < 5
         assert any(line.startswith("failed: ") and " files: cannot tell the format" in line
