@@ -377,3 +377,20 @@ def test_exports_keep_recorded_names_and_include_the_tools(seeded: str):
                            seeded).stdout)
     assert "tools" not in plain
     run("export", "--to", "jsonl", "--include-tools", "--db", seeded, code=2)
+
+
+# -- a fresh clone ----------------------------------------------------------------------------
+
+
+def test_a_missing_corpus_skips_with_its_reason_and_fails_under_ci(monkeypatch, tmp_path):
+    import backends
+
+    monkeypatch.setattr(backends, "CORPUS", tmp_path / "no-corpus")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="corpus not found"):
+        backends.corpus("claude_code")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="corpus not found"):
+        backends.corpus("claude_code")
+    (tmp_path / "no-corpus" / "codex").mkdir(parents=True)
+    assert backends.corpus("codex") == tmp_path / "no-corpus" / "codex"
