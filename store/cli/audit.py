@@ -249,7 +249,7 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
 
 
 def _call_json(m: store.CallMatch) -> dict[str, Any]:
-    """A call in the JSON field names every command uses (docs/operations.md)."""
+    """A call in the JSON field names every command uses (docs/json/call.schema.json)."""
     return {"session_id": m.session_id, "position": m.position, "call_index": m.index,
             "call_id": m.call_id, "tool": m.name, "raw_tool": m.raw_name,
             "status": m.status, "agent": m.agent, "cwd": m.cwd, "arguments": m.arguments_text,
