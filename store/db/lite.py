@@ -36,10 +36,12 @@ __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sq
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
-    "updated": "coalesce((SELECT max(messages.created_at) FROM messages WHERE "
-               "messages.session_id = sessions.session_id), sessions.created_at)",
-    "started": "coalesce((SELECT min(messages.created_at) FROM messages WHERE "
-               "messages.session_id = sessions.session_id), sessions.created_at)",
+    "updated": "coalesce((SELECT messages.created_at FROM messages WHERE "
+               "messages.session_id = sessions.session_id AND messages.position = "
+               "sessions.next_position - 1), sessions.created_at)",
+    "started": "coalesce((SELECT messages.created_at FROM messages WHERE "
+               "messages.session_id = sessions.session_id AND messages.position = 0), "
+               "sessions.created_at)",
     "messages": "sessions.next_position",
     "calls": "(SELECT count(*) FROM tool_calls WHERE tool_calls.session_id = "
              "sessions.session_id)",

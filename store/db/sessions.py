@@ -49,8 +49,9 @@ from store.tools.names import AliasTable
 __all__ = ["SESSION_SORTS", "SessionsMixin", "sessions_where"]
 
 #: How ``list_sessions`` can order sessions, newest or largest first: ``updated`` (the
-#: session's last activity: its last message time, else when it was stored), ``started``
-#: (its first message time), ``messages``, ``calls``.
+#: session's last activity: its last message's time, else when it was stored), ``started``
+#: (its first message's time), ``messages``, ``calls``. The first two read one message per
+#: session by primary key; ``calls`` counts every session's calls.
 SESSION_SORTS = ("updated", "started", "messages", "calls")
 
 
@@ -75,12 +76,15 @@ def _order(sort: str) -> list[Any]:
     if sort not in SESSION_SORTS:
         raise UsageError(f"unknown sort {sort!r}: use {', '.join(SESSION_SORTS)}")
     own = messages.c.session_id == sessions.c.session_id
-    if sort == "updated":
-        key: Any = func.coalesce(select(func.max(messages.c.created_at)).where(own)
-                                 .scalar_subquery(), sessions.c.created_at)
+    if sort == "updated":  # the last message's time: one primary-key lookup per session
+        key: Any = func.coalesce(
+            select(messages.c.created_at)
+            .where(own, messages.c.position == sessions.c.next_position - 1)
+            .scalar_subquery(), sessions.c.created_at)
     elif sort == "started":
-        key = func.coalesce(select(func.min(messages.c.created_at)).where(own)
-                            .scalar_subquery(), sessions.c.created_at)
+        key = func.coalesce(select(messages.c.created_at)
+                            .where(own, messages.c.position == 0).scalar_subquery(),
+                            sessions.c.created_at)
     elif sort == "messages":
         key = sessions.c.next_position
     else:
