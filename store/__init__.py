@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from store.core.errors import (
         AliasError,
         AmbiguousRecord,
+        AmbiguousSessionId,
         ArgumentValidationError,
         ConfigurationError,
         ConflictError,
@@ -85,11 +86,13 @@ if TYPE_CHECKING:
         redact_transcript,
     )
     from store.db.admin import (
+        Revision,
         SchemaStatus,
         check_database,
         database_status,
         distribute_database,
         downgrade_database,
+        schema_history,
         upgrade_database,
     )
     from store.db.distribute import (
@@ -119,6 +122,7 @@ if TYPE_CHECKING:
     from store.replay.render import render
     from store.replay.repair import RepairChange, Repaired, repair
     from store.replay.targets import TARGETS, Target
+    from store.replay.tools import TOOLS_FIELD, recorded_names, render_tools
     from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
     from store.tools.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
     from store.tools.schemas import (
@@ -142,6 +146,7 @@ __all__ = [
     "AliasError",
     "AliasTable",
     "AmbiguousRecord",
+    "AmbiguousSessionId",
     "AppendResult",
     "ArgumentCondition",
     "ArgumentValidationError",
@@ -187,6 +192,7 @@ __all__ = [
     "Redactor",
     "RepairChange",
     "Repaired",
+    "Revision",
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
@@ -202,6 +208,7 @@ __all__ = [
     "StreamAssembler",
     "StreamError",
     "TARGETS",
+    "TOOLS_FIELD",
     "TableAction",
     "Target",
     "TextPart",
@@ -260,12 +267,15 @@ __all__ = [
     "parse_arguments",
     "parse_text_tool_calls",
     "read_sessions",
+    "recorded_names",
     "redact_message",
     "redact_transcript",
     "refill_search_index",
     "render",
+    "render_tools",
     "repair",
     "schema_audit",
+    "schema_history",
     "search_calls",
     "service_file",
     "tool_context",
@@ -294,6 +304,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AliasError": ("store.core.errors", "AliasError"),
     "AliasTable": ("store.tools.names", "AliasTable"),
     "AmbiguousRecord": ("store.core.errors", "AmbiguousRecord"),
+    "AmbiguousSessionId": ("store.core.errors", "AmbiguousSessionId"),
     "AppendResult": ("store.core.transcript", "AppendResult"),
     "ArgumentCondition": ("store.audit.conditions", "ArgumentCondition"),
     "VOCABULARY": ("store.tools.vocabulary", "VOCABULARY"),
@@ -335,6 +346,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Part": ("store.core.model", "Part"),
     "RecordError": ("store.core.errors", "RecordError"),
     "Redactor": ("store.redaction.redact", "Redactor"),
+    "Revision": ("store.db.admin", "Revision"),
     "RepairChange": ("store.replay.repair", "RepairChange"),
     "Repaired": ("store.replay.repair", "Repaired"),
     "SchemaOutOfDate": ("store.core.errors", "SchemaOutOfDate"),
@@ -351,6 +363,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
     "StreamError": ("store.core.errors", "StreamError"),
     "TARGETS": ("store.replay.targets", "TARGETS"),
+    "TOOLS_FIELD": ("store.replay.tools", "TOOLS_FIELD"),
     "Target": ("store.replay.targets", "Target"),
     "TextPart": ("store.core.model", "TextPart"),
     "ThinkingPart": ("store.core.model", "ThinkingPart"),
@@ -398,9 +411,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "redact_message": ("store.core.transcript", "redact_message"),
     "redact_transcript": ("store.core.transcript", "redact_transcript"),
     "refill_search_index": ("store.audit.plans", "refill_search_index"),
+    "recorded_names": ("store.replay.tools", "recorded_names"),
     "render": ("store.replay.render", "render"),
+    "render_tools": ("store.replay.tools", "render_tools"),
     "repair": ("store.replay.repair", "repair"),
     "schema_audit": ("store.audit.schema_audit", "schema_audit"),
+    "schema_history": ("store.db.admin", "schema_history"),
     "search_calls": ("store.audit.search", "search_calls"),
     "tool_usage": ("store.audit.usage", "tool_usage"),
     "upgrade_database": ("store.db.admin", "upgrade_database"),

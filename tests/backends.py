@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,24 @@ BACKENDS = [
     *([pytest.param("citus", marks=[pytest.mark.postgres, pytest.mark.citus])]
       if CITUS_URL else []),
 ]
+
+
+#: The recorded corpus: ``TRANSCRIPT_CORPUS``, else ``../shared/corpus`` beside the repo.
+CORPUS = Path(os.environ.get("TRANSCRIPT_CORPUS")
+              or Path(__file__).resolve().parents[2] / "shared" / "corpus")
+
+
+def corpus(*parts: str) -> Path:
+    """A folder of the corpus; when it is missing (a fresh clone without ``../shared``) the
+    test is skipped with the reason, and **fails** under CI (``CI`` set), where the corpus is
+    laid beside the repo."""
+    path = CORPUS.joinpath(*parts)
+    if not path.exists():
+        message = f"transcript corpus not found at {path} (set TRANSCRIPT_CORPUS)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
 
 
 def postgres_unavailable(reason: str) -> None:

@@ -92,8 +92,6 @@ def cli_argv(line: str) -> list[str]:
 @pytest.mark.parametrize("line", CLI_LINES)
 def test_cli_examples_run(line, shared_dir):
     tmp_path = shared_dir
-    if any("../shared" in a for a in shlex.split(line)) and not (ROOT / "../shared").exists():
-        pytest.skip("no ../shared beside the repo")
     argv = cli_argv(line)
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -108,6 +106,17 @@ def test_python_examples_run_twice(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_the_readme_uses_only_files_of_the_repo():
+    """A fresh clone has no ../shared beside it: every example runs on the repo's own files
+    (store/examples, tests/fixtures)."""
+    for lang, block in BLOCKS:
+        assert "../shared" not in block
+        for line in shell_lines(block) if lang == "sh" else ():
+            for arg in shlex.split(line):
+                if arg.startswith(("tests/", "store/")):
+                    assert (ROOT / arg).exists(), arg
 
 
 def test_the_cli_examples_run_twice(tmp_path_factory):

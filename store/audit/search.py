@@ -63,6 +63,7 @@ from store.db.search_schema import (
     fts_phrase,
     like_pattern,
 )
+from store.db.sessions import sessions_where
 from store.db.tables import sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor
@@ -90,6 +91,10 @@ class CallQuery:
     where: tuple[ArgumentCondition, ...] = ()
     text: str | None = None
     views: tuple[ViewCondition, ...] = ()
+    #: Only calls of sessions recorded by this agent (``claude-code``, ``codex`` ...).
+    agent: str | None = None
+    #: Only calls of sessions whose working folder is this one or below it.
+    cwd: str | None = None
 
     def __post_init__(self) -> None:
         statuses = (self.status,) if isinstance(self.status, str) else self.status
@@ -135,6 +140,9 @@ class CallMatch:
     result_preview: str | None
     result_is_error: bool | None
     redactions: int = 0
+    #: The agent and working folder of the call's session.
+    agent: str | None = None
+    cwd: str | None = None
 
 
 def search_calls(
@@ -220,10 +228,11 @@ def _matches(
         scoped = {raw for _, raw in aliases.scoped}
         for chunk in chunks(rows, _CHUNK):
             results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
-            agents = _agents(conn, {r[0] for r in chunk if r[4] in scoped})
+            places = _places(conn, {r[0] for r in chunk})
             for row in chunk:
+                agent, cwd = places.get(row[0], (None, None))
                 yield _match(row, aliases, results.get((row[0], row[1], row[2])),
-                             preview_chars, redactor, agents.get(row[0]))
+                             preview_chars, redactor, agent, cwd, row[4] in scoped)
     finally:
         rows.close()
 
@@ -242,6 +251,8 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
         conditions.append(c.c.raw_name == query.raw_name)
     if query.session_id is not None:
         conditions.append(c.c.session_id == query.session_id)
+    if query.agent is not None or query.cwd is not None:
+        conditions.append(c.c.session_id.in_(sessions_where(agent=query.agent, cwd=query.cwd)))
     conditions.extend(time_filters(query.since, query.until, m))
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
@@ -442,12 +453,14 @@ def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str,
         session_id=String, position=Integer, call_index=Integer)
 
 
-def _agents(conn: Connection, session_ids: set[str]) -> dict[str, str | None]:
-    """The agents of these sessions (for aliases scoped by agent)."""
+def _places(conn: Connection, session_ids: set[str]
+            ) -> dict[str, tuple[str | None, str | None]]:
+    """The agent and working folder of these sessions (shown with each call; the agent also
+    picks the aliases scoped to it)."""
     if not session_ids:
         return {}
-    return {str(row[0]): row[1] for row in conn.execute(
-        select(sessions.c.session_id, sessions.c.agent)
+    return {str(row[0]): (row[1], row[2]) for row in conn.execute(
+        select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
         .where(sessions.c.session_id.in_(sorted(session_ids))))}
 
 
@@ -479,6 +492,8 @@ def _match(
     preview_chars: int | None,
     redactor: Redactor | None,
     agent: str | None = None,
+    cwd: str | None = None,
+    scoped: bool = False,
 ) -> CallMatch:
     sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
     call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
@@ -498,7 +513,7 @@ def _match(
             redactions += count
     if preview is not None and preview_chars is not None and len(preview) > preview_chars:
         preview = preview[:preview_chars] + "…"
-    return CallMatch(sid, pos, idx, call_id, aliases.display_name(raw, agent), raw, status,
-                     arguments,
-                     error, aware(created), preview,
-                     None if result is None else result[0], redactions)
+    return CallMatch(sid, pos, idx, call_id,
+                     aliases.display_name(raw, agent if scoped else None), raw, status,
+                     arguments, error, aware(created), preview,
+                     None if result is None else result[0], redactions, agent, cwd)

@@ -12,8 +12,9 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 import orjson
@@ -26,7 +27,23 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class StoreGroup(click.Group):
+class CommandGroup(click.Group):
+    """A command group that answers a mistyped command with the nearest ones ("Did you mean
+    ...?"), as git does. Every group of the command line is one."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib
+
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+class StoreGroup(CommandGroup):
     """A group that turns ``StoreError`` (and a file it cannot read or write: ``OSError``) into
     one line and exit status 1, and an argument that
     is not text (bytes that are not UTF-8 reach Python as lone surrogates) into a usage error
@@ -64,23 +81,46 @@ def count(minimum: int = 0) -> click.IntRange:
     return click.IntRange(minimum, MAX_COUNT)
 
 
-class IsoTime(click.ParamType):  # type: ignore[type-arg]
-    """An ISO 8601 time (``Z`` or an offset; naive is UTC) or a date, as an aware UTC datetime;
-    anything else, or a time with no UTC form (``0001-01-01T00:00:00+14:00``), is a usage
-    error (exit 2)."""
+def time_options(what: str) -> Callable[[F], F]:
+    """``--since TIME`` and ``--until TIME`` (:mod:`store.cli.timespec`); ``what`` says what
+    the times select ("With a message", "Calls made" ...)."""
+    from store.cli.timespec import TimeSpec
 
-    name = "TIME"
+    def add(function: F) -> F:
+        function = click.option(
+            "--until", type=TimeSpec(),
+            help=f"{what} before this time (exclusive; same forms as --since).")(function)
+        return click.option(
+            "--since", type=TimeSpec(),
+            help=f"{what} at or after this time: 2025-07, 2025-07-14, 2025-07-14T09:30Z, 7d, "
+                 "12h, 2w, today, yesterday (no zone: local time).")(function)
+    return add
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
-        if isinstance(value, datetime):
-            return value
-        text = str(value).strip()
-        try:
-            return store.as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-        except (ValueError, OverflowError, store.StoreError) as exc:
-            self.fail(f"not an ISO 8601 time within years 1-9999 in UTC: {value!r} ({exc})",
-                      param, ctx)
+
+def scope_options(function: F) -> F:
+    """``--agent NAME`` and ``--cwd FOLDER``: the sessions of one agent, of one project."""
+    function = click.option(
+        "--cwd", callback=_folder, metavar="FOLDER",
+        help="Only sessions run in this folder or below it (the project; . for here)."
+    )(function)
+    return click.option("--agent", metavar="NAME",
+                        help="Only sessions recorded by this agent (claude-code, codex, "
+                             "gemini-cli ...).")(function)
+
+
+def _folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ``--cwd`` as stored: ``~`` and relative folders made absolute."""
+    if value is None:
+        return None
+    if value.startswith(("~", ".")) or not value.startswith("/"):
+        return os.path.abspath(os.path.expanduser(value))
+    return value
+
+
+def resolve_session(opened: store.TranscriptStore, session_id: str) -> str:
+    """The full id of the session ``session_id`` names: itself, or the one id it is a unique
+    prefix of (an ambiguous prefix is an error that lists the candidates)."""
+    return opened.resolve_session_id(session_id)
 
 
 def db_option(function: F) -> F:
@@ -141,14 +181,107 @@ def safe_markup(text: object) -> str:
     return escape(visible(text))
 
 
-def console() -> Console:
-    """A console for human output (tables, transcripts); wide when piped, so that tables
-    do not fold ids and names into pieces. No colour with ``--no-color`` or ``NO_COLOR``."""
+def console(wide: bool = False) -> Console:
+    """A console for human output (tables, transcripts), as wide as :func:`terminal_width`
+    (``wide``: no limit, for ``--wide``). No colour with ``--no-color`` or ``NO_COLOR``."""
     from rich.console import Console  # rich loads when output is drawn, not at start-up
 
     plain = no_color()
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200,
+    return Console(soft_wrap=False, width=_UNLIMITED if wide else terminal_width(),
                    no_color=plain or None, color_system=None if plain else "auto")
+
+
+#: The width of a ``--wide`` console: every cell whole.
+_UNLIMITED = 100_000
+
+
+def terminal_width() -> int:
+    """How wide output may be: ``COLUMNS`` when set, else the terminal's width, else (output
+    to a file or a pipe) 200 columns."""
+    import shutil
+
+    return max(20, shutil.get_terminal_size((200, 24)).columns)
+
+
+def wide_option(function: F) -> F:
+    """``--wide`` on a command that prints a table."""
+    return click.option("--wide", is_flag=True,
+                        help="Show every cell whole (by default rows are cut with … to fit "
+                             "the terminal: COLUMNS).")(function)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A table column: its header, whether it gives up width first when the row is too long
+    (titles, arguments, folders), and its alignment."""
+
+    header: str
+    flexible: bool = False
+    justify: Literal["left", "right"] = "left"
+    #: The narrowest a flexible column gets before fixed columns are cut too.
+    minimum: int = 8
+    #: Never cut (times, numbers, positions).
+    keep: bool = False
+    #: How much a flexible column keeps when the room is shared (titles more than folders).
+    weight: int = 1
+
+
+def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]],
+                 wide: bool = False) -> Any:
+    """A rich table whose rows are one line each and fit :func:`terminal_width`: the flexible
+    columns give up width first, and every cut cell ends in ``…`` (``wide``: nothing cut).
+    Cells are plain text (made :func:`visible`, never read as markup)."""
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    cells = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
+    widths = [max([cell_len(column.header), *(cell_len(row[i]) for row in cells)])
+              for i, column in enumerate(columns)]
+    if not wide:
+        room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
+        excess = sum(widths) - room
+        while excess > 0:
+            shrinkable = [i for i, c in enumerate(columns)
+                          if c.flexible and widths[i] > max(c.minimum, cell_len(c.header))]
+            if not shrinkable:
+                shrinkable = [i for i, c in enumerate(columns)
+                              if not c.keep and widths[i] > 4]
+            if not shrinkable:
+                break
+            widest = max(shrinkable, key=lambda i: widths[i] / columns[i].weight)
+            widths[widest] -= 1
+            excess -= 1
+    table = Table(title=title)
+    for column, width in zip(columns, widths, strict=True):
+        table.add_column(column.header, width=width, no_wrap=True, overflow="ellipsis",
+                         justify=column.justify)
+    for row in cells:
+        table.add_row(*(Text(_cut(cell, width)) for cell, width in zip(row, widths,
+                                                                         strict=True)))
+    return table
+
+
+def _cut(text: str, width: int) -> str:
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)) + "…"
+
+
+def local_time(value: datetime | None) -> str:
+    """A time as a table shows it: local (``TZ``), to the minute; ``-`` for none."""
+    if value is None:
+        return "-"
+    return store.as_utc(value).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def json_time(value: datetime | None) -> str | None:
+    """A time as ``--json`` writes it: ISO 8601 in UTC with ``Z``."""
+    if value is None:
+        return None
+    return store.as_utc(value).astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def one_line(text: str | None, limit: int = 60) -> str:
@@ -185,16 +318,33 @@ def no_color() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
+#: The environment variable that sets the package's log level without ``-v``.
+LOG_ENV = "TRANSCRIPT_STORE_LOG"
+
+
 def configure_logging(verbosity: int) -> None:
-    """``-v``: the package's log (logger ``store``) at INFO on stderr; ``-vv``: DEBUG (viewer
-    requests, ...). Without it the package is silent."""
-    if verbosity <= 0:
+    """The package's log (logger ``store``) on stderr: ``-v`` at INFO, ``-vv`` at DEBUG, or
+    the level ``TRANSCRIPT_STORE_LOG`` names (``debug``, ``info``, ``warning``, ``error``;
+    ``-v`` wins). Without either the package is silent; an unknown level is a usage error."""
+    level: int | None = None
+    if verbosity > 0:
+        level = logging.DEBUG if verbosity > 1 else logging.INFO
+    else:
+        named = os.environ.get(LOG_ENV, "").strip().upper()
+        if named:
+            levels = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARNING": logging.WARNING,
+                      "WARN": logging.WARNING, "ERROR": logging.ERROR}
+            if named not in levels:
+                raise click.UsageError(
+                    f"{LOG_ENV}={named.lower()!r}: takes debug, info, warning or error")
+            level = levels[named]
+    if level is None:
         return
     logger = logging.getLogger("store")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+    logger.setLevel(level)
 
 
 def verbosity() -> int:
@@ -204,16 +354,48 @@ def verbosity() -> int:
 
 
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
-    """``--json`` output: one compact JSON object per line."""
+    """``--json`` output: one compact JSON object per line, in the field names of
+    docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``."""
     for row in rows:
-        click.echo(orjson.dumps(row, default=str).decode())
+        click.echo(orjson.dumps(row, default=_json_default,
+                                option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC).decode())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    return str(value)
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
     """Open the store for a command. Read commands open read-only: they never create or
     migrate a database (a missing one is an error naming it), and auditors need no write
-    access."""
+    access. A write to an SQLite file named by ``--db`` (or ``TRANSCRIPT_STORE_URL``) whose
+    folder is missing is an error (:func:`check_db_folder`)."""
+    if not read_only:
+        check_db_folder(db_url)
     return store.TranscriptStore.open(db_url, read_only=read_only)
+
+
+def check_db_folder(db_url: str | None) -> None:
+    """A mistyped ``--db /no/such/dir/x.sqlite`` is an error naming the missing folder, not
+    a new folder tree (only the default database's folder is created)."""
+    if not db_url:
+        return
+    from urllib.parse import unquote
+
+    if "://" not in db_url:
+        path = os.path.expanduser(db_url)
+    else:
+        scheme, _, rest = db_url.partition("://")
+        if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/") \
+                or "?" in rest or rest[1:].startswith(("file:", ":memory:")) or rest == "/":
+            return
+        path = os.path.expanduser(unquote(rest[1:]))
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise store.UsageError(f"{db_url}: the folder {folder} does not exist (create it "
+                               "first, or give another --db)")
 
 
 def page_limit(limit: int) -> int | None:

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import click
 
-from store.cli._common import console, db_option, emit_json, open_store, safe_markup
+from store.cli._common import (
+    CommandGroup,
+    console,
+    db_option,
+    emit_json,
+    open_store,
+    safe_markup,
+)
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def aliases() -> None:
     """The tool vocabulary: which recorded tool names count as which tool.
 
@@ -22,7 +29,7 @@ def aliases() -> None:
 @aliases.command("list")
 @db_option
 @click.option("--agent", help="Only aliases scoped to this agent ('' for global ones).")
-@click.option("--name", "current", help="Only aliases giving this (canonical) name.")
+@click.option("--tool", "--name", "current", help="Only aliases giving this (canonical) tool name.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per alias.")
 def aliases_list(db_url: str | None, agent: str | None, current: str | None,
                  as_json: bool) -> None:
@@ -34,7 +41,7 @@ def aliases_list(db_url: str | None, agent: str | None, current: str | None,
     rows = [(a, raw, cur) for a, raw, cur in table.rows()
             if (agent is None or (a or "") == agent) and (current is None or cur == current)]
     if as_json:
-        emit_json({"agent": a, "raw_name": raw, "name": cur} for a, raw, cur in rows)
+        emit_json({"agent": a, "raw_tool": raw, "tool": cur} for a, raw, cur in rows)
         return
     out = Table(title=f"{len(rows)} aliases")
     for column in ("agent", "raw name", "name"):

@@ -17,42 +17,41 @@ import orjson
 
 import store
 from store.cli._common import (
-    IsoTime,
+    Column,
+    CommandGroup,
     console,
     count,
     db_option,
     emit_json,
+    fitted_table,
+    local_time,
     more_rows,
-    one_line,
     open_store,
     page_limit,
     redaction_options,
     redactor_from,
+    resolve_session,
+    scope_options,
+    time_options,
     visible,
+    wide_option,
 )
 from store.cli._common import safe_markup as escape
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def tools() -> None:
     """Tool usage across every session."""
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def calls() -> None:
     """Find any tool call ever made, and show one."""
 
 
-@click.group()
+@click.group(cls=CommandGroup)
 def audit() -> None:
     """Schema audit of stored calls; search-index upkeep."""
-
-
-def _time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    converted: datetime = IsoTime().convert(value, None, None)
-    return converted
 
 
 def _condition(spec: str, op: str) -> store.ArgumentCondition:
@@ -62,11 +61,12 @@ def _condition(spec: str, op: str) -> store.ArgumentCondition:
         raise click.BadParameter(str(exc)) from exc
 
 
-def _query(tool: str | None, raw_name: str | None, session: str | None, since: str | None,
-           until: str | None, status: tuple[str, ...], where: tuple[str, ...],
-           contains: tuple[str, ...], text: str | None,
+def _query(tool: str | None, raw_name: str | None, session: str | None,
+           since: datetime | None, until: datetime | None, status: tuple[str, ...],
+           where: tuple[str, ...], contains: tuple[str, ...], text: str | None,
            views: dict[str, str | None] | None = None, ignore_case: bool = False,
-           regex: bool = False) -> store.CallQuery:
+           regex: bool = False, agent: str | None = None,
+           cwd: str | None = None) -> store.CallQuery:
     op = "regex" if regex else "icontains" if ignore_case else "contains"
     if regex and ignore_case:
         op = "regex"
@@ -76,8 +76,8 @@ def _query(tool: str | None, raw_name: str | None, session: str | None, since: s
                                 op)  # type: ignore[arg-type]
             for view, value in (views or {}).items() if value is not None)
         return store.CallQuery(
-            tool=tool, raw_name=raw_name, session_id=session, since=_time(since),
-            until=_time(until), status=status or None,
+            tool=tool, raw_name=raw_name, session_id=session, since=since,
+            until=until, status=status or None, agent=agent, cwd=cwd,
             where=tuple(_condition(w, "eq") for w in where)
             + tuple(_condition(c, op) for c in contains),
             text=text, views=view_conditions)
@@ -89,9 +89,9 @@ def _filters(function: Any) -> Any:
     for option in reversed([
         click.option("--tool", help="Current tool name (aliases apply)."),
         click.option("--raw-name", help="The name exactly as recorded."),
-        click.option("--session", help="One session id."),
-        click.option("--since", metavar="TIME", help="ISO 8601, inclusive."),
-        click.option("--until", metavar="TIME", help="ISO 8601, exclusive."),
+        click.option("--session", help="One session (its id or a unique prefix of it)."),
+        scope_options,
+        time_options("Calls made"),
         click.option("--status", multiple=True, type=click.Choice(store.CALL_STATUSES),
                      help="Any of these (repeatable)."),
         click.option("--where", multiple=True, metavar="PATH=VALUE",
@@ -130,9 +130,8 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 
 @tools.command("usage")
 @db_option
-@click.option("--since", metavar="TIME")
-@click.option("--until", metavar="TIME")
-@click.option("--session")
+@time_options("Calls made")
+@click.option("--session", help="One session (its id or a unique prefix of it).")
 @click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
 @click.option("--offset", type=count(), default=0)
@@ -140,7 +139,7 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
               help="Per tool and per day, week, agent or model: calls and the tokens the "
                    "results carried into the context (estimated), with a sparkline or bar.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
-def audit_usage(db_url: str | None, since: str | None, until: str | None,
+def audit_usage(db_url: str | None, since: datetime | None, until: datetime | None,
                 session: str | None, limit: int, offset: int, by: str | None,
                 as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
@@ -149,16 +148,18 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
     if by is not None:
         from store.cli.toolsby import tools_by
 
-        tools_by(db_url, by, _time(since), _time(until), as_json)
+        tools_by(db_url, by, since, until, as_json)
         return
     with open_store(db_url, read_only=True) as opened:
-        every = store.tool_usage(opened, since=_time(since), until=_time(until),
+        if session is not None:
+            session = resolve_session(opened, session)
+        every = store.tool_usage(opened, since=since, until=until,
                                  session_id=session, limit=None)
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")
     if as_json:
-        emit_json({"name": row.name, "raw_names": row.raw_names, "calls": row.calls,
+        emit_json({"tool": row.name, "raw_tools": row.raw_names, "calls": row.calls,
                         "sessions": row.sessions, "invalid_calls": row.invalid_calls,
                         "error_results": row.error_results,
                         "calls_without_result": row.calls_without_result,
@@ -185,6 +186,7 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @click.option("--offset", type=count(), default=0)
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object per call, streamed (every call asked for).")
+@wide_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every matching call (no paging) as CSV to this file ('-': stdout).")
 @click.option("--keep-formulas", is_flag=True,
@@ -192,11 +194,12 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
                    "default they get a leading ' so that a spreadsheet does not run them).")
 @redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
-                 session: str | None, since: str | None, until: str | None,
+                 session: str | None, agent: str | None, cwd: str | None,
+                 since: datetime | None, until: datetime | None,
                  status: tuple[str, ...], where: tuple[str, ...], contains: tuple[str, ...],
                  text: str | None, command_view: str | None, path_view: str | None,
                  pattern_view: str | None, url_view: str | None, ignore_case: bool,
-                 regex: bool, limit: int, offset: int, as_json: bool,
+                 regex: bool, limit: int, offset: int, as_json: bool, wide: bool,
                  csv_path: Path | None, keep_formulas: bool, redact: bool,
                  patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine).
@@ -204,11 +207,12 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
     finds every agent's calls of it; --raw-name the name exactly as recorded.
     """
-    from rich.table import Table
-
+    if session is not None:
+        with open_store(db_url, read_only=True) as opened:
+            session = resolve_session(opened, session)
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
-                    "url": url_view}, ignore_case, regex)
+                    "url": url_view}, ignore_case, regex, agent, cwd)
     if keep_formulas and csv_path is None:
         raise click.UsageError("--keep-formulas applies with --csv only")
     if csv_path is not None:
@@ -240,24 +244,24 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         matches = list(found)
         total = (store.count_calls(opened, query) if wanted is not None
                  and len(matches) == wanted else offset + len(matches))
-    table = Table(title=f"{len(matches)} of {total:,} calls")
-    for column in ("session", "pos", "id", "name", "status", "time", "arguments", "result"):
-        table.add_column(column, overflow="fold")
-    for m in matches:
-        table.add_row(escape(m.session_id), f"{m.position}.{m.index}", escape(m.call_id),
-                      escape(m.name), escape(m.status),
-                      m.created_at.isoformat(timespec="seconds"),
-                      escape(one_line(m.arguments_text, 120)),
-                      escape(one_line(m.result_preview or "-")))
-    console().print(table)
+    columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
+               Column("pos", justify="right", keep=True), Column("agent", minimum=6),
+               Column("cwd", flexible=True), Column("tool"), Column("status"),
+               Column("arguments", flexible=True, minimum=16, weight=3),
+               Column("result", flexible=True, minimum=10, weight=2)]
+    cells = [[local_time(m.created_at), m.session_id, f"{m.position}.{m.index}", m.agent or "",
+              m.cwd or "", m.name, m.status, m.arguments_text, m.result_preview or "-"]
+             for m in matches]
+    console(wide).print(fitted_table(f"{len(matches)} of {total:,} calls", columns, cells,
+                                     wide))
     more_rows(len(matches), total, offset, "calls")
 
 
 def _call_json(m: store.CallMatch) -> dict[str, Any]:
-    """A call in the JSON field names every command uses (docs/operations.md)."""
+    """A call in the JSON field names every command uses (docs/json/call.schema.json)."""
     return {"session_id": m.session_id, "position": m.position, "call_index": m.index,
-            "call_id": m.call_id, "name": m.name, "raw_name": m.raw_name,
-            "status": m.status, "arguments": m.arguments_text,
+            "call_id": m.call_id, "tool": m.name, "raw_tool": m.raw_name,
+            "status": m.status, "agent": m.agent, "cwd": m.cwd, "arguments": m.arguments_text,
             "created_at": m.created_at, "result": m.result_preview,
             "result_is_error": m.result_is_error}
 
@@ -278,6 +282,7 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
     redactor = redactor_from(redact, patterns)
     sid, position, index, call_id = _reference(reference, session)
     with open_store(db_url, read_only=True) as opened:
+        sid = resolve_session(opened, sid)
         transcript = opened.load(sid)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
@@ -291,7 +296,7 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         arguments: Any = call.input if isinstance(call, store.ToolCall) else call.arguments_text
         result = loaded.result.content if loaded.result is not None else None
         row = {"session_id": sid, "position": loaded.position, "call_index": loaded.index,
-               "call_id": call.id, "name": call.name, "raw_name": call.raw_name,
+               "call_id": call.id, "tool": call.name, "raw_tool": call.raw_name,
                "status": call.status,
                "arguments": arguments, "result": result,
                "result_is_error": loaded.result.is_error if loaded.result else None}
@@ -324,7 +329,7 @@ def _reference(reference: str, session: str | None) -> tuple[str, int, int, str 
 
 @audit.command("schema")
 @db_option
-@click.option("--session")
+@click.option("--session", help="One session (its id or a unique prefix of it).")
 @click.option("--tool", help="Current tool name.")
 @click.option("--schema", "schema_file", type=click.Path(exists=True, dir_okay=False,
                                                          path_type=Path),
@@ -338,12 +343,14 @@ def audit_schema(db_url: str | None, session: str | None, tool: str | None,
                  patterns: tuple[str, ...]) -> None:
     """Validate stored calls against their tool schemas; exit 1 when any is rejected."""
     with open_store(db_url, read_only=True) as opened:
+        if session is not None:
+            session = resolve_session(opened, session)
         violations = store.schema_audit(opened, session_id=session, tool=tool,
                                         schema=schema_file, limit=limit,
                                         redactor=redactor_from(redact, patterns))
     if as_json:
         emit_json({"session_id": v.session_id, "position": v.position, "call_index": v.index,
-                   "call_id": v.call_id, "name": v.name, "raw_name": v.raw_name,
+                   "call_id": v.call_id, "tool": v.name, "raw_tool": v.raw_name,
                    "kind": v.kind, "problems": v.problems, "arguments": v.arguments_text,
                    "source": v.source} for v in violations)
     for v in violations if not as_json else ():

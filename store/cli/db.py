@@ -9,10 +9,18 @@ import sys
 import click
 
 import store
-from store.cli._common import StoreGroup, confirmed, db_option, emit_json, open_store
+from store.cli._common import (
+    CommandGroup,
+    check_db_folder,
+    confirmed,
+    db_option,
+    emit_json,
+    open_store,
+    visible,
+)
 
 
-@click.group(cls=StoreGroup)
+@click.group(cls=CommandGroup)
 def db() -> None:
     """Schema administration: upgrade, downgrade, current revision, drift check, Citus
     distribution."""
@@ -27,10 +35,18 @@ def _echo_distribution(status: store.SchemaStatus) -> None:
 
 @db.command("upgrade")
 @db_option
-@click.option("--revision", default="head", show_default=True, help="Target revision.")
-def db_upgrade(db_url: str | None, revision: str) -> None:
-    """Create or upgrade the database schema (on a distributed Citus schema, the tables a
-    revision creates are distributed too)."""
+@click.argument("revision", default="head")
+@click.option("--revision", "revision_option", hidden=True,
+              help="The target revision (older spelling of REVISION).")
+def db_upgrade(db_url: str | None, revision: str, revision_option: str | None) -> None:
+    """Create or upgrade the database schema to REVISION: a revision id (`db history` lists
+    them), head (the default), or +N steps forward. On a distributed Citus schema the tables
+    a revision creates are distributed too."""
+    if revision_option is not None:
+        revision = revision_option
+    if not revision.strip():
+        raise click.BadParameter("give a revision id, head, or +N", param_hint="REVISION")
+    check_db_folder(db_url)
     status = store.upgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current} (head {status.head})")
     _echo_distribution(status)
@@ -41,8 +57,8 @@ def db_upgrade(db_url: str | None, revision: str) -> None:
 @click.argument("revision", default="-1")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
-    """Downgrade the schema to REVISION: a revision id, base (no schema), or by default one
-    step back (`db downgrade -- -2`: two steps).
+    """Downgrade the schema to REVISION: a revision id (`db history` lists them), base (no
+    schema), or by default one step back (`db downgrade -- -2`: two steps).
 
     What the undone revisions added (tables, columns, indexes) is dropped with its data:
     it asks first. This version of transcript-store needs the head revision to open the
@@ -58,6 +74,31 @@ def db_downgrade(db_url: str | None, revision: str, yes: bool) -> None:
     status = store.downgrade_database(db_url, revision)
     click.echo(f"{status.url}: at revision {status.current or 'base (no schema)'} "
                f"(head {status.head})")
+
+
+@db.command("history")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per revision.")
+def db_history(db_url: str | None, as_json: bool) -> None:
+    """List the schema revisions, oldest first, marking the head and (when the database
+    exists) the database's own revision. Changes nothing."""
+    revisions = store.schema_history()
+    current: str | None = None
+    try:
+        current = store.database_status(db_url).current
+    except store.StoreError:
+        current = None  # no database (yet): the list alone
+    head = revisions[-1].revision if revisions else None
+    if as_json:
+        emit_json({"revision": r.revision, "down_revision": r.down_revision,
+                   "message": r.message, "is_head": r.revision == head,
+                   "is_current": r.revision == current} for r in revisions)
+        return
+    for r in revisions:
+        marks = [m for m, on in (("head", r.revision == head), ("current", r.revision == current))
+                 if on]
+        shown = f" ({', '.join(marks)})" if marks else ""
+        click.echo(visible(f"{r.down_revision or 'base'} -> {r.revision}{shown}: {r.message}"))
 
 
 @db.command("current")

@@ -11,7 +11,17 @@ import click
 import orjson
 
 import store
-from store.cli._common import console, db_option, one_line, safe_markup, visible
+from store.cli._common import (
+    Column,
+    console,
+    db_option,
+    emit_json,
+    fitted_table,
+    open_store,
+    safe_markup,
+    visible,
+    wide_option,
+)
 
 
 def _example_files() -> Iterator[tuple[str, str]]:
@@ -43,7 +53,8 @@ def _session_records(name: str, text: str) -> tuple[list[Any], list[str], dict[s
 @db_option
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per stored tool call.")
-def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
+@wide_option
+def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool, wide: bool) -> None:
     """Store the bundled example sessions (or PATHS, one session per file) and print them.
 
     Each file becomes a session named after it; each record is keyed by file and line, so
@@ -54,7 +65,7 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
     sources = (
         [(p.name, p.read_text(encoding="utf-8")) for p in paths] if paths else _example_files()
     )
-    with store.TranscriptStore.open(db_url) as opened:
+    with open_store(db_url) as opened:
         url = opened.url
         summary = Table()  # the URL is printed on its own line: a table title wraps mid-URL
         for column in ("session", "new messages", "already stored", "calls", "invalid"):
@@ -71,35 +82,35 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool) -> None:
                             str(len(result.skipped_keys)), str(len(calls)), str(invalid))
             rows.extend(_call_row(session_id, c) for c in calls)
     if as_json:
-        for row in rows:
-            click.echo(orjson.dumps(row).decode())
+        emit_json(rows)
         return
-    out = console()
+    out = console(wide)
     click.echo(visible(f"stored in {url}"))
     out.print(summary)
-    table = Table(title=f"{len(rows)} tool calls")
-    for column in ("session", "pos", "id", "name", "raw name", "status", "arguments", "result"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*(safe_markup(cell) for cell in (
-            row["session"], str(row["position"]), row["id"], row["name"],
-            row["raw_name"] or "", row["status"], one_line(row["arguments"], 120),
-            one_line(row["result"] or "-"))))
-    out.print(table)
+    columns = [Column("session", flexible=True), Column("pos", justify="right", keep=True),
+               Column("call", flexible=True), Column("tool"), Column("raw tool"),
+               Column("status"), Column("arguments", flexible=True, minimum=12),
+               Column("result", flexible=True, minimum=12)]
+    cells = [[row["session_id"], f"{row['position']}.{row['call_index']}", row["call_id"],
+              row["tool"], row["raw_tool"] or "", row["status"], row["arguments"],
+              row["result"] or "-"] for row in rows]
+    out.print(fitted_table(f"{len(rows)} tool calls", columns, cells, wide))
 
 
 def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
     call = loaded.call
     status = call.status
-    return {
-        "session": session_id,
+    return {  # the names of docs/json/call.schema.json
+        "session_id": session_id,
         "position": loaded.position,
-        "id": call.id,
-        "name": call.name,
-        "raw_name": call.raw_name,
+        "call_index": loaded.index,
+        "call_id": call.id,
+        "tool": call.name,
+        "raw_tool": call.raw_name,
         "status": status,
         "arguments": call.arguments_text,
         "result": loaded.result.text if loaded.result is not None else None,
+        "result_is_error": loaded.result.is_error if loaded.result is not None else None,
     }
 
 

@@ -15,6 +15,7 @@ from store.cli._common import (
     open_store,
     redaction_options,
     redactor_from,
+    resolve_session,
     visible,
 )
 
@@ -41,10 +42,17 @@ from store.cli._common import (
 @click.option("--tool", "tools", multiple=True,
               help="With --repair: a tool of the current tool set (repeatable): calls to "
                    "others are reported.")
+@click.option("--keep-recorded-names", is_flag=True,
+              help="Provider targets: call the tools by the names the agent recorded "
+                   "(run_shell_command), not by their current names (bash: `aliases list`).")
+@click.option("--include-tools", is_flag=True,
+              help="Provider targets: add the tool definitions recorded with the session, "
+                   "in the request's own field (tools; toolConfig for bedrock).")
 def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str,
                    redact: bool, patterns: tuple[str, ...], keep_formulas: bool,
                    do_repair: bool, drop_dangling: bool, last_turns: int | None,
-                   tools: tuple[str, ...]) -> None:
+                   tools: tuple[str, ...], keep_recorded_names: bool,
+                   include_tools: bool) -> None:
     """Write sessions to stdout: one as a provider's request history (JSON), or canonical
     JSONL of messages (``--to jsonl``), or CSV of calls (``--to csv``). ``--redact`` applies
     to every target. An option that cannot apply to the target is refused."""
@@ -54,7 +62,9 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
     if target in ("jsonl", "csv"):
         given = [name for name, value in (("--repair", do_repair),
                                           ("--drop-dangling", drop_dangling),
-                                          ("--last-turns", last_turns), ("--tool", tools))
+                                          ("--last-turns", last_turns), ("--tool", tools),
+                                          ("--keep-recorded-names", keep_recorded_names),
+                                          ("--include-tools", include_tools))
                  if value]
         if given:
             raise click.UsageError(f"{', '.join(given)} apply to provider targets, "
@@ -67,8 +77,10 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
         raise click.UsageError(f"--to {target} exports exactly one session")
     (session_id,) = session_ids
     with open_store(db_url, read_only=True) as opened:
+        session_id = resolve_session(opened, session_id)
         transcript = opened.load(session_id, last_turns=last_turns)
         aliases = opened.aliases()
+        definitions = opened.tool_definitions(session_id) if include_tools else []
     redactions = 0
     if redactor is not None:  # before repair, so that its report holds no secret either
         transcript, redactions = store.redact_transcript(transcript, redactor)
@@ -93,7 +105,14 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
                 f"{len(refused)} problem(s) that {target} would refuse; "
                 "export with --repair to fix them (the report goes to stderr)")
         messages = [stored.message for stored in transcript]
+    if keep_recorded_names:
+        messages = store.recorded_names(messages)
     payload = store.render(messages, target)  # type: ignore[arg-type]
+    if definitions:
+        agent = transcript.session.agent
+        payload[store.TOOLS_FIELD[target]] = store.render_tools(  # type: ignore[index]
+            definitions, target,  # type: ignore[arg-type]
+            None if keep_recorded_names else (lambda raw: aliases.display_name(raw, agent)))
     try:
         text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them exactly
@@ -112,14 +131,13 @@ _REFUSED = frozenset({"synthesized_result", "dropped_dangling_call", "dropped_or
 def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: str,
                     redactor: store.Redactor | None, keep_formulas: bool) -> None:
     with open_store(db_url, read_only=True) as opened:
+        session_ids = tuple(resolve_session(opened, sid) for sid in session_ids)
         if target == "jsonl":
             stats = store.export_jsonl(opened, session_ids or None, sys.stdout,
                                        redactor=redactor)
             click.echo(f"{stats.records} messages of {stats.sessions} sessions, "
                        f"{stats.redactions} secrets redacted", err=True)
             return
-        for known in session_ids:  # an unknown session is an error, as for jsonl
-            opened.get_session(known)
         total = 0
         redacted = 0
         for sid in session_ids or (None,):

@@ -35,11 +35,9 @@ from store.cli._common import (
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
-@click.option("--verbose", "-v", is_flag=True,
-              help="List every file not imported (default: one line per reason, with a count).")
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int,
-                   settle: float, quiet: bool, as_json: bool, yes: bool, verbose: bool) -> None:
+                   settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
@@ -50,6 +48,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
     are listed, then imported once you confirm (--yes: without asking). To keep an archive
     as the agents write, use `transcript-store watch`.
+
+    Files that fail for the same reason are grouped into one line with a count;
+    `transcript-store -v import` lists each of them.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
@@ -94,7 +95,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("indexed for search", f"{index.calls} calls, {index.results} results "
                                      f"({index.seconds:.2f} s)"))
     if as_json:
-        emit_json([{**{k.replace(" ", "_"): v for k, v in counts},
+        emit_json([{**{k.replace(" ", "_"): v for k, v in counts[:-1] if k != "problems"},
+                    "indexed_calls": index.calls, "indexed_results": index.results,
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files],
@@ -109,7 +111,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
             click.echo(visible(f"skipped {count} x {reason}"))
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
-    _report_failed(summary, verbose or verbosity() > 0)
+    _report_failed(summary, verbosity() > 0)
     for diverged in summary.diverged:
         click.echo(visible(f"rewritten: {diverged}"), err=True)
     if summary.failed_files or summary.problems:
@@ -126,8 +128,8 @@ def _report_failed(summary: store.ImportSummary, verbose: bool) -> None:
             for entry in entries:
                 click.echo(visible(f"failed: {entry}"), err=True)
         else:
-            click.echo(visible(f"failed: {len(entries)} files: {reason} (--verbose lists "
-                               "them)"), err=True)
+            click.echo(visible(f"failed: {len(entries)} files: {reason} (-v lists them: "
+                               "transcript-store -v import ...)"), err=True)
 
 
 def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:

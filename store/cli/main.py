@@ -49,8 +49,10 @@ class RootGroup(StoreGroup):
                       prog_name="transcript-store")
 @click.option("--traceback", is_flag=True, help="Show the full traceback on errors.")
 @click.option("-v", "--verbose", count=True,
-              help="Log what the package does to stderr (-v: migrations, retries, import "
-                   "progress and problems; -vv: also debug, such as viewer requests).")
+              help="Log what the package does to stderr and say more (-v: migrations, "
+                   "retries, import progress and problems, each file not imported; -vv: also "
+                   "debug, such as viewer requests). Also: TRANSCRIPT_STORE_LOG=debug|info|"
+                   "warning|error.")
 @click.option("--no-color", is_flag=True, help="No colour in the output (also: NO_COLOR=1).")
 @click.pass_context
 def cli(ctx: click.Context, traceback: bool, verbose: int, no_color: bool) -> None:

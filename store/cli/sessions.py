@@ -11,68 +11,79 @@ import orjson
 
 import store
 from store.cli._common import (
-    IsoTime,
+    Column,
+    CommandGroup,
     confirmed,
     console,
     count,
     db_option,
     emit_json,
+    fitted_table,
+    local_time,
     more_rows,
     open_store,
     page_limit,
     redaction_options,
     redactor_from,
+    resolve_session,
+    scope_options,
+    time_options,
     visible,
+    wide_option,
 )
 from store.cli._common import safe_markup as escape
 
+#: ``sessions list --sort`` (``store.db.sessions.SESSION_SORTS``, written out here so that
+#: ``--help`` loads no database code).
+SORTS = ("updated", "started", "messages", "calls")
 
-@click.group()
+
+@click.group(cls=CommandGroup)
 def sessions() -> None:
     """List, show, fork, rename, tag and delete stored sessions."""
 
 
-def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
+def session_json(info: store.SessionInfo) -> dict[str, Any]:
+    """A session in the JSON names of docs/json/session.schema.json."""
     return {
         "session_id": info.session_id, "title": info.title, "agent": info.agent,
         "provider": info.provider, "model": info.model, "cwd": info.cwd,
-        "tags": list(info.tags), "messages": info.message_count,
-        "started_at": info.started_at.isoformat() if info.started_at else None,
-        "ended_at": info.ended_at.isoformat() if info.ended_at else None,
-        "created_at": info.created_at.isoformat(),
-        "updated_at": info.updated_at.isoformat(),
+        "tags": list(info.tags), "messages": info.message_count, "calls": info.call_count,
+        "started_at": info.started_at, "updated_at": info.last_active_at,
+        "stored_at": info.created_at,
     }
 
 
 @sessions.command("list")
 @db_option
+@scope_options
 @click.option("--provider", help="Only sessions of this provider.")
 @click.option("--model", help="Only sessions of this model.")
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
-@click.option("--agent", help="Only sessions recorded by this agent (claude-code, codex ...).")
-@click.option("--since", type=IsoTime(),
-              help="With a message at or after this time (UTC; the session's own times).")
-@click.option("--until", type=IsoTime(),
-              help="With a message before this time (UTC; the session's own times).")
+@time_options("With a message")
+@click.option("--sort", type=click.Choice(SORTS), default="updated", show_default=True,
+              help="Newest or largest first: last activity, first message, messages, calls.")
 @click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many sessions (0: all).")
 @click.option("--offset", type=count(), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@wide_option
 @redaction_options
-def sessions_list(db_url: str | None, provider: str | None, model: str | None,
-                  tag: str | None, title_contains: str | None, agent: str | None,
-                  since: datetime | None, until: datetime | None, limit: int, offset: int,
-                  as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
-    """List sessions, most recently updated first."""
-    from rich.table import Table
-
+def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
+                  provider: str | None, model: str | None, tag: str | None,
+                  title_contains: str | None, since: datetime | None, until: datetime | None,
+                  sort: str, limit: int, offset: int, as_json: bool, wide: bool, redact: bool,
+                  patterns: tuple[str, ...]) -> None:
+    """List sessions by their own last activity (the time of their last message), newest
+    first; --sort orders them otherwise."""
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
-                               "title_contains": title_contains, "agent": agent,
-                               "since": _utc(since), "until": _utc(until)}
-    page = store.list_sessions(db_url, **filters, limit=page_limit(limit), offset=offset)
+                               "title_contains": title_contains, "agent": agent, "cwd": cwd,
+                               "since": since, "until": until}
+    page = store.list_sessions(db_url, **filters, sort=sort, limit=page_limit(limit),
+                               offset=offset)
     total = page.total
-    rows = [_session_dict(info) for info in page.sessions]
+    rows = [session_json(info) for info in page.sessions]
     redactor = redactor_from(redact, patterns)
     if redactor is not None:  # titles and folders can hold what the transcript held
         for row in rows:
@@ -82,20 +93,17 @@ def sessions_list(db_url: str | None, provider: str | None, model: str | None,
         emit_json(rows)
         more_rows(len(rows), total, offset, "sessions")
         return
-    table = Table(title=f"{len(rows)} of {total:,} sessions")
-    for column in ("session", "title", "agent", "model", "messages", "started", "ended"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(escape(row["session_id"]), escape(row["title"] or ""),
-                      escape(row["agent"] or row["provider"] or ""),
-                      escape(row["model"] or ""), str(row["messages"]),
-                      (row["started_at"] or "-")[:19], (row["ended_at"] or "-")[:19])
-    console().print(table)
+    when = "started" if sort == "started" else "updated"
+    columns = [Column("session", flexible=True, minimum=10), Column(when, keep=True),
+               Column("title", flexible=True, minimum=12, weight=3), Column("agent", minimum=6),
+               Column("model", flexible=True), Column("msgs", justify="right", keep=True),
+               Column("calls", justify="right", keep=True), Column("cwd", flexible=True)]
+    cells = [[row["session_id"], local_time(row[f"{when}_at"]), row["title"] or "",
+              row["agent"] or row["provider"] or "", row["model"] or "",
+              str(row["messages"]), str(row["calls"] or 0), row["cwd"] or ""] for row in rows]
+    console(wide).print(fitted_table(f"{len(rows)} of {total:,} sessions", columns, cells,
+                                     wide))
     more_rows(len(rows), total, offset, "sessions")
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else store.as_utc(value)
 
 
 def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], position: int
@@ -147,13 +155,16 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     """Show a transcript: roles, text, each call with its arguments and result."""
     redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
+        session_id = resolve_session(opened, session_id)
         transcript = opened.load(session_id, last_turns=last_turns)
         sources = opened.session_sources(transcript.session.session_id)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
     if as_json:
-        emit_json({"position": m.position, "role": m.message.role, "text": m.message.text,
+        emit_json({"session_id": session_id, "position": m.position,
+                   "role": m.message.role, "created_at": m.created_at,
+                   "text": m.message.text,
                    "calls": [c.to_wire() for c in m.message.tool_calls]}
                   for m in transcript)
         return
@@ -191,8 +202,9 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
                   title: str | None) -> None:
     """Copy SESSION_ID's messages before POSITION into a new session."""
     with open_store(db_url) as opened:
+        session_id = resolve_session(opened, session_id)
         info = opened.fork(session_id, position, new_id, title=title)
-    click.echo(f"forked {session_id} at {position} into {info.session_id}")
+    click.echo(visible(f"forked {session_id} at {position} into {info.session_id}"))
 
 
 @sessions.command("delete")
@@ -202,7 +214,8 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
 def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool) -> None:
     """Delete sessions and everything in them (messages, calls, results). Asks first."""
     with open_store(db_url) as opened:
-        infos = [opened.get_session(sid) for sid in session_ids]  # all exist, or none goes
+        infos = [opened.get_session(resolve_session(opened, sid))  # all exist, or none goes
+                 for sid in session_ids]
         if not yes:
             listed = ", ".join(f"{i.session_id} ({i.message_count} messages)" for i in infos)
             confirmed(f"delete {listed} from {opened.url}?")
@@ -218,7 +231,7 @@ def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool)
 def sessions_rename(db_url: str | None, session_id: str, title: str) -> None:
     """Set a session's title ('' clears it)."""
     with open_store(db_url) as opened:
-        info = opened.rename_session(session_id, title or None)
+        info = opened.rename_session(resolve_session(opened, session_id), title or None)
     click.echo(f"{info.session_id}: title {info.title!r}" if info.title
                else f"{info.session_id}: no title")
 
@@ -232,7 +245,7 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
                  remove: tuple[str, ...]) -> None:
     """Add TAGS to a session (and --remove others); prints its tags."""
     with open_store(db_url) as opened:
-        info = opened.tag_session(session_id, add=tags, remove=remove)
+        info = opened.tag_session(resolve_session(opened, session_id), add=tags, remove=remove)
     click.echo(f"{info.session_id}: tags {', '.join(info.tags) or '(none)'}")
 
 
@@ -243,6 +256,8 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
 def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
     """Check that what is stored reads back as written; exit 1 on errors. Changes nothing."""
     with open_store(db_url, read_only=True) as opened:
+        if session_id is not None:
+            session_id = resolve_session(opened, session_id)
         report = opened.verify(session_id)
     if as_json:
         emit_json({"severity": p.severity, "check": p.check, "session_id": p.session_id,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 import store
-from store.cli._common import IsoTime, console, db_option, emit_json, open_store
+from store.cli._common import console, db_option, emit_json, open_store, time_options
 from store.cli._common import safe_markup as escape
 
 #: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
@@ -77,8 +77,7 @@ def _tool_rows(opened: store.TranscriptStore, prices: store.PriceTable,
 @click.option("--by", "by", type=click.Choice(["day", "week", "month", "session", "model",
                                                "agent", "project", "tool"]),
               default="day", show_default=True, help="What a row is.")
-@click.option("--since", type=IsoTime(), metavar="TIME", help="From this time (inclusive).")
-@click.option("--until", type=IsoTime(), metavar="TIME", help="Before this time.")
+@time_options("Usage recorded")
 @click.option("--agent", help="Only sessions of this agent (claude-code, codex, gemini-cli ...).")
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False),
               help="A price file in LiteLLM's model_prices_and_context_window.json format, "

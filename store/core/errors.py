@@ -205,6 +205,27 @@ class UsageError(StoreError, ValueError):
     an empty search term); the message names the parameter and what it takes."""
 
 
+class AmbiguousSessionId(UsageError):
+    """A session id prefix that the ids of several sessions start with: ``prefix``, and the
+    ``candidates`` (at most :data:`AMBIGUOUS_SHOWN`; ``more`` when there are others)."""
+
+    def __init__(self, prefix: str, candidates: tuple[str, ...], more: bool = False) -> None:
+        self.prefix = prefix
+        self.candidates = candidates
+        self.more = more
+        listed = ", ".join(candidates) + (", ..." if more else "")
+        super().__init__(f"session id prefix {prefix!r} is ambiguous: it starts the ids of "
+                         f"{'more than ' if more else ''}{len(candidates)} sessions "
+                         f"({listed}); give more characters")
+
+    def __reduce__(self) -> tuple[type[AmbiguousSessionId], tuple[str, tuple[str, ...], bool]]:
+        return (type(self), (self.prefix, self.candidates, self.more))
+
+
+#: How many candidates an ambiguous prefix lists.
+AMBIGUOUS_SHOWN = 10
+
+
 class SettingsError(UsageError, TypeError):
     """Settings of the wrong type or with an unknown field (``session_settings={"limitt": 1}``):
     also a ``TypeError``, as the frameworks raise for them."""

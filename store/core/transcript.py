@@ -76,6 +76,14 @@ class SessionInfo:
     #: The first and last message times (the times the session recorded), when known.
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    #: How many tool calls the session holds, when the listing counted them.
+    call_count: int | None = None
+
+    @property
+    def last_active_at(self) -> datetime:
+        """The session's own last activity: its last message time, else when it was stored
+        (what ``sessions list`` orders by)."""
+        return self.ended_at or self.created_at
 
 
 @dataclass(frozen=True, slots=True)

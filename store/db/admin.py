@@ -27,13 +27,30 @@ from store.db.distribute import (
 from store.db.engine import create_store_engine, default_url, redact_url
 
 __all__ = [
+    "Revision",
     "SchemaStatus",
     "check_database",
     "database_status",
     "distribute_database",
     "downgrade_database",
+    "schema_history",
     "upgrade_database",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A revision of the schema: its id, the one before it and what it does."""
+
+    revision: str
+    down_revision: str | None
+    message: str
+
+
+def schema_history() -> list[Revision]:
+    """Every schema revision this library ships, oldest first (``transcript-store db
+    history``; compare with :func:`database_status` for where a database is)."""
+    return [Revision(*entry) for entry in migrate.history()]
 
 T = TypeVar("T")
 

@@ -71,7 +71,11 @@ _SECRET_PARAMETER = re.compile(r"(?i)pass(?:word|wd|phrase)?$|pwd$|secret|token|
 
 def redact_url(url: str | URL) -> str:
     """The URL with any password hidden, for messages and logs: the user-info password and
-    the values of query parameters such as ``password`` and ``sslpassword`` become ``***``."""
+    the values of query parameters such as ``password`` and ``sslpassword`` become ``***``.
+    A plain file path (``--db ./audit.sqlite``) holds no password: it is shown as given (not
+    one with ``=``, which may be a libpq ``key=value`` string with a password in it)."""
+    if isinstance(url, str) and "://" not in url and "=" not in url and url.strip():
+        return url
     try:
         parsed = make_url(url)
         query = {key: ("***" if _SECRET_PARAMETER.search(key) else value)

@@ -24,9 +24,28 @@ from urllib.parse import unquote
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.transcript import SessionInfo
-from store.db.sqlitefile import connect_read_only, escape_like, read_time, stored_time
+from store.db.sqlitefile import (
+    connect_read_only,
+    cwd_pattern,
+    escape_like,
+    read_time,
+    stored_time,
+)
 
 __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
+
+#: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
+_ORDER = {
+    "updated": "coalesce((SELECT messages.created_at FROM messages WHERE "
+               "messages.session_id = sessions.session_id AND messages.position = "
+               "sessions.next_position - 1), sessions.created_at)",
+    "started": "coalesce((SELECT messages.created_at FROM messages WHERE "
+               "messages.session_id = sessions.session_id AND messages.position = 0), "
+               "sessions.created_at)",
+    "messages": "sessions.next_position",
+    "calls": "(SELECT count(*) FROM tool_calls WHERE tool_calls.session_id = "
+             "sessions.session_id)",
+}
 
 _COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
             "created_at, updated_at, next_position")
@@ -65,10 +84,14 @@ class SessionListing:
     def list_sessions(self, *, provider: str | None = None, model: str | None = None,
                       tag: str | None = None, title_contains: str | None = None,
                       since: datetime | None = None, until: datetime | None = None,
-                      limit: int | None = 50, offset: int = 0, agent: str | None = None
-                      ) -> list[SessionInfo]:
-        where, params = _where(provider, model, tag, title_contains, since, until, agent)
-        sql = f"SELECT {_COLUMNS} FROM sessions{where} ORDER BY updated_at DESC, session_id"
+                      limit: int | None = 50, offset: int = 0, agent: str | None = None,
+                      cwd: str | None = None, sort: str = "updated") -> list[SessionInfo]:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd)
+        if sort not in _ORDER:
+            from store.core.errors import UsageError
+
+            raise UsageError(f"unknown sort {sort!r}: use {', '.join(_ORDER)}")
+        sql = f"SELECT {_COLUMNS} FROM sessions{where} ORDER BY {_ORDER[sort]} DESC, session_id"
         sql += " LIMIT ? OFFSET ?"
         params += [-1 if limit is None else limit, offset]
         self._conn.execute("BEGIN")
@@ -76,6 +99,7 @@ class SessionListing:
             rows = self._conn.execute(sql, params).fetchall()
             ids = [row[0] for row in rows]
             spans: dict[str, tuple[datetime, datetime]] = {}
+            calls: dict[str, int] = {}
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 marks = ", ".join("?" * len(chunk))
@@ -83,6 +107,9 @@ class SessionListing:
                         "SELECT session_id, min(created_at), max(created_at) FROM messages "
                         f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk):
                     spans[sid] = (read_time(first), read_time(last))
+                calls.update(self._conn.execute(
+                    "SELECT session_id, count(*) FROM tool_calls "
+                    f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk).fetchall())
         finally:
             self._conn.execute("COMMIT")
         out = []
@@ -91,21 +118,22 @@ class SessionListing:
             started, ended = spans.get(sid, (None, None))
             out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
                                    read_time(created), read_time(updated), next_position,
-                                   loads_json(meta), agent_, started, ended))
+                                   loads_json(meta), agent_, started, ended,
+                                   calls.get(sid, 0)))
         return out
 
     def count_sessions(self, *, provider: str | None = None, model: str | None = None,
                        tag: str | None = None, title_contains: str | None = None,
                        since: datetime | None = None, until: datetime | None = None,
-                       agent: str | None = None) -> int:
-        where, params = _where(provider, model, tag, title_contains, since, until, agent)
+                       agent: str | None = None, cwd: str | None = None) -> int:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd)
         return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
                                       params).fetchone()[0])
 
 
 def _where(provider: str | None, model: str | None, tag: str | None,
            title_contains: str | None, since: datetime | None, until: datetime | None,
-           agent: str | None) -> tuple[str, list[Any]]:
+           agent: str | None, cwd: str | None = None) -> tuple[str, list[Any]]:
     """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them."""
     terms: list[str] = []
     params: list[Any] = []
@@ -113,6 +141,10 @@ def _where(provider: str | None, model: str | None, tag: str | None,
         if value is not None:
             terms.append(f"{column} = ?")
             params.append(value)
+    if cwd is not None:
+        folder, below = cwd_pattern(cwd)
+        terms.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
+        params += [folder, below]
     if title_contains is not None:
         terms.append("lower(title) LIKE lower(?) ESCAPE '\\'")
         params.append("%" + escape_like(title_contains) + "%")
@@ -165,9 +197,11 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                   model: str | None = None, tag: str | None = None,
                   title_contains: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, agent: str | None = None,
+                  cwd: str | None = None, sort: str = "updated",
                   limit: int | None = 50, offset: int = 0) -> SessionPage:
     """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the
-    user's SQLite file), most recently updated first, as ``TranscriptStore.list_sessions``
+    user's SQLite file), by their own last activity, newest first (``sort``: see
+    ``store.db.sessions.SESSION_SORTS``), as ``TranscriptStore.list_sessions``
     gives them, opened read-only, with the total that match. An SQLite file at head is read
     on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
     through :class:`~store.TranscriptStore`, which also raises every error."""
@@ -178,23 +212,23 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
         raise UsageError("limit and offset must not be negative")
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
                                "title_contains": title_contains, "since": since,
-                               "until": until, "agent": agent}
+                               "until": until, "agent": agent, "cwd": cwd}
     listing: Any = open_listing(url or default_url(), scripted_head)
     if listing is not None:
         try:
             with listing:
-                return _page(listing, filters, limit, offset)
+                return _page(listing, filters, limit, offset, sort)
         except sqlite3.Error:
             pass  # (a lock held too long, a damaged file ...): the store answers, or words it
     from store.db.store import TranscriptStore
 
     with TranscriptStore.open(url, read_only=True) as opened:
-        return _page(opened, filters, limit, offset)
+        return _page(opened, filters, limit, offset, sort)
 
 
-def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int
-          ) -> SessionPage:
-    found = listing.list_sessions(**filters, limit=limit, offset=offset)
+def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int,
+          sort: str) -> SessionPage:
+    found = listing.list_sessions(**filters, limit=limit, offset=offset, sort=sort)
     total = (len(found) + offset if limit is None or len(found) < limit
              else listing.count_sessions(**filters))
     return SessionPage(tuple(found), total)

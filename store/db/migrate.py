@@ -80,6 +80,15 @@ def head() -> str:
     return scripted_head() or _alembic_head()
 
 
+def history() -> list[tuple[str, str | None, str]]:
+    """Every revision of the scripts, oldest first: (revision, down revision, its message)."""
+    with _ALEMBIC:
+        scripts = list(_scripts().walk_revisions())
+    return [(str(script.revision), script.down_revision if isinstance(
+        script.down_revision, str | None) else ",".join(script.down_revision),
+             (script.doc or "").strip()) for script in reversed(scripts)]
+
+
 def _alembic_head() -> str:
     heads = _scripts().get_heads()
     if len(heads) != 1:

@@ -12,7 +12,15 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, func, insert, literal, or_, select, update
 
 from store.core.arguments import dumps_json, loads_json
-from store.core.errors import AliasError, ConflictError, DatabaseError, SessionNotFound, UsageError
+from store.core.errors import (
+    AMBIGUOUS_SHOWN,
+    AliasError,
+    AmbiguousSessionId,
+    ConflictError,
+    DatabaseError,
+    SessionNotFound,
+    UsageError,
+)
 from store.core.transcript import (
     SessionInfo,
     ToolDefinition,
@@ -26,7 +34,7 @@ from store.db.base import (
     alias_table,
     check_session_id,
 )
-from store.db.sqlitefile import escape_like
+from store.db.sqlitefile import cwd_pattern, escape_like
 from store.db.tables import (
     messages,
     session_sources,
@@ -40,8 +48,51 @@ from store.db.tables import (
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
 
-__all__ = ["SessionsMixin"]
+__all__ = ["SESSION_SORTS", "SessionsMixin", "sessions_where"]
 
+#: How ``list_sessions`` can order sessions, newest or largest first: ``updated`` (the
+#: session's last activity: its last message's time, else when it was stored), ``started``
+#: (its first message's time), ``messages``, ``calls``. The first two read one message per
+#: session by primary key; ``calls`` counts every session's calls.
+SESSION_SORTS = ("updated", "started", "messages", "calls")
+
+
+def _cwd_condition(cwd: str) -> Any:
+    folder, below = cwd_pattern(cwd)
+    return or_(sessions.c.cwd == folder, sessions.c.cwd.like(below, escape="\\"))
+
+
+def sessions_where(*, agent: str | None = None, cwd: str | None = None) -> Any:
+    """The ids of the sessions of ``agent`` whose working folder is ``cwd`` or below it (a
+    subquery, for the call and tool queries' ``--agent`` / ``--cwd``)."""
+    query = select(sessions.c.session_id)
+    if agent is not None:
+        query = query.where(sessions.c.agent == agent)
+    if cwd is not None:
+        query = query.where(_cwd_condition(cwd))
+    return query
+
+
+def _order(sort: str) -> list[Any]:
+    """The ORDER BY of a sort (see :data:`SESSION_SORTS`); ties by id."""
+    if sort not in SESSION_SORTS:
+        raise UsageError(f"unknown sort {sort!r}: use {', '.join(SESSION_SORTS)}")
+    own = messages.c.session_id == sessions.c.session_id
+    if sort == "updated":  # the last message's time: one primary-key lookup per session
+        key: Any = func.coalesce(
+            select(messages.c.created_at)
+            .where(own, messages.c.position == sessions.c.next_position - 1)
+            .scalar_subquery(), sessions.c.created_at)
+    elif sort == "started":
+        key = func.coalesce(select(messages.c.created_at)
+                            .where(own, messages.c.position == 0).scalar_subquery(),
+                            sessions.c.created_at)
+    elif sort == "messages":
+        key = sessions.c.next_position
+    else:
+        key = (select(func.count()).select_from(tool_calls)
+               .where(tool_calls.c.session_id == sessions.c.session_id).scalar_subquery())
+    return [key.desc(), sessions.c.session_id]
 
 
 
@@ -101,8 +152,13 @@ class SessionsMixin(StoreBase):
         limit: int | None = 50,
         offset: int = 0,
         agent: str | None = None,
+        cwd: str | None = None,
+        sort: str = "updated",
     ) -> list[SessionInfo]:
-        """Sessions, most recently updated first, filtered and paged (``limit=None``: all).
+        """Sessions, by their own last activity, newest first, filtered and paged
+        (``limit=None``: all); ``sort`` orders them otherwise (:data:`SESSION_SORTS`).
+
+        ``cwd``: sessions whose working folder is that folder or below it.
 
         ``since`` / ``until``: sessions with a message in that time range (inclusive,
         exclusive), by the times the sessions recorded (Claude Code and Codex line
@@ -112,15 +168,19 @@ class SessionsMixin(StoreBase):
         """
         if (limit is not None and limit < 0) or offset < 0:
             raise UsageError("limit and offset must not be negative")
-        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent)
-        query = query.order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent,
+                                     cwd)
+        query = query.order_by(*_order(sort))
         if limit is not None:
             query = query.limit(limit)
         with self._read() as conn:
             rows = conn.execute(query.offset(offset)).all()
-            spans = _spans(conn, [r._mapping["session_id"] for r in rows])
+            ids = [r._mapping["session_id"] for r in rows]
+            spans = _spans(conn, ids)
+            calls = _call_counts(conn, ids)
         return [replace(_session_info(r._mapping), started_at=spans.get(r[0], (None, None))[0],
-                        ended_at=spans.get(r[0], (None, None))[1]) for r in rows]
+                        ended_at=spans.get(r[0], (None, None))[1],
+                        call_count=calls.get(r[0], 0)) for r in rows]
 
     def count_sessions(
         self,
@@ -132,19 +192,24 @@ class SessionsMixin(StoreBase):
         since: datetime | None = None,
         until: datetime | None = None,
         agent: str | None = None,
+        cwd: str | None = None,
     ) -> int:
         """How many sessions :meth:`list_sessions` would list without a limit."""
-        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent)
+        query = self._sessions_query(provider, model, tag, title_contains, since, until, agent,
+                                     cwd)
         with self._read() as conn:
             return int(conn.execute(select(func.count()).select_from(query.subquery()))
                        .scalar_one())
 
     def _sessions_query(self, provider: str | None, model: str | None, tag: str | None,
                         title_contains: str | None, since: datetime | None,
-                        until: datetime | None, agent: str | None) -> Any:
+                        until: datetime | None, agent: str | None,
+                        cwd: str | None = None) -> Any:
         query = select(sessions)
         if agent is not None:
             query = query.where(sessions.c.agent == agent)
+        if cwd is not None:
+            query = query.where(_cwd_condition(cwd))
         if provider is not None:
             query = query.where(sessions.c.provider == provider)
         if model is not None:
@@ -169,6 +234,30 @@ class SessionsMixin(StoreBase):
                 empty.append(sessions.c.created_at < _as_utc(until))
             query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
         return query
+
+    def resolve_session_id(self, prefix: str) -> str:
+        """The id of the one session whose id is ``prefix`` or starts with it (as git takes
+        a unique prefix of a commit id); ``SessionNotFound`` when none does,
+        ``AmbiguousSessionId`` (listing the candidates) when several do."""
+        if "\x00" in prefix or not prefix:
+            raise SessionNotFound(prefix)
+        with self._read() as conn:
+            exact = conn.execute(select(sessions.c.session_id)
+                                 .where(sessions.c.session_id == prefix)).first()
+            if exact is not None:
+                return str(exact[0])
+            found = [str(row[0]) for row in conn.execute(
+                select(sessions.c.session_id)
+                .where(sessions.c.session_id.like(escape_like(prefix) + "%", escape="\\"),
+                       # (LIKE ignores case on SQLite: the prefix must match exactly)
+                       func.substr(sessions.c.session_id, 1, len(prefix)) == prefix)
+                .order_by(sessions.c.session_id).limit(AMBIGUOUS_SHOWN + 1))]
+        if not found:
+            raise SessionNotFound(prefix)
+        if len(found) > 1:
+            raise AmbiguousSessionId(prefix, tuple(found[:AMBIGUOUS_SHOWN]),
+                                     more=len(found) > AMBIGUOUS_SHOWN)
+        return found[0]
 
     def session_span(self, session_id: str) -> tuple[datetime | None, datetime | None]:
         """The first and last message times of a session (``None`` when it has none)."""
@@ -387,6 +476,15 @@ def _spans(conn: Connection, session_ids: list[str]) -> dict[str, tuple[datetime
         .where(messages.c.session_id.in_(session_ids)).group_by(messages.c.session_id)
     ).all()
     return {sid: (_time(first), _time(last)) for sid, first, last in rows}
+
+
+def _call_counts(conn: Connection, session_ids: list[str]) -> dict[str, int]:
+    """How many calls each session holds (one grouped query; ix_tool_calls_session_call_id)."""
+    if not session_ids:
+        return {}
+    return {sid: int(n) for sid, n in conn.execute(
+        select(tool_calls.c.session_id, func.count())
+        .where(tool_calls.c.session_id.in_(session_ids)).group_by(tool_calls.c.session_id))}
 
 
 def _time(value: Any) -> datetime:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["SQLITE_BUSY_TIMEOUT_MS", "connect_read_only", "escape_like", "read_time",
-           "stored_time"]
+__all__ = ["SQLITE_BUSY_TIMEOUT_MS", "connect_read_only", "cwd_pattern", "escape_like",
+           "read_time", "stored_time"]
 
 #: How long a connection waits for another one's lock before "database is locked".
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -47,3 +47,10 @@ def read_time(value: Any) -> datetime:
 def escape_like(text: str) -> str:
     """``text`` as a literal inside a LIKE pattern with ``ESCAPE '\\'``."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def cwd_pattern(cwd: str) -> tuple[str, str]:
+    """A ``--cwd`` folder as (the folder itself, a LIKE pattern with ``\\`` escapes for the
+    folders below it); trailing slashes dropped."""
+    folder = cwd.rstrip("/") or "/"
+    return folder, escape_like(folder if folder != "/" else "") + "/%"

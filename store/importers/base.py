@@ -28,6 +28,7 @@ from typing import Any
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
 from store.core.model import Message
+from store.importers.titles import prompt_title
 from store.normalize.messages import NotAMessage, normalize_message
 from store.usage.tokens import TokenUsage
 
@@ -216,8 +217,6 @@ class Collector:
         found = self.sessions.get(session_id)
         if found is None:
             found = ParsedSession(session_id, **fields)
-            if found.title is None:
-                found.title = self.source.path.name
             if not found.tags:
                 found.tags = (self.format,)
             if found.agent is None and self.format in AGENT_FORMATS:
@@ -266,6 +265,12 @@ class Collector:
         return None
 
     def result(self) -> ParsedFile:
+        """What the file gave. A session without a title of its own is titled by its first
+        real user prompt (:func:`~store.importers.titles.prompt_title`), else by the file
+        name."""
+        for session in self.sessions.values():
+            if session.title is None:
+                session.title = prompt_title(session.items) or self.source.path.name
         return ParsedFile(self.source.path, self.format, list(self.sessions.values()),
                           self.problems, self.skipped, self.deferred)
 

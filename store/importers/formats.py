@@ -212,9 +212,10 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     collector = Collector(source, format or "")
     wants_lines = file.suffix.lower() in (".jsonl", ".ndjson") or format in _JSON_LINES
     document, records, last_line = parse_text(source, collector, wants_lines)
-    fmt = format or detect_format(
-        file, [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
-    )
+    sample = [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
+    if format is not None:
+        _check_forced(file, format, sample, proven_only=True)
+    fmt = format or detect_format(file, sample)
     collector.format = fmt
     if fmt in _JSON_LINES:
         if document is not NO_DOCUMENT:  # a one-line file read as a document
@@ -236,7 +237,34 @@ def read_sessions(path: Path | str, format: str | None = None, *,
         _read_plain_document(document, fmt, collector)
     else:
         _read_plain_lines(records, fmt, collector)
-    return collector.result()
+    parsed = collector.result()
+    if format is not None and parsed.messages == 0 and not parsed.deferred:
+        _check_forced(file, format, sample, proven_only=False)
+    return parsed
+
+
+#: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
+#: which another plain format may read as well.
+_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store"})
+
+
+def _check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
+    """A forced format that does not fit the file is an error that says which format the
+    file looks like, not a success with wrong or no messages: before reading, when the
+    records prove another agent's format (``proven_only``); after reading nothing, when they
+    look like any other format or none."""
+    if not sample:
+        return
+    try:
+        detected: str | None = detect_format(file, sample)
+    except ImportFileError:
+        detected = None
+    if detected == format or (proven_only and detected not in _PROVEN):
+        return
+    looks = (f"it looks like {detected} (give --format {detected}, or no --format)"
+             if detected else "no record of it is in that format")
+    done = "does not fit it" if proven_only else "read no message from it"
+    raise ImportFileError(file, f"--format {format} {done}: {looks}")
 
 
 def _claude(records: list[Record], last_line: int, collector: Collector) -> None:

@@ -361,7 +361,7 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     original = session.session_id
     sid = target or original
     try:
-        created = _ensure_session(store, session, sid)
+        created = _ensure_session(store, session, sid, path)
     except RecordError as exc:
         summary.problems.append(ImportProblem(path, None, f"session {sid!r}: {exc}"))
         return
@@ -471,14 +471,20 @@ def _message_digest(key: str, message: Message) -> str:
 
 
 def _ensure_session(store: TranscriptStore, session: ParsedSession,
-                    sid: str | None = None) -> bool:
-    """Create the session with its metadata when it is new; True when it was created."""
+                    sid: str | None = None, path: Path | None = None) -> bool:
+    """Create the session with its metadata when it is new; True when it was created. A
+    session stored earlier under its file name as title (what imports before titles from
+    prompts gave) gets the title found now."""
     sid = sid or session.session_id
     try:
-        store.get_session(sid)
-        return False
+        stored = store.get_session(sid)
     except SessionNotFound:
         pass
+    else:
+        if path is not None and stored.title == path.name and session.title \
+                and session.title != path.name:
+            store.rename_session(sid, session.title)
+        return False
     try:
         store.create_session(sid, title=session.title,
                              provider=session.provider, model=session.model, cwd=session.cwd,

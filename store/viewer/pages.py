@@ -185,7 +185,10 @@ def _query(request: Request) -> store.CallQuery:
             status=tuple(request.args("status")) or None,
             where=tuple(_condition(w, "eq") for w in _lines(request, "where"))
             + tuple(_condition(c, "contains") for c in _lines(request, "contains")),
-            text=request.arg("text"))
+            text=request.arg("text"), agent=request.arg("agent"), cwd=request.arg("cwd"),
+            views=tuple(store.ViewCondition(view, value, "icontains")
+                        for view in ("command", "path")
+                        if (value := request.arg(view)) is not None))
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
 
@@ -198,7 +201,8 @@ def _search_form(request: Request, tools: list[str]) -> Markup:
                     for s in store.CALL_STATUSES)
     return html(
         '<form class="filters search" method="get" action="/search">{tool}{raw}{session}'
-        "{since}{until}{text}<fieldset><legend>status (any of)</legend>{statuses}</fieldset>"
+        "{agent}{cwd}{since}{until}{command}{path}{text}"
+        "<fieldset><legend>status (any of)</legend>{statuses}</fieldset>"
         '<label class="area">arguments equal (one PATH=JSON a line)<textarea name="where" '
         'rows="2" placeholder="options.mode=&quot;fast&quot;">{where}</textarea></label>'
         '<label class="area">arguments contain (one PATH=TEXT a line)<textarea '
@@ -208,6 +212,11 @@ def _search_form(request: Request, tools: list[str]) -> Markup:
         tool=field("tool", "tool", request.arg("tool"), datalist="tool-names"),
         raw=field("recorded name", "raw_name", request.arg("raw_name")),
         session=field("session", "session", request.arg("session")),
+        agent=field("agent", "agent", request.arg("agent"), placeholder="claude-code"),
+        cwd=field("project folder", "cwd", request.arg("cwd"), placeholder="/home/me/app"),
+        command=field("shell command contains", "command", request.arg("command"),
+                      placeholder="rm -rf"),
+        path=field("file path contains", "path", request.arg("path"), placeholder="src/"),
         since=field("from", "since", request.arg("since"), kind="date"),
         until=field("to", "until", request.arg("until"), kind="date"),
         text=field("full text", "text", request.arg("text"), placeholder="3+ characters"),
@@ -229,6 +238,8 @@ def search_page(viewer: Viewer, request: Request) -> Response:
     matches = store.search_calls(viewer.store, query, limit=per + 1, offset=(number - 1) * per,
                                  redactor=viewer.redactor)
     has_next, matches = len(matches) > per, matches[:per]
+    total = (store.count_calls(viewer.store, query) if has_next or number > 1
+             else len(matches))
     rows = join(html(
         '<tr class="{cls}"><td><a href="{href}">{title}</a><br><small>#{pos}.{idx}</small>'
         '</td><td>{time}</td><td><span class="tool">{name}</span>{raw}</td>'
@@ -250,8 +261,13 @@ def search_page(viewer: Viewer, request: Request) -> Response:
                  "<tbody>{rows}</tbody></table>", rows=rows) if matches else html(
         '<p class="empty">No calls match.</p>')
     bar = pager(request, number, has_next)
-    body = html("<h1>Search calls</h1>{form}{bar}{table}{bar}", form=form, bar=bar,
-                table=table)
+    first = (number - 1) * per
+    totals = html('<p class="totals">{n} {calls}{shown}</p>', n=f"{total:,}",
+                  calls="call" if total == 1 else "calls",
+                  shown=f" (showing {first + 1}-{first + len(matches)})"
+                  if matches and total > len(matches) else "")
+    body = html("<h1>Search calls</h1>{form}{totals}{bar}{table}{bar}", form=form, bar=bar,
+                table=table, totals=totals)
     return page("Search", body, current="/search")
 
 

@@ -51,8 +51,8 @@ class TestDemo:
         rows = [json.loads(line)
                 for line in run("demo", "--db", db_url, "--json").output.splitlines()]
         assert len(rows) == 8
-        by_id = {row["id"]: row for row in rows}
-        assert (by_id["call_ls01"]["name"], by_id["call_ls01"]["raw_name"]) == (
+        by_id = {row["call_id"]: row for row in rows}
+        assert (by_id["call_ls01"]["tool"], by_id["call_ls01"]["raw_tool"]) == (
             "bash", "run_shell_command")
         assert by_id["call_ls01"]["result"] == "README.md\nstore\ntests"
         assert by_id["call_ts7x0"]["status"] == "invalid_json"
@@ -80,7 +80,7 @@ class TestDemo:
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}))
         rows = [json.loads(line)
                 for line in run("demo", "--db", db_url, "--json", str(path)).output.splitlines()]
-        assert [(r["id"], r["name"], r["session"]) for r in rows] == [("c", "f", "one")]
+        assert [(r["call_id"], r["tool"], r["session_id"]) for r in rows] == [("c", "f", "one")]
 
     def test_an_unrecognised_record_is_one_error_line_and_exit_1(self, tmp_path, db_url):
         path = tmp_path / "bad.jsonl"
@@ -250,7 +250,7 @@ class TestExport:
 class TestAuditCommands:
     def test_tools_usage_calls_search_and_show(self, db_url):
         run("demo", "--db", db_url)
-        usage = {json.loads(line)["name"]: json.loads(line) for line in
+        usage = {json.loads(line)["tool"]: json.loads(line) for line in
                  run("tools", "usage", "--db", db_url, "--json").output.splitlines()}
         assert usage["bash"]["calls"] == 2 and usage["bash"]["sessions"] == 2
         assert usage["send_email"]["invalid_calls"] == 1
@@ -259,7 +259,7 @@ class TestAuditCommands:
             "command=ls -la", "--json").output.splitlines()]
         assert [(f["session_id"], f["call_id"]) for f in found] == [
             ("mixed-providers", "call_ls01")]
-        text = run("calls", "search", "--db", db_url, "--text", "readme").output
+        text = run("calls", "search", "--db", db_url, "--text", "readme", "--json").output
         assert "toolu_01readme" in text
         shown = run("calls", "show", "mixed-providers:1.0", "--db", db_url).output
         assert "recorded as run_shell_command" in shown and "-> README.md" in shown

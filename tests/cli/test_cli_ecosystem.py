@@ -8,17 +8,14 @@ import logging
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from backends import corpus
 from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
 from store.db.migrate import head
-
-CORPUS = Path(os.environ.get("TRANSCRIPT_CORPUS", Path(__file__).resolve().parents[3]
-                             / "shared" / "corpus"))
 
 
 @pytest.fixture
@@ -240,14 +237,16 @@ class TestOutput:
                     "function": {"name": "bash", "arguments": '{\n  "command": "ls"\n}'}}]},
                 {"role": "tool", "tool_call_id": "c1", "content": long}])
         out = run("calls", "search", "--db", db_url).stdout
-        (row,) = [line for line in out.splitlines() if "c1" in line]
+        (row,) = [line for line in out.splitlines() if "bash" in line]
         assert "line 0 …" in row and '{ …' in row
         assert "line 1" not in out  # one line per row
         whole = run("calls", "show", "s:0.0", "--db", db_url).stdout
         assert "line 12" in whole
 
     def test_titles_are_their_own_line_so_a_url_never_wraps(self, tmp_path):
-        url = f"sqlite:///{tmp_path / ('a-long-directory-name-' * 4)}/demo.sqlite"
+        folder = tmp_path / ("a-long-directory-name-" * 4)
+        folder.mkdir()
+        url = f"sqlite:///{folder}/demo.sqlite"
         out = run("demo", "--db", url).stdout
         assert f"stored in {url}\n" in out
 
@@ -257,15 +256,15 @@ class TestOutput:
         out = run("import", str(tmp_path), "--db", db_url, "-q", code=1)
         (line,) = [line for line in out.stderr.splitlines() if line.startswith("failed:")]
         assert line.startswith("failed: 3 files: cannot tell the format")
-        assert line.endswith("(--verbose lists them)")
-        listed = run("import", str(tmp_path), "--db", db_url, "-q", "--verbose", code=1)
+        assert line.endswith("(-v lists them: transcript-store -v import ...)")
+        listed = run("-v", "import", str(tmp_path), "--db", db_url, "-q", code=1)
         lines = listed.stderr.splitlines()
         assert len([line for line in lines if line.startswith("failed: /")]) == 3
         assert f"imported into {db_url}\n" in out.stdout
 
     @pytest.mark.corpus
     def test_importing_the_corpus_groups_the_undetected_files(self, db_url):
-        out = run("import", str(CORPUS), "--db", db_url, "-q", code=1)
+        out = run("import", str(corpus()), "--db", db_url, "-q", code=1)
         failed = [line for line in out.stderr.splitlines() if line.startswith("failed:")]
         assert len(failed) < 5
         assert any(line.startswith("failed: ") and " files: cannot tell the format" in line

@@ -281,7 +281,7 @@ class TestHonestListingsCli:
         assert added.exit_code == 0, added.output
         listed = runner.invoke(cli, ["aliases", "list", "--db", url, "--agent", "codex",
                                      "--json"])
-        assert '{"agent":"codex","raw_name":"shell","name":"sh"}' in listed.stdout
+        assert '{"agent":"codex","raw_tool":"shell","tool":"sh"}' in listed.stdout
         removed = runner.invoke(cli, ["aliases", "remove", "--db", url, "nope"])
         assert removed.exit_code == 1 and "no alias for tool name 'nope'" in removed.stderr
 

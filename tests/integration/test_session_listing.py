@@ -35,9 +35,15 @@ def populate(opened: TranscriptStore) -> None:
         ("c", "ÜBER title", "openai", "gpt-4o-mini", [], None, [None]),
         ("d", None, None, None, ['quote"tag'], "gemini-cli", ["2024-12-31T23:59:59Z"]),
     ]
+    cwds = {"a": "/home/u/proj", "b": "/home/u/proj/sub", "c": "/home/u/project2",
+            "d": "/home/u/100%_x"}
     for sid, title, provider, model, tags, agent, stamps in rows:
         opened.append(sid, [message(f"{sid}{n}", s) for n, s in enumerate(stamps)],
-                      title=title, provider=provider, model=model, tags=tags, agent=agent)
+                      title=title, provider=provider, model=model, tags=tags, agent=agent,
+                      cwd=cwds[sid])
+    opened.append("b", [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"c{n}", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        for n in range(3)]}])
     opened.append("empty", [], title="nothing yet")
 
 
@@ -51,6 +57,10 @@ FILTERS: list[dict[str, Any]] = [
     {"until": datetime(2025, 1, 1, tzinfo=UTC)},
     {"since": datetime(2025, 1, 1, tzinfo=UTC), "until": datetime(2025, 2, 1, tzinfo=UTC)},
     {"since": datetime(2000, 1, 1, tzinfo=UTC), "provider": "openai", "tag": "ci"},
+    {"cwd": "/home/u/proj"}, {"cwd": "/home/u/proj/"}, {"cwd": "/home/u"},
+    {"cwd": "/home/u/100%_x"}, {"cwd": "/home/u/100"}, {"cwd": "/"},
+    {"sort": "started"}, {"sort": "messages"}, {"sort": "calls"},
+    {"sort": "calls", "cwd": "/home/u", "agent": "claude-code"},
 ]
 PAGES = [(50, 0), (2, 0), (2, 3), (None, 0), (0, 0), (1, 10)]
 
@@ -61,7 +71,7 @@ def test_the_stdlib_listing_lists_what_the_store_lists(tmp_path: Path) -> None:
         populate(opened)
         for filters, (limit, offset) in itertools.product(FILTERS, PAGES):
             expected = opened.list_sessions(**filters, limit=limit, offset=offset)
-            count = opened.count_sessions(**filters)
+            count = opened.count_sessions(**{k: v for k, v in filters.items() if k != "sort"})
             for url in (str(path), f"sqlite:///{path}"):
                 page = store.list_sessions(url, **filters, limit=limit, offset=offset)
                 assert list(page.sessions) == expected, (filters, limit, offset)

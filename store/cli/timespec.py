@@ -1,0 +1,84 @@
+"""Times the way people type them on a command line: ``--since 2025-07``, ``--since
+2025-07-14``, ``--since 2025-07-14T09:30Z``, ``--since 7d``, ``--since yesterday``.
+
+Absolute times are read by ``dateutil.parser.isoparse`` (python-dateutil: every ISO 8601
+form, a month alone included); a small grammar on top reads the relative ones:
+
+- ``now``, ``today``, ``yesterday`` (midnight, local time);
+- ``N`` and a unit: ``s``, ``m``/``min``, ``h``, ``d``, ``w`` (``7d``, ``90m``, ``2w``: that
+  long before now).
+
+A time without a zone is local time (``TZ``), like the tables show; ``Z`` or an offset
+gives one. The result is an aware UTC ``datetime``. Anything else is a usage error naming
+the option (exit 2).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import click
+
+from store import UsageError
+
+__all__ = ["TimeSpec", "parse_time"]
+
+_RELATIVE = re.compile(r"(?i)^(\d{1,9})\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|"
+                       r"week|weeks)$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+#: What the error says the option takes.
+FORMS = "2025-07, 2025-07-14, 2025-07-14T09:30Z, 7d, 12h, 2w, today, yesterday or now"
+
+
+def parse_time(text: str, now: datetime | None = None) -> datetime:
+    """``text`` (see the module docstring) as an aware UTC datetime; ``UsageError`` (a
+    ``ValueError``) when it is none of the forms. ``now`` (aware) is the moment relative
+    times count back from."""
+    now = now or datetime.now(UTC)
+    spoken = text.strip().lower()
+    local_now = now.astimezone()
+    midnight = local_now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if spoken == "now":
+        return now.astimezone(UTC)
+    if spoken == "today":
+        return midnight.astimezone(UTC)
+    if spoken == "yesterday":
+        return (midnight - timedelta(days=1)).astimezone(UTC)
+    relative = _RELATIVE.match(spoken)
+    if relative:
+        amount, unit = int(relative.group(1)), relative.group(2)[0]
+        try:
+            return (now - timedelta(seconds=amount * _UNIT_SECONDS[unit])).astimezone(UTC)
+        except OverflowError as exc:
+            raise UsageError(f"{text!r} reaches before year 1") from exc
+    from dateutil.parser import isoparse  # loaded when a time is given, not at start-up
+
+    try:
+        parsed: datetime = isoparse(text.strip())
+    except (ValueError, OverflowError) as exc:
+        raise UsageError(f"not a time: {text!r}") from exc
+    try:
+        if parsed.tzinfo is None:
+            parsed = parsed.astimezone()  # local time, as the tables show it
+        return parsed.astimezone(UTC)
+    except (OverflowError, OSError) as exc:
+        raise UsageError(f"{text!r} has no UTC form within years 1-9999") from exc
+
+
+class TimeSpec(click.ParamType):  # type: ignore[type-arg]
+    """A ``--since`` / ``--until`` value (:func:`parse_time`); a bad one is a usage error that
+    names the option and the forms it takes."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value if value.tzinfo is not None else value.astimezone().astimezone(UTC)
+        try:
+            return parse_time(str(value))
+        except ValueError as exc:
+            self.fail(f"{exc}; takes {FORMS}", param, ctx)

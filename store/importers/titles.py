@@ -1,0 +1,51 @@
+"""A session's title from its first real user prompt (domain; stdlib only).
+
+Agent transcripts seldom store a title, and a file name (``rollout-2025-...jsonl``, a UUID)
+tells a reader nothing. The first thing the user asked does, once what the agent wrapped
+around it is left out: ``/command`` invocations and their output (Claude Code's
+``<command-name>`` blocks), system reminders, environment and instruction blocks that Codex
+sends as user messages, tool results, interruptions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from store.core.model import Message
+
+__all__ = ["TITLE_CHARS", "prompt_title"]
+
+#: The longest title taken from a prompt (cut at a word, with an ellipsis).
+TITLE_CHARS = 80
+
+#: Blocks an agent puts into a user message that the user did not type.
+_WRAPPERS = re.compile(
+    r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
+    r"local-command-stderr|local-command-caveat|environment_context|user_instructions|"
+    r"INSTRUCTIONS|user_shell_command|turn_aborted|ide_opened_file|ide_selection)>"
+    r".*?</\1>", re.DOTALL)
+
+#: Whole messages that are not a prompt (after the wrappers are removed).
+_NOT_A_PROMPT = re.compile(
+    r"^(/\S|\[Request interrupted|Caveat: The messages below|# AGENTS\.md instructions|"
+    r"<[a-z_-]+>)")
+
+
+def prompt_title(messages: Iterable[Message]) -> str | None:
+    """The first line of the first user message a person typed, cut to
+    :data:`TITLE_CHARS`; ``None`` when there is none."""
+    for message in messages:
+        if message.role != "user" or message.tool_results:
+            continue
+        text = _WRAPPERS.sub("", message.text or "").strip()
+        if not text or _NOT_A_PROMPT.match(text):
+            continue
+        line = next(line.strip() for line in text.splitlines() if line.strip())
+        line = " ".join(line.split())
+        if len(line) > TITLE_CHARS:
+            cut = line[:TITLE_CHARS - 1]
+            word = cut.rsplit(" ", 1)[0]
+            line = (word if len(word) > TITLE_CHARS // 2 else cut) + "…"
+        return line
+    return None

@@ -1,0 +1,138 @@
+"""Every command's ``--json`` output against the published shapes (docs/json/*.schema.json,
+docs/vocabulary.md, issue 24): one vocabulary, times in UTC with ``Z``, no field a schema
+does not name."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator
+
+import store
+from store.cli.main import COMMAND_MODULES, cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = ROOT / "docs" / "json"
+AGENTS = ROOT / "tests" / "fixtures" / "agents"
+
+#: The schema of each command that writes JSON (a command path -> a docs/json file stem).
+SHAPES = {
+    "sessions list": "session", "sessions show": "message", "calls search": "call",
+    "calls show": "call", "demo": "call", "tools usage": "tool-usage",
+    "aliases list": "alias", "verify": "verify-problem", "audit schema": "schema-violation",
+    "import": "import-summary", "db history": "revision", "db distribute": "table-action",
+    "usage": "usage",
+}
+
+
+def validator(stem: str) -> Draft202012Validator:
+    schema = json.loads((SCHEMAS / f"{stem}.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def json_commands() -> list[str]:
+    """Every command (by its path) that takes ``--json``."""
+    found: list[str] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        if isinstance(command, click.Group):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None
+                walk(sub, [*path, name])
+        elif any("--json" in p.opts for p in command.params):
+            found.append(" ".join(path))
+
+    walk(cli, [])
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _quiet_store_logger():
+    logger = logging.getLogger("store")
+    handlers, level = list(logger.handlers), logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+
+
+def lines(*args: str, code: int = 0) -> list[dict]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == code, (result.output, result.stderr)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_every_command_with_json_has_a_published_shape() -> None:
+    assert sorted(json_commands()) == sorted(SHAPES)
+    assert set(COMMAND_MODULES) >= {path.split()[0] for path in SHAPES}
+    assert {p.stem.removesuffix(".schema") for p in SCHEMAS.glob("*.schema.json")} == set(
+        SHAPES.values())
+
+
+def test_the_vocabulary_page_names_every_schema() -> None:
+    page = (ROOT / "docs" / "vocabulary.md").read_text(encoding="utf-8")
+    for stem in set(SHAPES.values()):
+        assert f"(json/{stem}.schema.json)" in page, stem
+
+
+def test_every_command_writes_its_shape(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'shapes.sqlite'}"
+    written: dict[str, list[dict]] = {}
+    written["demo"] = lines("demo", "--db", db, "--json")
+    written["import"] = lines("import", "--settle", "0", "--db", db, "--json",
+                              str(AGENTS / "claude"), str(AGENTS / "codex"),
+                              str(AGENTS / "gemini"))
+    written["sessions list"] = lines("sessions", "list", "--db", db, "--json", "--limit", "0")
+    written["sessions show"] = lines("sessions", "show", "mixed-providers", "--db", db,
+                                     "--json")
+    written["calls search"] = lines("calls", "search", "--db", db, "--json", "--limit", "0")
+    written["calls show"] = lines("calls", "show", "mixed-providers:1.0", "--db", db, "--json")
+    written["tools usage"] = lines("tools", "usage", "--db", db, "--json")
+    for by in ("day", "week", "agent", "model"):
+        written["tools usage"] += lines("tools", "usage", "--by", by, "--db", db, "--json")
+    written["usage"] = [row for by in ("day", "week", "month", "session", "model", "agent",
+                                       "project", "tool")
+                        for row in lines("usage", "--by", by, "--db", db, "--json")]
+    written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
+    written["db history"] = lines("db", "history", "--db", db, "--json")
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "shapes.sqlite") as conn:  # a problem for verify
+        conn.execute("UPDATE sessions SET next_position = 99 WHERE session_id = 'legacy-kward'")
+    conn.close()
+    written["verify"] = lines("verify", "--db", db, "--json", code=1)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"bash": {"type": "object", "required": ["cmd"]}}))
+    written["audit schema"] = lines("audit", "schema", "--db", db, "--schema", str(schema),
+                                    "--json", code=1)
+    for command, rows in written.items():
+        assert rows, command  # (every shape is seen at least once)
+        check = validator(SHAPES[command])
+        for row in rows:
+            errors = [e.message for e in check.iter_errors(row)]
+            assert not errors, (command, row, errors)
+    # Times are UTC with Z, whatever the machine's zone.
+    assert all(row["updated_at"].endswith("Z") for row in written["sessions list"])
+    assert {row["agent"] for row in written["calls search"]} >= {"claude-code", "codex"}
+    assert all(row["session_id"] == "mixed-providers" for row in written["sessions show"])
+
+
+def test_a_schema_rejects_a_field_it_does_not_name() -> None:
+    row = {"session_id": "s", "position": 0, "call_index": 0, "call_id": "c", "tool": "bash",
+           "raw_tool": None, "status": "ok", "arguments": "{}", "result": None,
+           "result_is_error": None}
+    assert validator("call").is_valid(row)
+    assert not validator("call").is_valid({**row, "name": "bash"})  # the old name
+    assert not validator("call").is_valid({**row, "created_at": "2025-01-01 10:00:00+00:00"})
+
+
+def test_the_call_statuses_of_the_schema_are_the_librarys() -> None:
+    schema = json.loads((SCHEMAS / "call.schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["status"]["enum"] == list(store.CALL_STATUSES)
