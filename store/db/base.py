@@ -11,7 +11,7 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
@@ -232,7 +232,13 @@ def alias_table(conn: Connection) -> AliasTable:
 
 def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
     cursor.execute(st.load_aliases.sql)
-    rows = tuple(tuple(row) for row in cursor.fetchall())
+    return aliases_from_rows(engine, cursor.fetchall())
+
+
+def aliases_from_rows(engine: Engine, fetched: Iterable[Sequence[Any]]) -> AliasTable:
+    """The alias table of ``(agent, raw_name, current_name)`` rows read on ``engine`` (in any
+    order), rebuilt only when the rows differ from the last ones read."""
+    rows = tuple(sorted(tuple(row) for row in fetched))
     cached = _ALIASES.get(engine)
     if cached is not None and cached[0] == rows:
         return cached[1]
