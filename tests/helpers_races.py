@@ -214,10 +214,12 @@ def main(argv: list[str]) -> None:
     command, url, session_id, seconds, out_path, *rest = argv
     # Imports and the store's opening happen before the start, so that the race is a race.
     from store import TranscriptStore
-    from store.integrations.openai_agents import TranscriptStoreSession
 
     db = TranscriptStore.open(url)
-    session = TranscriptStoreSession(session_id, db)
+    if command in ("pop", "clear"):
+        from store.integrations.openai_agents import TranscriptStoreSession
+
+        session = TranscriptStoreSession(session_id, db)
     with db, open(out_path, "w", encoding="utf-8", buffering=1) as out:
         print("ready", flush=True)
         if sys.stdin.readline().strip() != "go":
