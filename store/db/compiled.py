@@ -218,10 +218,10 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
     ``created_at``. Calls: ints ``position, call_index``, texts ``call_id, wire_json,
     arguments_status, arguments_error, extras_json, source``, bool ``id_minted``. Results:
     ints ``position, result_index, call_position, call_index``, texts ``call_id,
-    content_json, name, extras_json, source``, bool ``is_error``. Aliases: texts ``agent,
-    raw_name, current_name``. No order is asked of the database (a sort of the whole union
-    would spill for a long session): each branch comes back by its index, and the caller
-    sorts what needs an order.
+    content_json, name, extras_json, source``, bool ``is_error``. Aliases (one row): the text
+    of a JSON array of ``[agent, raw_name, current_name]``. No order is asked of the whole
+    union (its sort could spill for a long session): each branch comes back by its index,
+    and the caller sorts what needs an order.
 
     The window's start (``windowed``): the latest of the asked-for starts (the ``turns``-th
     last turn start, a turn starting at a user message whose first part is not a tool result,
@@ -268,6 +268,15 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
         start = select(bounds.c.start).scalar_subquery()
     else:
         start = bindparam("start", type_=Integer)
+    # The alias table as one JSON text, ``[[agent, raw_name, current_name], ...]``: one row
+    # instead of one per alias (the seeded vocabulary has a hundred), and a cache hit is one
+    # comparison of the text (see ``base.aliases_from_text``).
+    ordered = select(a.agent, a.raw_name, a.current_name).order_by(a.agent, a.raw_name)
+    listed = ordered.subquery()
+    triple = (listed.c.agent, listed.c.raw_name, listed.c.current_name)
+    aliases: Any = select(
+        cast(func.json_agg(func.json_build_array(*triple)), Text) if postgres
+        else func.json_group_array(func.json_array(*triple))).scalar_subquery()
     shape: tuple[tuple[int, Any], ...] = (
         (4, Integer()), (8, Text()), (2, DateTime(timezone=True)), (1, Boolean()))
 
@@ -294,7 +303,7 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
                     [r.call_id, r.content_json, r.name, r.extras_json, r.source], [],
                     [r.is_error]))
         .where(and_(r.session_id == sid, r.position >= start)),
-        select(*row(LOAD_ALIASES, [], [a.agent, a.raw_name, a.current_name], [], [])),
+        select(*row(LOAD_ALIASES, [], [aliases], [], [])),
     )
 
 

@@ -13,9 +13,10 @@ Contract:
   Claude Code writes one record per content block with the same ``message.id``, and each is
   stored. So a retried append stores nothing twice. Uniqueness is positional; provider call
   ids may repeat.
-* **Load** reads a session in a constant number of queries (session, messages, calls,
-  results, aliases), rebuilds every call from its stored wire text and applies the alias
-  table as it is *now*, keeping the recorded name in ``raw_name``.
+* **Load** reads a session in one statement (session, messages, calls, results, aliases:
+  one snapshot, so always a state that was committed; windows included), rebuilds every
+  call from its stored wire text and applies the alias table as it is *now*, keeping the
+  recorded name in ``raw_name``.
 * Database errors surface as :class:`~store.core.errors.DatabaseError` (chained); URLs are shown
   with their passwords hidden.
 """
@@ -46,7 +47,7 @@ from store.db.base import (
     _now,
     _session_info,
     _session_row,
-    aliases_from_rows,
+    aliases_from_text,
     check_session_id,
     driver_reason,
 )
@@ -174,13 +175,14 @@ class TranscriptStore(SessionsMixin):
         since_position: int | None = None,
         since: datetime | None = None,
     ) -> Transcript:
-        """The session's transcript, in five queries whatever its length.
+        """The session's transcript, in one statement whatever its length: one snapshot, so
+        always a state some commit left (never half of a concurrent write).
 
         ``strict=True`` raises the parser's ``ToolArgumentsError`` at the first invalid call.
         A window (``last_turns``: the last N turns, a turn starting at a user message that is
         not only tool results; ``since_position``; ``since``: messages from that time on)
         loads a suffix of the session that starts early enough that no result is separated
-        from its call (a few more queries find where it starts).
+        from its call (its start is computed in the same statement, from the same state).
         """
         sid = session_id
         if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
@@ -214,7 +216,7 @@ class TranscriptStore(SessionsMixin):
         mrows.sort(key=_second)  # each branch comes back by its index: already in order
         crows = by_kind[LOAD_CALLS]
         rrows = by_kind[LOAD_RESULTS]
-        aliases = aliases_from_rows(self._engine, [row[5:8] for row in by_kind[LOAD_ALIASES]])
+        aliases = aliases_from_text(self._engine, by_kind[LOAD_ALIASES][0][5])
         start = srow[3]
         read_time = st.read_time
         apply = aliases.apply
