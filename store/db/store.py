@@ -81,6 +81,7 @@ __all__ = ["TranscriptStore"]
 _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", "tags_json",
                     "metadata_json")
 _second = itemgetter(1)
+_position_index = itemgetter(1, 2)
 
 
 
@@ -212,10 +213,14 @@ class TranscriptStore(SessionsMixin):
         if not by_kind[LOAD_SESSION]:
             raise SessionNotFound(sid)
         srow = by_kind[LOAD_SESSION][0]
+        # The database is asked for no order (see compiled._load_statement): the rows come
+        # back mostly in index order, so these sorts are a linear pass.
         mrows = by_kind[LOAD_MESSAGES]
-        mrows.sort(key=_second)  # each branch comes back by its index: already in order
+        mrows.sort(key=_second)
         crows = by_kind[LOAD_CALLS]
+        crows.sort(key=_position_index)
         rrows = by_kind[LOAD_RESULTS]
+        rrows.sort(key=_position_index)
         aliases = aliases_from_text(self._engine, by_kind[LOAD_ALIASES][0][5])
         start = srow[3]
         read_time = st.read_time
