@@ -11,7 +11,7 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar, cast
@@ -253,7 +253,29 @@ def alias_table(conn: Connection) -> AliasTable:
 
 def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
     cursor.execute(st.load_aliases.sql)
-    rows = tuple(tuple(row) for row in cursor.fetchall())
+    return aliases_from_rows(engine, cursor.fetchall())
+
+
+#: The alias table last built per engine from the JSON text a load reads.
+_ALIASES_TEXT: weakref.WeakKeyDictionary[Engine, tuple[str | None, AliasTable]] = (
+    weakref.WeakKeyDictionary())
+
+
+def aliases_from_text(engine: Engine, text: str | None) -> AliasTable:
+    """The alias table from the JSON text of its rows (``[[agent, raw_name, current_name],
+    ...]``, as a load reads it on ``engine``), rebuilt only when the text changed."""
+    cached = _ALIASES_TEXT.get(engine)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    table = AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
+    _ALIASES_TEXT[engine] = (text, table)
+    return table
+
+
+def aliases_from_rows(engine: Engine, fetched: Iterable[Sequence[Any]]) -> AliasTable:
+    """The alias table of ``(agent, raw_name, current_name)`` rows read on ``engine``,
+    rebuilt only when the rows differ from the last ones read."""
+    rows = tuple(tuple(row) for row in fetched)
     cached = _ALIASES.get(engine)
     if cached is not None and cached[0] == rows:
         return cached[1]

@@ -18,7 +18,24 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import ClauseElement, and_, bindparam, func, literal_column, or_, select, update
+from sqlalchemy import (
+    Boolean,
+    ClauseElement,
+    DateTime,
+    Integer,
+    Text,
+    and_,
+    bindparam,
+    case,
+    cast,
+    func,
+    literal_column,
+    null,
+    or_,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import psycopg
 from sqlalchemy.engine import Dialect
@@ -34,7 +51,8 @@ from store.db.tables import (
     tool_results,
 )
 
-__all__ = ["Compiled", "Statements", "statements"]
+__all__ = ["LOAD_ALIASES", "LOAD_CALLS", "LOAD_MESSAGES", "LOAD_RESULTS", "LOAD_SESSION",
+           "Compiled", "Statements", "statements"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +61,14 @@ class Compiled:
 
     sql: str
     names: tuple[str, ...]
+
+    def params(self, **values: Any) -> tuple[Any, ...]:
+        """The positional parameters, by name (a name may occur several times)."""
+        return tuple(values[name] for name in self.names)
+
+
+#: What each row of the one-statement load (``Statements.load``) is: its first column.
+LOAD_SESSION, LOAD_MESSAGES, LOAD_CALLS, LOAD_RESULTS, LOAD_ALIASES = range(5)
 
 
 def _dialect(name: str) -> Dialect:
@@ -73,7 +99,6 @@ class Statements:
         )
         self.json = _json_text
         sid: Any = bindparam("sid")
-        start: Any = bindparam("start")
         insert_fn: Any = postgresql.insert if self.postgres else sqlite.insert
         upsert = insert_fn(sessions)
         #: Create the session if missing and lock its row (a no-op update on conflict takes the
@@ -153,30 +178,12 @@ class Statements:
             .where(and_(tool_results.c.session_id == sid,
                         tool_results.c.call_position == bindparam("position")))
         )
-        self.load_session = self._compile(select(sessions).where(sessions.c.session_id == sid))
-        self.load_messages = self._compile(
-            select(messages.c.position, messages.c.message_key, messages.c.role,
-                   messages.c.source, messages.c.parts_json, messages.c.extras_json,
-                   messages.c.metadata_json, messages.c.created_at, messages.c.message_id)
-            .where(and_(messages.c.session_id == sid, messages.c.position >= start))
-            .order_by(messages.c.position)
-        )
-        self.load_calls = self._compile(
-            select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
-                   tool_calls.c.wire_json, tool_calls.c.arguments_status,
-                   tool_calls.c.arguments_error, tool_calls.c.extras_json, tool_calls.c.source,
-                   tool_calls.c.id_minted)
-            .where(and_(tool_calls.c.session_id == sid, tool_calls.c.position >= start))
-            .order_by(tool_calls.c.position, tool_calls.c.call_index)
-        )
-        self.load_results = self._compile(
-            select(tool_results.c.position, tool_results.c.result_index, tool_results.c.call_id,
-                   tool_results.c.content_json, tool_results.c.is_error, tool_results.c.name,
-                   tool_results.c.extras_json, tool_results.c.source,
-                   tool_results.c.call_position, tool_results.c.call_index)
-            .where(and_(tool_results.c.session_id == sid, tool_results.c.position >= start))
-            .order_by(tool_results.c.position, tool_results.c.result_index)
-        )
+        #: A whole session in one statement (one snapshot on both backends, one round trip on
+        #: PostgreSQL): ``load`` from the position ``start``, ``load_window`` from the start
+        #: of a window (``turns``, ``since_position``, ``since``: NULL when not asked for)
+        #: computed in the same statement. See :func:`_load_statement`.
+        self.load = self._compile(_load_statement(self.postgres, windowed=False))
+        self.load_window = self._compile(_load_statement(self.postgres, windowed=True))
         self.load_aliases = self._compile(
             select(tool_aliases.c.agent, tool_aliases.c.raw_name, tool_aliases.c.current_name)
             .order_by(tool_aliases.c.agent, tool_aliases.c.raw_name)
@@ -194,6 +201,115 @@ class Statements:
         marker = f"(__[POSTCOMPILE_{name}])"
         placeholder = "%s" if self.postgres else "?"
         return compiled.sql.replace(marker, "(" + ", ".join([placeholder] * count) + ")")
+
+
+def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
+    """One ``UNION ALL`` of the session row, its messages, calls and results from the window's
+    start, and the alias table, padded to one row shape; the first column says which
+    (``LOAD_SESSION`` ...). One statement reads one snapshot on both backends (SQLite: one
+    statement is one read transaction; PostgreSQL: one statement is one snapshot even in READ
+    COMMITTED), so a load is always a committed state, without an explicit transaction or a
+    stricter isolation level; on PostgreSQL it is also one round trip instead of five.
+
+    Rows of the session row (``LOAD_SESSION``): ints ``next_position, indexed_position,
+    start``, texts ``session_id, title, provider, model, cwd, agent, tags_json,
+    metadata_json``, times ``created_at, updated_at``. Messages: int ``position``, texts
+    ``message_key, role, source, parts_json, extras_json, metadata_json, message_id``, time
+    ``created_at``. Calls: ints ``position, call_index``, texts ``call_id, wire_json,
+    arguments_status, arguments_error, extras_json, source``, bool ``id_minted``. Results:
+    ints ``position, result_index, call_position, call_index``, texts ``call_id,
+    content_json, name, extras_json, source``, bool ``is_error``. Aliases (one row): the text
+    of a JSON array of ``[agent, raw_name, current_name]``. No order is asked of the whole
+    union (its sort could spill for a long session): each branch comes back by its index,
+    and the caller sorts what needs an order.
+
+    The window's start (``windowed``): the latest of the asked-for starts (the ``turns``-th
+    last turn start, a turn starting at a user message whose first part is not a tool result,
+    or 0 when there are fewer; ``since_position``; the first message at or after ``since``),
+    then moved back, by a recursive step, to the earliest call a result from the start on
+    answers, until no result in the window lacks its call.
+    """
+    sid: Any = bindparam("sid")
+    s, m, c, r, a = (sessions.c, messages.c, tool_calls.c, tool_results.c, tool_aliases.c)
+    start: Any
+    if windowed:
+        turns: Any = bindparam("turns", type_=Integer)
+        since_position: Any = bindparam("since_position", type_=Integer)
+        since: Any = bindparam("since", type_=DateTime(timezone=True))
+        zero, one = literal_column("0", Integer), literal_column("1", Integer)
+        turn_start = (
+            select(m.position)
+            .where(and_(m.session_id == sid, m.role == literal_column("'user'"),
+                        m.parts_json.not_like(literal_column("""'[{"type":"tool_result"%'"""))))
+            .order_by(m.position.desc()).limit(one).offset(func.coalesce(turns, one) - one)
+            .scalar_subquery())
+        first_since = (select(func.min(m.position))
+                       .where(and_(m.session_id == sid, m.created_at >= since))
+                       .scalar_subquery())
+        asked = (greatest if postgres else func.max)(
+            case((turns.is_(None), zero), else_=func.coalesce(turn_start, zero)),
+            func.coalesce(since_position, zero),
+            case((since.is_(None), zero),
+                 else_=func.coalesce(first_since, literal_column(str(2**31 - 1), Integer))),
+        )
+
+        def earliest(at: Any) -> Any:
+            """The earliest call answered by a result at or after ``at``."""
+            return (select(func.min(r.call_position))
+                    .where(and_(r.session_id == sid, r.position >= at)).scalar_subquery())
+
+        first = select(asked.label("start")).cte("window_asked")
+        steps = select(first.c.start, earliest(first.c.start).label("earliest")).cte(
+            "window_steps", recursive=True)
+        steps = steps.union_all(
+            select(steps.c.earliest, earliest(steps.c.earliest))
+            .where(steps.c.earliest < steps.c.start))
+        bounds = select(func.min(steps.c.start).label("start")).cte("window_start")
+        start = select(bounds.c.start).scalar_subquery()
+    else:
+        start = bindparam("start", type_=Integer)
+    # The alias table as one JSON text, ``[[agent, raw_name, current_name], ...]``: one row
+    # instead of one per alias (the seeded vocabulary has a hundred), and a cache hit is one
+    # comparison of the text (see ``base.aliases_from_text``).
+    # No ORDER BY: sorting a hundred texts by the database's collation was half the
+    # statement's time on PostgreSQL; another order only misses the cache once.
+    triple = (a.agent, a.raw_name, a.current_name)
+    aliases: Any = select(
+        cast(func.json_agg(func.json_build_array(*triple)), Text) if postgres
+        else func.json_group_array(func.json_array(*triple))).scalar_subquery()
+    shape: tuple[tuple[int, Any], ...] = (
+        (4, Integer()), (8, Text()), (2, DateTime(timezone=True)), (1, Boolean()))
+
+    def row(kind: int, *groups: list[Any]) -> list[Any]:
+        out: list[Any] = [literal_column(str(kind), Integer)]
+        for given, (width, kind_type) in zip(groups, shape, strict=True):
+            out += [*given, *[cast(null(), kind_type)] * (width - len(given))]
+        return out
+
+    return union_all(
+        select(*row(LOAD_SESSION, [s.next_position, s.indexed_position, start],
+                    [s.session_id, s.title, s.provider, s.model, s.cwd, s.agent, s.tags_json,
+                     s.metadata_json], [s.created_at, s.updated_at], []))
+        .where(s.session_id == sid),
+        select(*row(LOAD_MESSAGES, [m.position],
+                    [m.message_key, m.role, m.source, m.parts_json, m.extras_json,
+                     m.metadata_json, m.message_id], [m.created_at], []))
+        .where(and_(m.session_id == sid, m.position >= start)),
+        select(*row(LOAD_CALLS, [c.position, c.call_index],
+                    [c.call_id, c.wire_json, c.arguments_status, c.arguments_error,
+                     c.extras_json, c.source], [], [c.id_minted]))
+        .where(and_(c.session_id == sid, c.position >= start)),
+        select(*row(LOAD_RESULTS, [r.position, r.result_index, r.call_position, r.call_index],
+                    [r.call_id, r.content_json, r.name, r.extras_json, r.source], [],
+                    [r.is_error]))
+        .where(and_(r.session_id == sid, r.position >= start)),
+        select(*row(LOAD_ALIASES, [], [aliases], [], [])),
+    )
+
+
+def greatest(*values: Any) -> Any:
+    """PostgreSQL's ``greatest`` (SQLite's multi-argument ``max`` is the same)."""
+    return func.greatest(*values)
 
 
 @cache

@@ -23,6 +23,7 @@ from store.core.errors import (
 )
 from store.core.transcript import (
     SessionInfo,
+    StoredMessage,
     ToolDefinition,
 )
 from store.db.base import (
@@ -359,16 +360,26 @@ class SessionsMixin(StoreBase):
         return self.get_session(new_id)
 
     def truncate(self, session_id: str, position: int, *,
-                 expected_length: int | None = None) -> int:
+                 expected_length: int | None = None,
+                 expected_last: StoredMessage | None = None) -> int:
         """Delete the messages at ``position`` and after (with their calls and results), so
         that the session ends before ``position``; returns how many were deleted.
 
-        ``expected_length`` makes it a compare-and-delete: when the session no longer has that
-        many messages (another writer appended or truncated meanwhile) nothing changes and
-        ``ConflictError`` is raised, so two writers cannot remove one message twice.
+        ``expected_length`` makes it a compare-and-delete by count: when the session no longer
+        has that many messages (another writer appended or truncated meanwhile) nothing
+        changes and ``ConflictError`` is raised. A count alone cannot tell a message from the
+        one that replaced it (a writer that removes the last message and appends another
+        restores the count), so ``expected_last`` compares by identity: the message the caller
+        read as the session's last (from a load) must still be the last one, the same message
+        (its position, key and stored time), or nothing changes and ``ConflictError`` is
+        raised; two writers then never remove one message twice, nor one another's new one.
         """
         if position < 0:
             raise UsageError("position must not be negative")
+        if expected_last is not None:
+            if expected_length not in (None, expected_last.position + 1):
+                raise UsageError("expected_length and expected_last disagree")
+            expected_length = expected_last.position + 1
         with self._write() as conn:
             # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
             # the comparison and the delete one step.
@@ -382,6 +393,17 @@ class SessionsMixin(StoreBase):
                 raise ConflictError(
                     f"session {session_id!r} has {length} messages, not {expected_length}"
                 )
+            if expected_last is not None:
+                last = conn.execute(
+                    select(messages.c.message_key, messages.c.created_at)
+                    .where(and_(messages.c.session_id == session_id,
+                                messages.c.position == expected_last.position))
+                ).first()
+                if (last is None or last[0] != expected_last.key
+                        or _aware(last[1]) != expected_last.created_at):
+                    raise ConflictError(
+                        f"session {session_id!r}: the message at position "
+                        f"{expected_last.position} is not the one read any more")
             if position >= length:
                 return 0
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,

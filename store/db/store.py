@@ -13,9 +13,10 @@ Contract:
   Claude Code writes one record per content block with the same ``message.id``, and each is
   stored. So a retried append stores nothing twice. Uniqueness is positional; provider call
   ids may repeat.
-* **Load** reads a session in a constant number of queries (session, messages, calls,
-  results, aliases), rebuilds every call from its stored wire text and applies the alias
-  table as it is *now*, keeping the recorded name in ``raw_name``.
+* **Load** reads a session in one statement (session, messages, calls, results, aliases:
+  one snapshot, so always a state that was committed; windows included), rebuilds every
+  call from its stored wire text and applies the alias table as it is *now*, keeping the
+  recorded name in ``raw_name``.
 * Database errors surface as :class:`~store.core.errors.DatabaseError` (chained); URLs are shown
   with their passwords hidden.
 """
@@ -25,15 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Literal, Self
 
-from sqlalchemy import Connection, Engine, and_, func, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.capture.files import FileState
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
+from store.core.times import as_utc
 from store.core.transcript import (
     AppendResult,
     CallHit,
@@ -45,20 +48,24 @@ from store.db.base import (
     _now,
     _session_info,
     _session_row,
+    aliases_from_text,
     check_session_id,
     driver_reason,
 )
-from store.db.compiled import statements
+from store.db.compiled import (
+    LOAD_ALIASES,
+    LOAD_CALLS,
+    LOAD_MESSAGES,
+    LOAD_RESULTS,
+    LOAD_SESSION,
+    statements,
+)
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
-from store.db.tables import (
-    messages,
-    tool_calls,
-    tool_results,
-)
+from store.db.tables import tool_calls
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
 from store.db.writer import (
@@ -74,7 +81,11 @@ from store.usage.tokens import TokenUsage
 
 __all__ = ["TranscriptStore"]
 
-
+#: The session row's text columns, in the order the one-statement load returns them.
+_SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", "tags_json",
+                    "metadata_json")
+_second = itemgetter(1)
+_position_index = itemgetter(1, 2)
 
 
 
@@ -177,43 +188,58 @@ class TranscriptStore(SessionsMixin, SourcesMixin):
         since_position: int | None = None,
         since: datetime | None = None,
     ) -> Transcript:
-        """The session's transcript, in five queries whatever its length.
+        """The session's transcript, in one statement whatever its length: one snapshot, so
+        always a state some commit left (never half of a concurrent write).
 
         ``strict=True`` raises the parser's ``ToolArgumentsError`` at the first invalid call.
         A window (``last_turns``: the last N turns, a turn starting at a user message that is
         not only tool results; ``since_position``; ``since``: messages from that time on)
         loads a suffix of the session that starts early enough that no result is separated
-        from its call (a few more queries find where it starts).
+        from its call (its start is computed in the same statement, from the same state).
         """
         sid = session_id
         if "\x00" in sid:  # no stored id holds NUL (PostgreSQL cannot even compare one)
             raise SessionNotFound(sid)
+        st = statements(self.dialect)
+        if last_turns is None and since_position is None and since is None:
+            statement, params = st.load, st.load.params(sid=sid, start=0)
+        else:
+            if last_turns is not None and last_turns < 1:
+                raise UsageError("last_turns must be at least 1")
+            if since_position is not None and since_position < 0:
+                raise UsageError("since_position must not be negative")
+            statement = st.load_window
+            params = statement.params(sid=sid, turns=last_turns, since_position=since_position,
+                                      since=None if since is None else st.time(as_utc(since)))
+        # One statement: one snapshot on both backends (see compiled._load_statement).
         with self._read() as conn:
-            st = statements(self.dialect)
-            start = 0
-            if last_turns is not None or since_position is not None or since is not None:
-                start = _window_start(conn, sid, last_turns, since_position, since)
             cursor = conn.connection.cursor()
             try:
-                cursor.execute(st.load_session.sql, (sid,))
-                srow = cursor.fetchone()
-                if srow is None:
-                    raise SessionNotFound(sid)
-                session_columns = [d[0] for d in cursor.description]
-                cursor.execute(st.load_messages.sql, (sid, start))
-                mrows = cursor.fetchall()
-                cursor.execute(st.load_calls.sql, (sid, start))
-                crows = cursor.fetchall()
-                cursor.execute(st.load_results.sql, (sid, start))
-                rrows = cursor.fetchall()
-                aliases = self._aliases_from(cursor, st)
+                cursor.execute(statement.sql, params)
+                rows = cursor.fetchall()
             finally:
                 cursor.close()
+        by_kind: tuple[list[Any], ...] = ([], [], [], [], [])
+        for row in rows:
+            by_kind[row[0]].append(row)
+        if not by_kind[LOAD_SESSION]:
+            raise SessionNotFound(sid)
+        srow = by_kind[LOAD_SESSION][0]
+        # The database is asked for no order (see compiled._load_statement): the rows come
+        # back mostly in index order, so these sorts are a linear pass.
+        mrows = by_kind[LOAD_MESSAGES]
+        mrows.sort(key=_second)
+        crows = by_kind[LOAD_CALLS]
+        crows.sort(key=_position_index)
+        rrows = by_kind[LOAD_RESULTS]
+        rrows.sort(key=_position_index)
+        aliases = aliases_from_text(self._engine, by_kind[LOAD_ALIASES][0][5])
+        start = srow[3]
         read_time = st.read_time
         apply = aliases.apply
-        agent = srow[session_columns.index("agent")] if "agent" in session_columns else None
+        agent = srow[10]
         calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
-        for pos, idx, call_id, wire, status, error, extras, source, minted in crows:
+        for _, pos, idx, _, _, call_id, wire, status, error, extras, source, *_, minted in crows:
             call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)),
                          agent)
             if strict and isinstance(call, InvalidToolCall):
@@ -224,7 +250,8 @@ class TranscriptStore(SessionsMixin, SourcesMixin):
             calls.setdefault(pos, {})[idx] = call
         results: dict[int, dict[int, ToolResult]] = {}
         links: dict[CallRef, CallRef] = {}
-        for pos, idx, call_id, content, is_error, name, extras, source, cpos, cidx in rrows:
+        for (_, pos, idx, cpos, cidx, call_id, content, name, extras, source, _, _, _, _, _,
+             is_error) in rrows:
             results.setdefault(pos, {})[idx] = decode_result(
                 call_id, content, bool(is_error), name, extras, source
             )
@@ -233,16 +260,16 @@ class TranscriptStore(SessionsMixin, SourcesMixin):
         out = []
         no_calls: dict[int, ToolCall | InvalidToolCall] = {}
         no_results: dict[int, ToolResult] = {}
-        for pos, key, role, source, parts, extras, meta, created, message_id in mrows:
+        for (_, pos, _, _, _, key, role, source, parts, extras, meta, message_id, _, created, _,
+             _) in mrows:
             parts_t = decode_parts(parts, calls.get(pos, no_calls), results.get(pos, no_results))
             message = Message(role, parts_t, source, message_id,
                               loads_json(extras) if extras else EMPTY_EXTRAS,
                               loads_json(meta) if meta else EMPTY_EXTRAS)
             out.append(StoredMessage(pos, message, key, read_time(created)))
-        session_row = dict(zip(session_columns, srow, strict=True))
-        session_row["created_at"] = read_time(session_row["created_at"])
-        session_row["updated_at"] = read_time(session_row["updated_at"])
-        info = _session_info(session_row)
+        info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:13], strict=True),
+                                  created_at=read_time(srow[13]), updated_at=read_time(srow[14]),
+                                  next_position=srow[1], indexed_position=srow[2]))
         if out and start == 0:
             info = replace(info, started_at=min(m.created_at for m in out),
                            ended_at=max(m.created_at for m in out))
@@ -371,44 +398,3 @@ def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
         if not known_revision(before):
             raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
-
-
-def _window_start(conn: Connection, sid: str, last_turns: int | None,
-                  since_position: int | None, since: datetime | None) -> int:
-    """The first position of a window, moved back until no result in it lacks its call."""
-    candidates = []
-    if last_turns is not None:
-        if last_turns < 1:
-            raise UsageError("last_turns must be at least 1")
-        # A turn starts at a user message whose first part is not a tool result.
-        starts = conn.execute(
-            select(messages.c.position)
-            .where(and_(messages.c.session_id == sid, messages.c.role == "user",
-                        messages.c.parts_json.not_like('[{"type":"tool_result"%')))
-            .order_by(messages.c.position.desc()).limit(last_turns)
-        ).scalars().all()
-        candidates.append(starts[-1] if len(starts) == last_turns else 0)
-    if since_position is not None:
-        if since_position < 0:
-            raise UsageError("since_position must not be negative")
-        candidates.append(since_position)
-    if since is not None:
-        first = conn.execute(
-            select(func.min(messages.c.position))
-            .where(and_(messages.c.session_id == sid, messages.c.created_at >= since))
-        ).scalar_one()
-        candidates.append(first if first is not None else 2**31 - 1)
-    start = max(candidates)
-    while start > 0:
-        earliest = conn.execute(
-            select(func.min(tool_results.c.call_position))
-            .where(and_(tool_results.c.session_id == sid, tool_results.c.position >= start))
-        ).scalar_one()
-        if earliest is None or earliest >= start:
-            break
-        start = earliest
-    return int(start)
-
-
-
-

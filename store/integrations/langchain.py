@@ -49,7 +49,7 @@ import asyncio
 import base64
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import store
@@ -176,11 +176,23 @@ def _history_class() -> type:
 
 
 def from_langchain(messages: Sequence[BaseMessage]) -> list[store.Message]:
-    """LangChain messages as store messages, each keeping its own JSON form in metadata."""
-    _require()
-    from langchain_core.messages import message_to_dict
+    """LangChain messages as store messages, each keeping its own JSON form in metadata.
 
-    return [_from_dict(encode_bytes(message_to_dict(message))) for message in messages]
+    Anything else in the list (a ``str``, a ``dict`` ...) raises ``RecordError`` naming its
+    index and type, before anything is converted (so ``add_messages`` stores nothing)."""
+    _require()
+    from langchain_core.messages import BaseMessage, message_to_dict
+
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        raise store.RecordError("expected a list of LangChain messages (BaseMessage), got "
+                                f"a {type(messages).__name__}")
+    given = list(messages)
+    for index, message in enumerate(given):
+        if not isinstance(message, BaseMessage):
+            raise store.RecordError(
+                f"message {index} is a {type(message).__name__}, not a LangChain message "
+                "(BaseMessage such as HumanMessage or AIMessage); nothing was stored")
+    return [_from_dict(encode_bytes(message_to_dict(message))) for message in given]
 
 
 #: A raw ``bytes`` value (an image or data block, redacted reasoning) is stored as

@@ -32,13 +32,22 @@ Contract:
   Responses API themselves (a cut call/output pair is refused there).
 * ``session_settings`` is a ``SessionSettings`` or a dict of its fields; an unknown field
   raises ``TypeError`` ("Unknown session settings: ..."), as the SDK's sessions do.
+* ``add_items`` gives each message a key of its own (``openai_agents:<uuid>``), so that a
+  message is known by identity, not by its position (a position is reused once a pop freed
+  it).
 * ``pop_item`` removes the newest item: it deletes the newest message with
-  ``TranscriptStore.truncate(..., expected_length=n)`` (a compare-and-delete, so two writers
-  cannot remove one item twice), calls and results included. Only an item that shares its
-  message with other items (a session written by other means) is instead hidden by a
-  *tombstone* (an empty ``system`` message whose metadata names the popped position, keyed
-  by it, so that two processes popping at once cannot both remove the same item; the loser
-  retries); such an item is hidden from ``get_items`` and its rows stay.
+  ``TranscriptStore.truncate(..., expected_last=message)``, calls and results included: a
+  compare-and-delete by identity (the message read must still be the session's last, same
+  key and stored time), so two processes never remove one item twice, and a pop never
+  removes an item another process added after popping (a count would not tell them apart).
+  The read is one snapshot (``TranscriptStore.load`` is one statement). Only an item that
+  shares its message with other items (a session written by other means) is instead hidden
+  by a *tombstone* (an empty ``system`` message whose metadata names the popped position
+  and the identity of the message there, keyed by both, so that two processes popping at
+  once cannot both remove the same item, and a tombstone never hides a later message that
+  took the position); such an item is hidden from ``get_items`` and its rows stay. A pop
+  that loses a race reads again (with a short random pause); an empty, missing or
+  just-cleared session pops ``None``.
 * ``clear_session`` deletes the session (``TranscriptStore.delete_session``).
 * Messages of the session that were not written by this class (imported, or appended through
   the store) are read as Responses items through ``store.render(..., "openai-responses")``.
@@ -54,6 +63,10 @@ cancellation is re-raised after), so a cancelled ``add_items`` never leaves "may
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import random
+import time
+import uuid
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -69,17 +82,20 @@ __all__ = ["KEY", "TranscriptStoreSession"]
 #: The metadata key under which the original item (or a tombstone) is kept.
 KEY = "openai_agents"
 _SOURCE = "openai_agents"
-_POP_ATTEMPTS = 16
+#: A pop that keeps losing races to other writers gives up after this many reads (each lost
+#: race means another writer changed the session's end: it made progress).
+_POP_ATTEMPTS = 200
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
 class _Live:
-    """A live (not popped) item: its message position and its index within the message."""
+    """A live (not popped) item: its message, its position and its index within it."""
 
     position: int
     index: int
     item: dict[str, Any]
+    message: store.StoredMessage
 
 
 class TranscriptStoreSession:
@@ -212,12 +228,14 @@ class TranscriptStoreSession:
 
     def _add_items(self, items: Sequence[Mapping[str, Any]]) -> None:
         messages = [to_message(item) for item in items]
-        self._store().append(self.session_id, messages, keys=[None] * len(messages),
-                             **self._labels)
+        keys: list[str | None] = [f"{_SOURCE}:{uuid.uuid4().hex}" for _ in messages]
+        self._store().append(self.session_id, messages, keys=keys, **self._labels)
 
     def _pop_item(self) -> dict[str, Any] | None:
         db = self._store()
-        for _ in range(_POP_ATTEMPTS):
+        for attempt in range(_POP_ATTEMPTS):
+            if attempt:  # another writer changed the session's end first: let it finish
+                time.sleep(min(0.001 * 2 ** min(attempt, 6), 0.05) * random.random())
             lives, _ = self._tail(db, 1)
             if not lives:
                 return None
@@ -226,17 +244,21 @@ class TranscriptStoreSession:
             alone = sum(1 for live in lives if live.position == last.position) == 1
             if alone and count is not None and last.position == count - 1:
                 # The newest message holds just this item: delete it (its calls and results
-                # with it), unless another writer changed the session meanwhile.
+                # with it), unless it is not the session's last message any more.
                 try:
-                    db.truncate(self.session_id, last.position, expected_length=count)
-                except store.ConflictError:
+                    db.truncate(self.session_id, last.position, expected_last=last.message)
+                except (store.ConflictError, store.SessionNotFound):
+                    self._length = None
                     continue
                 self._length = last.position
                 return last.item
-            # An item sharing its message with others (a session written otherwise): mark it.
-            tombstone = store.Message("system", (), _SOURCE,
-                                      metadata={KEY: {"pop": [last.position, last.index]}})
-            key = f"{_SOURCE}:pop:{last.position}:{last.index}"
+            # An item sharing its message with others (a session written otherwise): mark it,
+            # naming the message by identity (a later message at this position stays live).
+            of = _identity(last.message)
+            tombstone = store.Message(
+                "system", (), _SOURCE,
+                metadata={KEY: {"pop": [last.position, last.index], "of": of}})
+            key = f"{_SOURCE}:pop:{last.position}:{last.index}:{of}"
             if db.append(self.session_id, [tombstone], keys=[key]).stored:
                 return last.item
             # Another writer popped this very item first: look again.
@@ -306,20 +328,31 @@ def _candidates(item: Mapping[str, Any], parts: Sequence[store.Part]) -> list[So
     return out
 
 
+def _identity(stored: store.StoredMessage) -> str:
+    """A short name of one stored message (its key and stored time): a message that later
+    takes the same position has another one."""
+    seen = f"{stored.key}\x00{stored.created_at.isoformat()}".encode()
+    return hashlib.sha256(seen).hexdigest()[:16]
+
+
 def _live_items(messages: Sequence[store.StoredMessage]) -> list[_Live]:
     """The items of ``messages`` (loaded for this call only) in order, without popped ones
-    and tombstones."""
+    and tombstones. A tombstone hides an item only of the message it names (tombstones
+    written before messages were named by identity name a position only)."""
     popped: set[tuple[int, int]] = set()
+    by_position = {stored.position: stored for stored in messages}
     for stored in messages:
         mark = stored.message.metadata.get(KEY)
         if isinstance(mark, Mapping) and "pop" in mark:
             position, index = mark["pop"]
-            popped.add((position, index))
+            target = by_position.get(position)
+            if "of" not in mark or (target is not None and _identity(target) == mark["of"]):
+                popped.add((position, index))
     out: list[_Live] = []
     for stored in messages:
         for index, item in enumerate(_items_of(stored.message)):
             if (stored.position, index) not in popped:
-                out.append(_Live(stored.position, index, item))
+                out.append(_Live(stored.position, index, item, stored))
     return out
 
 

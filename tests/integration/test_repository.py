@@ -315,14 +315,16 @@ class TestLoad:
         assert [m.parts for m in loaded] == [m.parts for m in expected]
         assert loaded[1].tool_results[0].is_error is True
 
-    def test_loading_takes_a_constant_number_of_queries(self, store):
-        """Counted at the driver (the hot path runs compiled SQL on the DBAPI cursor)."""
+    def test_loading_takes_one_statement(self, store):
+        """Counted at the driver (the hot path runs compiled SQL on the DBAPI cursor): a load,
+        windowed or not, is one statement whatever the session's length (one snapshot, one
+        round trip on PostgreSQL)."""
         from sqlalchemy import event
 
         seen: list[str] = []
 
         def record(statement):
-            if statement.lstrip().upper().startswith("SELECT"):
+            if statement.lstrip().upper().startswith(("SELECT", "WITH")):
                 seen.append(statement)
 
         def instrument(dbapi_connection, *_):
@@ -346,9 +348,14 @@ class TestLoad:
                 seen.clear()
                 store.load(f"q{n_turns}")
                 counts.append(len(seen))
+                for window in ({"last_turns": 2}, {"since_position": 3},
+                               {"since": datetime(2000, 1, 1, tzinfo=UTC)}):
+                    seen.clear()
+                    store.load(f"q{n_turns}", **window)
+                    counts.append(len(seen))
         finally:
             event.remove(store.engine, "checkout", instrument)
-        assert counts == [5, 5]
+        assert counts == [1] * 8
 
     def test_message_times_come_from_the_transcript_when_it_has_them(self, store):
         line = {"type": "user", "uuid": "u1", "timestamp": "2025-09-03T00:47:19.293Z",

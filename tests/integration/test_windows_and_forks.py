@@ -116,6 +116,33 @@ class TestTruncate:
         assert store.truncate("s", 2, expected_length=3) == 1
         assert store.truncate("s", 5) == 0
 
+    def test_truncate_compares_the_last_message_by_identity(self, store):
+        """A writer that removes the last message and appends another restores the length:
+        ``expected_last`` tells the new message from the one read, ``expected_length`` not."""
+        from store import ConflictError, UsageError
+
+        store.append("s", [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+        last = store.load("s").messages[-1]
+        store.truncate("s", 1)
+        store.append("s", [{"role": "user", "content": "b"}])  # same length, same content
+        with pytest.raises(ConflictError, match="not the one read"):
+            store.truncate("s", 1, expected_last=last)
+        store.append("k", [{"role": "user", "content": "x"}], keys=["k1"])
+        keyed = store.load("k").messages[-1]
+        store.truncate("k", 0)
+        store.append("k", [{"role": "user", "content": "y"}], keys=["k2"])
+        with pytest.raises(ConflictError, match="not the one read"):
+            store.truncate("k", 0, expected_last=keyed)
+        store.append("s", [{"role": "user", "content": "c"}])
+        with pytest.raises(ConflictError, match="has 3 messages, not 2"):
+            store.truncate("s", 1, expected_last=store.load("s").messages[1])
+        with pytest.raises(UsageError, match="disagree"):
+            store.truncate("s", 2, expected_length=2, expected_last=store.load("s").messages[2])
+        now = store.load("s").messages[-1]
+        assert store.truncate("s", 2, expected_last=now) == 1
+        assert [m.message.text for m in store.load("s")] == ["a", "b"]
+        assert store.load("k").messages[0].message.text == "y"
+
     def test_truncating_an_unknown_session_is_session_not_found(self, store):
         with pytest.raises(SessionNotFound):
             store.truncate("nope", 0)

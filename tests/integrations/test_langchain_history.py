@@ -90,6 +90,21 @@ def test_tool_calls_and_results_are_rows(db):
     assert db.count_calls("rows") == 3
 
 
+@pytest.mark.parametrize("bad", ["hello", {"role": "user", "content": "hi"}, None, 42])
+def test_a_list_with_something_else_than_a_message_raises_a_typed_error(db, bad):
+    history = TranscriptChatMessageHistory("bad", db)
+    history.add_messages(MESSAGES[:1])
+    with pytest.raises(store.RecordError) as caught:
+        history.add_messages([MESSAGES[1], bad])
+    assert f"message 1 is a {type(bad).__name__}," in str(caught.value)
+    with pytest.raises(store.RecordError, match="message 0 is a"):
+        asyncio.run(history.aadd_messages([bad]))
+    with pytest.raises(store.RecordError, match="got a str"):
+        history.add_messages("hello")  # type: ignore[arg-type]
+    assert history.messages == MESSAGES[:1]  # nothing of the refused lists was stored
+    assert db.get_session("bad").message_count == 1
+
+
 def test_messages_written_otherwise_are_mapped_from_their_rows(db):
     db.append("imported", [
         {"role": "system", "content": "Be brief."},

@@ -313,6 +313,42 @@ def test_messages_written_otherwise_are_read_as_responses_items(db):
     assert asyncio.run(session.get_items()) == items[:2]
 
 
+def test_a_tombstone_hides_an_item_of_the_message_it_names_only(db):
+    """A popper that read a message shared by two items, and writes its tombstone after
+    another writer replaced that message, hides nothing of the new message at the position."""
+    from store.integrations.openai_agents import KEY, _identity
+
+    def assistant(text: str, call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": text, "tool_calls": [{"id": call_id,
+                "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+
+    db.append("named", [{"role": "user", "content": "List files."}, assistant("Sure.", "c1")])
+    session = TranscriptStoreSession("named", db)
+    read = db.load("named").messages[1]  # what the slow popper read
+    db.truncate("named", 1)
+    db.append("named", [assistant("Again.", "c2")])
+    stale = store_message_tombstone(KEY, [1, 1], _identity(read))
+    db.append("named", [stale], keys=[f"openai_agents:pop:1:1:{_identity(read)}"])
+    items = asyncio.run(session.get_items())
+    assert [i.get("type") for i in items] == ["message", "message", "function_call"]
+    assert items[2]["call_id"] == "c2"
+    assert asyncio.run(session.pop_item()) == items[2]  # a tombstone naming the new message
+    assert asyncio.run(session.get_items()) == items[:2]
+
+
+def store_message_tombstone(key: str, at: list[int], of: str) -> Any:
+    from store import Message
+
+    return Message("system", (), "openai_agents", metadata={key: {"pop": at, "of": of}})
+
+
+def test_items_are_kept_under_keys_of_their_own(db):
+    session = TranscriptStoreSession("keys", db)
+    asyncio.run(session.add_items(WINDOW_ITEMS[:3]))
+    keys = [m.key for m in db.load("keys")]
+    assert len(set(keys)) == 3 and all(k and k.startswith("openai_agents:") for k in keys)
+
+
 def test_database_work_never_runs_on_the_event_loop(db, monkeypatch):
     loop_threads: set[int] = set()
     worker_threads: set[int] = set()
