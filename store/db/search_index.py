@@ -29,6 +29,7 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +57,8 @@ __all__ = [
     "tail_keys",
     "view_tail",
 ]
+
+_log = logging.getLogger(__name__)
 
 SEARCH_ITEMS = "search_items"
 CALL_VIEWS = "call_views"
@@ -135,6 +138,18 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
                        params)
         found = cursor.fetchall()
     return calls, found
+
+
+def _searchable(build: Callable[[str], str], stored: str, sid: str, position: int) -> str:
+    """The search text of one stored item; an item whose text cannot be built (a value no
+    reader can walk, stored before append refused it) is indexed with none and logged, so it
+    never stops the chunk or the search (``verify`` reports it)."""
+    try:
+        return build(stored)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        _log.warning("session %r, message %d: no search text (%s: %s)", sid, position,
+                     type(exc).__name__, exc)
+        return ""
 
 
 def _nul_safe(text: str) -> str:
@@ -217,12 +232,12 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
             for pos, idx, raw_name, arguments, wire in call_rows:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                    texts.append(call_search_text(wire))
+                    texts.append(_searchable(call_search_text, wire, sid, pos))
                 for view, value in _views(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
-                texts.append(result_search_text(content))
+                texts.append(_searchable(result_search_text, content, sid, pos))
             calls += len(call_rows)
             results += len(result_rows)
         mark = "%s" if pg else "?"
@@ -283,10 +298,11 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
         for sid, start in sessions:
             call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
             for pos, idx, wire in call_rows:
-                if text_matches(call_search_text(wire), needle):
+                if text_matches(_searchable(call_search_text, wire, sid, pos), needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
-                if cpos is not None and text_matches(result_search_text(content), needle):
+                if cpos is not None and text_matches(
+                        _searchable(result_search_text, content, sid, _pos), needle):
                     keys.add((sid, int(cpos), int(cidx)))
     finally:
         cursor.close()

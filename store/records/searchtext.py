@@ -32,26 +32,32 @@ _SEPARATOR = "\n"
 
 
 def _walk(value: Any, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(value)
-    elif kind is dict:
-        for key, item in value.items():
-            out.append(key)
-            _walk(item, out)
-    elif kind is list:
-        for item in value:
-            _walk(item, out)
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(str(value))
-    else:
-        out.append(orjson.dumps(value).decode() if kind is float else str(value))
+    """Append the searchable pieces of ``value`` in document order (iterative: a value
+    stored nested deeper than the recursion limit is walked like any other)."""
+    stack = [value]
+    pop = stack.pop
+    push = out.append
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            push(item)
+        elif kind is dict:
+            pairs = [piece for pair in item.items() for piece in pair]  # key (a str), value
+            pairs.reverse()
+            stack.extend(pairs)
+        elif kind is list:
+            stack.extend(reversed(item))
+        elif item is None:
+            push("null")
+        elif item is True:
+            push("true")
+        elif item is False:
+            push("false")
+        elif kind is int:
+            push(str(item))
+        else:
+            push(orjson.dumps(item).decode() if kind is float else str(item))
 
 
 def json_search_text(value: Any) -> str:
