@@ -55,6 +55,7 @@ from store.db.search_index import (
     CALL_VIEWS,
     KIND_CALL,
     has_search_index,
+    index_folded,
     tail_keys,
     view_tail,
 )
@@ -65,6 +66,7 @@ from store.db.search_schema import (
 )
 from store.db.tables import sessions, tool_calls, tool_results
 from store.records.codec import decode_call
+from store.records.searchtext import fold
 from store.redaction.redact import Redactor
 from store.tools.names import AliasTable
 
@@ -391,9 +393,12 @@ def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str,
     the search index's hits and an exact scan of what it has not caught up with yet. With
     ``session_id``, of that session only (on Citus: one shard)."""
     dialect = conn.dialect.name
-    indexed = has_search_index(conn)
+    # (an index of text not folded the one way, built by 0.2.0, is not used until a writable
+    # catch-up builds it again: every row is scanned exactly meanwhile)
+    indexed = has_search_index(conn) and index_folded(conn)
     tail = tail_keys(conn, needle, results=results, everything=not indexed,
                      session_id=session_id)
+    folded = fold(needle)
     parts: list[str] = []
     params: dict[str, Any] = {}
     kind = "" if results else f" AND kind = {KIND_CALL}"
@@ -402,13 +407,13 @@ def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str,
         params[f"{prefix}_sid"] = session_id
     if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
         parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     f"FROM search_items WHERE body ILIKE :{prefix}_like{kind}")
-        params[f"{prefix}_like"] = like_pattern(needle)
+                     f"FROM search_items WHERE body LIKE :{prefix}_like{kind}")
+        params[f"{prefix}_like"] = like_pattern(folded)
     elif indexed:  # search_fts (FTS5 trigram)
         parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
                      "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
                      f"WHERE search_fts MATCH :{prefix}_fts){kind}")
-        params[f"{prefix}_fts"] = fts_phrase(needle)
+        params[f"{prefix}_fts"] = fts_phrase(folded)
     if tail:
         if dialect == "postgresql":
             parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "

@@ -40,7 +40,7 @@ from sqlalchemy import Connection, Engine
 
 from store.core.arguments import loads_json
 from store.db.distribute import is_citus
-from store.records.searchtext import call_search_text, result_search_text, text_matches
+from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
 from store.tools.vocabulary import VIEW_NAMES, argument_views
 
 __all__ = [
@@ -104,6 +104,68 @@ def has_search_index(conn: Connection) -> bool:
     return known
 
 
+#: The index holds folded text (``store.records.searchtext.fold``) when this mark is set:
+#: SQLite ``PRAGMA user_version``, PostgreSQL the comment of ``search_items`` (both outside
+#: the Alembic schema; an index of 0.2.0 holds the text as written, and is built again).
+FOLDED_MARK = 1
+_PG_MARK = f"transcript-store search text: folded {FOLDED_MARK}"
+_FOLDED: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def index_folded(conn: Connection) -> bool:
+    """Whether the search index can answer a folded needle: its text is folded (the mark is
+    set), or it holds nothing. An index of unfolded text (built before) is not used: a
+    search then scans every row exactly, and a writable store's catch-up builds it again."""
+    return _marked(conn) or conn.exec_driver_sql(
+        f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+
+
+def _marked(conn: Connection) -> bool:
+    key = conn.engine
+    if _FOLDED.get(key):
+        return True
+    if conn.dialect.name == "postgresql":
+        marked = conn.exec_driver_sql(
+            "SELECT obj_description('search_items'::regclass, 'pg_class')").scalar() == _PG_MARK
+    else:
+        marked = conn.exec_driver_sql("PRAGMA user_version").scalar() == FOLDED_MARK
+    if marked:
+        _FOLDED[key] = True
+    return marked
+
+
+def mark_folded(conn: Connection) -> bool:
+    """Set the mark of an index of folded text (in the caller's transaction, which must
+    leave the index empty or folded); False when the database refuses (PostgreSQL: not the
+    owner of ``search_items``)."""
+    if conn.dialect.name != "postgresql":
+        conn.exec_driver_sql(f"PRAGMA user_version = {FOLDED_MARK}")
+        return True
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(f"COMMENT ON TABLE {SEARCH_ITEMS} IS '{_PG_MARK}'")
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: the index stays unused, searches scan
+        savepoint.rollback()
+        return False
+    return True
+
+
+def _refold(conn: Connection) -> None:
+    """Forget an index of unfolded text and mark the empty index folded (one transaction);
+    the catch-up then builds it again. Without the right to mark it, nothing changes."""
+    if _marked(conn):  # (another process did it meanwhile)
+        return
+    empty = conn.exec_driver_sql(f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+    if not mark_folded(conn):
+        _log.warning("the search index cannot be marked as holding folded text (not the "
+                     "owner of %s): searches scan every row once it holds any", SEARCH_ITEMS)
+        return
+    if not empty:
+        for statement in rebuild_statements(conn.dialect.name):
+            conn.exec_driver_sql(statement)
+
+
 def lagging(conn: Connection, *, limit: int | None = None, session_id: str | None = None
             ) -> list[tuple[str, int, int]]:
     """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
@@ -162,6 +224,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     run through ``write`` (the store's retrying write transaction). ``progress`` gets the
     running totals and the number of sessions that were lagging at the start."""
     total = IndexUpdate()
+    if has_search_index(read_conn) and not _marked(read_conn):
+        write(_refold)  # an index built before the one folding: built again, folded
     waiting = len(lagging(read_conn))
     if not waiting:
         return total
@@ -232,12 +296,12 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
             for pos, idx, raw_name, arguments, wire in call_rows:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                    texts.append(_searchable(call_search_text, wire, sid, pos))
+                    texts.append(fold(_searchable(call_search_text, wire, sid, pos)))
                 for view, value in _views(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
-                texts.append(_searchable(result_search_text, content, sid, pos))
+                texts.append(fold(_searchable(result_search_text, content, sid, pos)))
             calls += len(call_rows)
             results += len(result_rows)
         mark = "%s" if pg else "?"
