@@ -239,29 +239,57 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
                             time.perf_counter() - started)
         if progress is not None:
             progress(total, waiting)
-    if read_conn.dialect.name == "postgresql" and total.calls + total.results >= _SETTLE_ITEMS:
-        write(_settle_postgres)
+    if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
+        if total.calls + total.results >= _SETTLE_ITEMS:
+            write(_merge_pending)
+        write(refresh_statistics)
         total = IndexUpdate(total.sessions, total.calls, total.results,
                             time.perf_counter() - started)
     return total
 
 
-#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk and
-#: refreshes the statistics of search_items (as autovacuum would, later).
+#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk.
 _SETTLE_ITEMS = 2000
 
+#: The tables an import fills and a search joins: their statistics are kept current after
+#: bulk work (``refresh_statistics``).
+ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", SEARCH_ITEMS,
+                   CALL_VIEWS)
 
-def _settle_postgres(conn: Connection) -> None:
-    """Merge the pending list of the trigram GIN into the index in one go, and ANALYZE, so
-    that the next search reads a built index with statistics (skipped without the rights)."""
-    for statement in ("SELECT gin_clean_pending_list('ix_search_items_body_trgm')",
-                      "ANALYZE search_items"):
-        savepoint = conn.begin_nested()
-        try:
-            conn.exec_driver_sql(statement)
-            savepoint.commit()
-        except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
-            savepoint.rollback()
+
+def _merge_pending(conn: Connection) -> None:
+    """Merge the pending list of the trigram GIN into the index in one go, so that the next
+    search reads a built index (skipped without the rights)."""
+    _quietly(conn, "SELECT gin_clean_pending_list('ix_search_items_body_trgm')")
+
+
+def refresh_statistics(conn: Connection) -> list[str]:
+    """PostgreSQL: ANALYZE each of :data:`ANALYZED_TABLES` that has no statistics yet or
+    that grew by more than a tenth (and 8 pages) since its last ANALYZE (the size recorded
+    then, ``relpages``, against its size now: pg_stat's change counters reach other sessions
+    up to seconds late), as autovacuum would, later or never (it may be off,
+    or not have run yet after a bulk load). The planner's choices (a trigram index or a
+    scan, a hash join or a nested loop) rest on them. Returns the tables analyzed; a table
+    the user does not own is left to autovacuum."""
+    stale = [str(name) for (name,) in conn.exec_driver_sql(
+        "SELECT c.relname FROM pg_class AS c "
+        "WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relkind = 'r' "
+        "AND c.relname = ANY(%(names)s) "
+        "AND (c.reltuples < 0 OR pg_relation_size(c.oid) > (1.1 * c.relpages + 8) * "
+        "current_setting('block_size')::int) "
+        "ORDER BY c.relname", {"names": list(ANALYZED_TABLES)}).all()]
+    return [name for name in stale if _quietly(conn, f"ANALYZE {name}")]
+
+
+def _quietly(conn: Connection, statement: str) -> bool:
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(statement)
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
+        savepoint.rollback()
+        return False
+    return True
 
 
 def _catch_up_chunk(conn: Connection) -> IndexUpdate:

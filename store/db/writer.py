@@ -268,7 +268,10 @@ def _write(
     existing: set[str] = set()
     # The digest of the message stored under a plain provider id (filled only when needed).
     stored_digest: dict[str, str] = {}
-    for start in range(0, len(wanted), _IN_CHUNK):
+    if st.postgres and wanted:
+        cursor.execute(st.existing_keys_probe, (wanted, sid))
+        existing.update(row[0] for row in cursor.fetchall())
+    for start in range(0, len(wanted) if not st.postgres else 0, _IN_CHUNK):
         chunk = wanted[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
         existing.update(row[0] for row in cursor.fetchall())
