@@ -22,6 +22,11 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
   A chunk of sessions per transaction, their rows locked meanwhile.
+* **Folded**: the text is stored folded (``store.records.searchtext.fold``) and needles are
+  folded before SQL, so the index and the tail scan agree; an index without the mark of
+  folded text (:data:`FOLDED_MARK`, built by 0.2.0) is not used, and the next catch-up of a
+  writable store builds it again. After bulk work the catch-up refreshes the PostgreSQL
+  statistics of the tables a search joins (:func:`refresh_statistics`).
 * **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:
   the rows at or after each lagging session's watermark, decoded in Python), so a read-only
   open (which never writes) and a search racing a writer's commit see every committed call.
