@@ -178,6 +178,13 @@ class TestStoredBeforeTheRule:
         deep = [line for line in lines if "[" * (ATTACK - 1) in line]
         assert len(deep) == 2  # the call and the result, exactly as stored
 
+    def test_export_redacted(self, planted):
+        from store import Redactor
+
+        out = io.StringIO()
+        stats = export_jsonl(planted, None, out, redactor=Redactor())
+        assert stats.records == 14 and stats.redactions == 0
+
     def test_sessions_show(self, planted):
         output = cli_ok("sessions", "show", "deep", "--db", planted.url)
         assert WORD in output
