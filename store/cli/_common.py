@@ -19,6 +19,7 @@ import click
 import orjson
 
 import store
+from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -206,7 +207,10 @@ def verbosity() -> int:
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
     """``--json`` output: one compact JSON object per line."""
     for row in rows:
-        click.echo(orjson.dumps(row, default=str).decode())
+        try:
+            click.echo(orjson.dumps(row, default=str).decode())
+        except TypeError:  # nested over orjson's limit (stored before the depth rule)
+            click.echo(deep_dumps({k: v if _jsonable(v) else str(v) for k, v in row.items()}))
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
@@ -226,3 +230,7 @@ def more_rows(shown: int, total: int, offset: int = 0, what: str = "rows") -> No
     if offset + shown < total:
         first = f"{offset + 1}-{offset + shown}" if offset else f"{shown}"
         click.echo(f"showing {first} of {total:,} {what}; --limit 0 for all", err=True)
+
+
+def _jsonable(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | dict | tuple)

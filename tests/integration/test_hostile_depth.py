@@ -189,6 +189,18 @@ class TestStoredBeforeTheRule:
         output = cli_ok("sessions", "show", "deep", "--db", planted.url)
         assert WORD in output
 
+    @pytest.mark.parametrize("flags", [(), ("--json",), ("--redact",)])
+    def test_calls_show(self, planted, flags):
+        output = cli_ok("calls", "show", "deep:0.0", "--db", planted.url, *flags)
+        assert WORD in output
+
+    def test_the_viewer_renders_it(self, planted):
+        from store.viewer.transcript_html import part_text, pretty
+
+        call = planted.load("deep").messages[0].message.tool_calls[0]
+        assert WORD in part_text(call)
+        assert pretty(call.input).count("[") == ATTACK - 1
+
     def test_cli_search_and_export(self, planted):
         output = cli_ok("calls", "search", "--db", planted.url, "--text", WORD, "--limit",
                         "0", "--json")
