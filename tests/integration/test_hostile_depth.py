@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select, text
 
-from store import NestingTooDeep, RecordError, StoreError
+from store import NestingTooDeep, RecordError, SessionNotFound, StoreError
 from store.audit.export import export_jsonl
 from store.audit.search import CallQuery, search_calls
 from store.cli.main import cli
@@ -108,6 +108,12 @@ class TestAppendRefuses:
         with pytest.raises(NestingTooDeep, match="message 0: its (extras|metadata): nested"):
             store.append("s", [{"role": "user", "content": "x",
                                 "metadata": {"m": nested_list(MAX_DEPTH)}}])
+
+    def test_deep_session_metadata(self, store):
+        with pytest.raises(NestingTooDeep, match="session 's': its metadata: nested"):
+            store.create_session("s", metadata={"m": nested_list(MAX_DEPTH)})
+        with pytest.raises(SessionNotFound):
+            store.get_session("s")
 
     def test_the_limit_itself_is_accepted_and_reads_back(self, store):
         stored = store.append("s", [call(arguments_text(MAX_DEPTH)),
