@@ -34,6 +34,8 @@ from sqlalchemy import select
 
 from store.audit.search import CallQuery, iter_calls
 from store.core.arguments import dumps_json
+from store.core.depth import deep_dumps
+from store.core.errors import ToolArgumentsError
 from store.core.model import (
     InvalidToolCall,
     Message,
@@ -95,7 +97,10 @@ def export_jsonl(
                 redactions += count
             # Exact JSON of whatever append accepted (integers beyond 64 bits, deep nesting),
             # where orjson alone refuses: an export is a backup.
-            out.write(dumps_json(record))
+            try:
+                out.write(dumps_json(record))
+            except ToolArgumentsError:  # nested deeper than the stdlib encoder goes
+                out.write(deep_dumps(record))
             out.write("\n")
             lines += 1
     return ExportStats(len(ids), lines, redactions)

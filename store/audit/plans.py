@@ -142,7 +142,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
     there was an index to rebuild."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from store.db.search_index import has_search_index
+    from store.db.search_index import has_search_index, mark_folded
 
     engine = store.engine
     try:
@@ -151,6 +151,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
                 return False
             for statement in rebuild_statements(engine.dialect.name):
                 conn.exec_driver_sql(statement)
+            mark_folded(conn)  # (the catch-up below builds it folded)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()

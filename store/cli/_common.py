@@ -20,6 +20,7 @@ import click
 import orjson
 
 import store
+from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -357,13 +358,19 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
     """``--json`` output: one compact JSON object per line, in the field names of
     docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``."""
     for row in rows:
-        click.echo(orjson.dumps(row, default=_json_default,
-                                option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC).decode())
+        try:
+            click.echo(orjson.dumps(row, default=_json_default,
+                                    option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC).decode())
+        except TypeError:  # nested over orjson's limit (stored before the depth rule)
+            click.echo(deep_dumps({k: v if _jsonable(v) else _json_default(v)
+                                   for k, v in row.items()}))
 
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, tuple | set | frozenset):
         return list(value)
+    if isinstance(value, datetime):  # (orjson writes these itself, but not deep_dumps)
+        return orjson.dumps(value, option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC).decode()[1:-1]
     return str(value)
 
 
@@ -408,3 +415,7 @@ def more_rows(shown: int, total: int, offset: int = 0, what: str = "rows") -> No
     if offset + shown < total:
         first = f"{offset + 1}-{offset + shown}" if offset else f"{shown}"
         click.echo(f"showing {first} of {total:,} {what}; --limit 0 for all", err=True)
+
+
+def _jsonable(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | dict | tuple)

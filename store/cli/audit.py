@@ -37,6 +37,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.core.depth import deep_dumps
 
 
 @click.group(cls=CommandGroup)
@@ -306,13 +307,18 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         click.echo(visible(f"{sid} {loaded.position}.{loaded.index}  {call.name}"
                            + (f" (recorded as {call.raw_name})" if call.raw_name else "")
                            + f"  id={call.id}  status={row['status']}"))
-        click.echo(orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode()
-                   if not isinstance(arguments, str) else visible(arguments))
+        if isinstance(arguments, str):
+            click.echo(visible(arguments))
+        else:
+            try:
+                click.echo(orjson.dumps(arguments, option=orjson.OPT_INDENT_2).decode())
+            except TypeError:  # nested over orjson's limit (stored before the depth rule)
+                click.echo(deep_dumps(arguments))
         if loaded.result is None:
             click.echo("-> no result")
         else:
             flag = "ERROR " if loaded.result.is_error else ""
-            text = result if isinstance(result, str) else orjson.dumps(result).decode()
+            text = result if isinstance(result, str) else _compact(result)
             click.echo(f"-> {flag}{visible(text)}")
 
 
@@ -379,3 +385,10 @@ def audit_reindex(db_url: str | None) -> None:
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [tools, calls, audit]
+
+
+def _compact(value: object) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # nested over orjson's limit, or integers beyond 64 bits
+        return deep_dumps(value)

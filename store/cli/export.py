@@ -18,6 +18,7 @@ from store.cli._common import (
     resolve_session,
     visible,
 )
+from store.core.depth import deep_dumps
 
 
 @click.command("export")
@@ -116,7 +117,10 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
     try:
         text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them exactly
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        try:
+            text = json.dumps(payload, indent=2, ensure_ascii=False)
+        except RecursionError:  # nested over the limit, stored before the depth rule
+            text = deep_dumps(payload)
     sys.stdout.write(text + "\n")
     if redactor is not None:
         click.echo(f"{redactions} secrets redacted", err=True)

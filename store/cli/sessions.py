@@ -32,6 +32,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.core.depth import deep_dumps
 
 #: ``sessions list --sort`` (``store.db.sessions.SESSION_SORTS``, written out here so that
 #: ``--help`` loads no database code).
@@ -125,7 +126,10 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
                 lines.append(f"    raw: {escape(part.arguments_text)}")
             else:
                 lines.append(head)
-                pretty = orjson.dumps(part.input, option=orjson.OPT_INDENT_2).decode()
+                try:
+                    pretty = orjson.dumps(part.input, option=orjson.OPT_INDENT_2).decode()
+                except TypeError:  # nested over orjson's limit (stored before the depth rule)
+                    pretty = deep_dumps(part.input)
                 lines.extend("    " + escape(line) for line in pretty.splitlines())
             result = results.get((position, call_index))
             if result is None:

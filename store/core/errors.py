@@ -10,6 +10,7 @@ The tree::
     │   │   └── NotAMessage         a known record kind that carries no message (headers)
     │   ├── AmbiguousRecord         two spellings of one key carry different values
     │   ├── TooLargeError           a value over a configured size limit
+    │   ├── NestingTooDeep          a JSON value nested deeper than the store accepts
     │   └── ImportFileError         a file that cannot be imported at all (``path``, ``reason``)
     ├── StreamError                 (also ValueError) a stream event cannot be assembled,
     │                               e.g. a fragment for no open call
@@ -109,6 +110,21 @@ class TooLargeError(RecordError):
 
     def __reduce__(self) -> tuple[type[TooLargeError], tuple[str, int, int]]:
         return (type(self), (self.what, self.size, self.limit))
+
+
+class NestingTooDeep(RecordError):
+    """A JSON value (arguments, result content, parts, extras, metadata) nested deeper than
+    ``limit`` levels (``store.core.depth.MAX_DEPTH``); ``what`` names it, ``depth`` is how
+    deep it goes (at least ``limit + 1``)."""
+
+    def __init__(self, what: str, depth: int, limit: int) -> None:
+        self.what = what
+        self.depth = depth
+        self.limit = limit
+        super().__init__(f"{what}: nested {depth} levels deep, over the limit of {limit}")
+
+    def __reduce__(self) -> tuple[type[NestingTooDeep], tuple[str, int, int]]:
+        return (type(self), (self.what, self.depth, self.limit))
 
 
 class StreamError(StoreError, ValueError):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import orjson
 
 from store.core.arguments import dumps_arguments, dumps_json, parse_arguments, parse_object_text
+from store.core.depth import MAX_DEPTH, deep_dumps, json_depth
 from store.core.errors import ArgumentErrorKind, ToolArgumentsError, UnrecognizedRecord
 from store.core.keys import canonical_keys
 
@@ -381,6 +382,8 @@ def _json_text(value: Any) -> str:
     try:
         return dumps_json(value)
     except ToolArgumentsError:
+        if json_depth(value, MAX_DEPTH) > MAX_DEPTH:  # stored before the depth limit
+            return deep_dumps(value)
         return repr(value)
 
 

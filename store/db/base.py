@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.core.arguments import dumps_json, loads_json
+from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import DatabaseError
 from store.core.times import as_utc
 from store.core.transcript import (
@@ -300,11 +301,17 @@ def _session_row(
         from store.core.errors import RecordError
 
         raise RecordError(f"session tags must be strings, got {tag_list!r}")
+    metadata_json = dumps_json(dict(metadata)) if metadata else "{}"
+    if not text_within(metadata_json):
+        from store.core.errors import NestingTooDeep
+
+        raise NestingTooDeep(f"session {sid!r}: its metadata", text_depth(metadata_json),
+                             MAX_DEPTH)
     return {
         "session_id": sid, "title": title, "provider": provider, "model": model, "cwd": cwd,
         "agent": agent,
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
-        "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
+        "metadata_json": metadata_json,
         "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
     }
 

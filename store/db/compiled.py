@@ -122,6 +122,16 @@ class Statements:
                 messages.c.message_key.in_(bindparam("keys", expanding=True)),
             ))
         )
+        #: PostgreSQL: the same question as one probe of ``ux_messages_session_key`` per key
+        #: (keys as one array; LIMIT keeps each probe a subquery the planner cannot turn into
+        #: a scan of the session). With ``IN (...)``, a table without statistics (a bulk
+        #: load before autovacuum) or a session grown since they were taken had the
+        #: planner read the whole session through the primary key for every chunk of an
+        #: import: quadratic in the session's length (issue 23).
+        self.existing_keys_probe = (
+            "SELECT k.key FROM unnest(CAST(%s AS VARCHAR[])) AS k(key) CROSS JOIN LATERAL "
+            "(SELECT 1 FROM messages AS m WHERE m.session_id = %s AND m.message_key = k.key "
+            "LIMIT 1) AS hit")
         self.stored_records = self._compile(
             select(messages.c.message_key, messages.c.position, messages.c.role,
                    messages.c.parts_json, messages.c.extras_json,

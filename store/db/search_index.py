@@ -23,6 +23,11 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
   A chunk of sessions per transaction, their rows locked meanwhile.
+* **Folded**: the text is stored folded (``store.records.searchtext.fold``) and needles are
+  folded before SQL, so the index and the tail scan agree; an index without the mark of
+  folded text (:data:`FOLDED_MARK`, built by 0.2.0) is not used, and the next catch-up of a
+  writable store builds it again. After bulk work the catch-up refreshes the PostgreSQL
+  statistics of the tables a search joins (:func:`refresh_statistics`).
 * **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:
   the rows at or after each lagging session's watermark, decoded in Python), so a read-only
   open (which never writes) and a search racing a writer's commit see every committed call.
@@ -30,6 +35,7 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -40,7 +46,7 @@ from sqlalchemy import Connection, Engine
 
 from store.core.arguments import loads_json
 from store.db.distribute import is_citus
-from store.records.searchtext import call_search_text, result_search_text, text_matches
+from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
 from store.tools.vocabulary import VIEW_NAMES, argument_views
 
 __all__ = [
@@ -57,6 +63,8 @@ __all__ = [
     "tail_keys",
     "view_tail",
 ]
+
+_log = logging.getLogger(__name__)
 
 SEARCH_ITEMS = "search_items"
 CALL_VIEWS = "call_views"
@@ -102,6 +110,68 @@ def has_search_index(conn: Connection) -> bool:
     return known
 
 
+#: The index holds folded text (``store.records.searchtext.fold``) when this mark is set:
+#: SQLite ``PRAGMA user_version``, PostgreSQL the comment of ``search_items`` (both outside
+#: the Alembic schema; an index of 0.2.0 holds the text as written, and is built again).
+FOLDED_MARK = 1
+_PG_MARK = f"transcript-store search text: folded {FOLDED_MARK}"
+_FOLDED: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def index_folded(conn: Connection) -> bool:
+    """Whether the search index can answer a folded needle: its text is folded (the mark is
+    set), or it holds nothing. An index of unfolded text (built before) is not used: a
+    search then scans every row exactly, and a writable store's catch-up builds it again."""
+    return _marked(conn) or conn.exec_driver_sql(
+        f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+
+
+def _marked(conn: Connection) -> bool:
+    key = conn.engine
+    if _FOLDED.get(key):
+        return True
+    if conn.dialect.name == "postgresql":
+        marked = conn.exec_driver_sql(
+            "SELECT obj_description('search_items'::regclass, 'pg_class')").scalar() == _PG_MARK
+    else:
+        marked = conn.exec_driver_sql("PRAGMA user_version").scalar() == FOLDED_MARK
+    if marked:
+        _FOLDED[key] = True
+    return marked
+
+
+def mark_folded(conn: Connection) -> bool:
+    """Set the mark of an index of folded text (in the caller's transaction, which must
+    leave the index empty or folded); False when the database refuses (PostgreSQL: not the
+    owner of ``search_items``)."""
+    if conn.dialect.name != "postgresql":
+        conn.exec_driver_sql(f"PRAGMA user_version = {FOLDED_MARK}")
+        return True
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(f"COMMENT ON TABLE {SEARCH_ITEMS} IS '{_PG_MARK}'")
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: the index stays unused, searches scan
+        savepoint.rollback()
+        return False
+    return True
+
+
+def _refold(conn: Connection) -> None:
+    """Forget an index of unfolded text and mark the empty index folded (one transaction);
+    the catch-up then builds it again. Without the right to mark it, nothing changes."""
+    if _marked(conn):  # (another process did it meanwhile)
+        return
+    empty = conn.exec_driver_sql(f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+    if not mark_folded(conn):
+        _log.warning("the search index cannot be marked as holding folded text (not the "
+                     "owner of %s): searches scan every row once it holds any", SEARCH_ITEMS)
+        return
+    if not empty:
+        for statement in rebuild_statements(conn.dialect.name):
+            conn.exec_driver_sql(statement)
+
+
 def lagging(conn: Connection, *, limit: int | None = None, session_id: str | None = None
             ) -> list[tuple[str, int, int]]:
     """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
@@ -138,6 +208,18 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     return calls, found
 
 
+def _searchable(build: Callable[[str], str], stored: str, sid: str, position: int) -> str:
+    """The search text of one stored item; an item whose text cannot be built (a value no
+    reader can walk, stored before append refused it) is indexed with none and logged, so it
+    never stops the chunk or the search (``verify`` reports it)."""
+    try:
+        return build(stored)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        _log.warning("session %r, message %d: no search text (%s: %s)", sid, position,
+                     type(exc).__name__, exc)
+        return ""
+
+
 def _nul_safe(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
@@ -148,6 +230,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     run through ``write`` (the store's retrying write transaction). ``progress`` gets the
     running totals and the number of sessions that were lagging at the start."""
     total = IndexUpdate()
+    if has_search_index(read_conn) and not _marked(read_conn):
+        write(_refold)  # an index built before the one folding: built again, folded
     waiting = len(lagging(read_conn))
     if not waiting:
         return total
@@ -161,29 +245,57 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
                             time.perf_counter() - started)
         if progress is not None:
             progress(total, waiting)
-    if read_conn.dialect.name == "postgresql" and total.calls + total.results >= _SETTLE_ITEMS:
-        write(_settle_postgres)
+    if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
+        if total.calls + total.results >= _SETTLE_ITEMS:
+            write(_merge_pending)
+        write(refresh_statistics)
         total = IndexUpdate(total.sessions, total.calls, total.results,
                             time.perf_counter() - started)
     return total
 
 
-#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk and
-#: refreshes the statistics of search_items (as autovacuum would, later).
+#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk.
 _SETTLE_ITEMS = 2000
 
+#: The tables an import fills and a search joins: their statistics are kept current after
+#: bulk work (``refresh_statistics``).
+ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", SEARCH_ITEMS,
+                   CALL_VIEWS)
 
-def _settle_postgres(conn: Connection) -> None:
-    """Merge the pending list of the trigram GIN into the index in one go, and ANALYZE, so
-    that the next search reads a built index with statistics (skipped without the rights)."""
-    for statement in ("SELECT gin_clean_pending_list('ix_search_items_body_trgm')",
-                      "ANALYZE search_items"):
-        savepoint = conn.begin_nested()
-        try:
-            conn.exec_driver_sql(statement)
-            savepoint.commit()
-        except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
-            savepoint.rollback()
+
+def _merge_pending(conn: Connection) -> None:
+    """Merge the pending list of the trigram GIN into the index in one go, so that the next
+    search reads a built index (skipped without the rights)."""
+    _quietly(conn, "SELECT gin_clean_pending_list('ix_search_items_body_trgm')")
+
+
+def refresh_statistics(conn: Connection) -> list[str]:
+    """PostgreSQL: ANALYZE each of :data:`ANALYZED_TABLES` that has no statistics yet or
+    that grew by more than a tenth (and 8 pages) since its last ANALYZE (the size recorded
+    then, ``relpages``, against its size now: pg_stat's change counters reach other sessions
+    up to seconds late), as autovacuum would, later or never (it may be off,
+    or not have run yet after a bulk load). The planner's choices (a trigram index or a
+    scan, a hash join or a nested loop) rest on them. Returns the tables analyzed; a table
+    the user does not own is left to autovacuum."""
+    stale = [str(name) for (name,) in conn.exec_driver_sql(
+        "SELECT c.relname FROM pg_class AS c "
+        "WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relkind = 'r' "
+        "AND c.relname = ANY(%(names)s) "
+        "AND (c.reltuples < 0 OR pg_relation_size(c.oid) > (1.1 * c.relpages + 8) * "
+        "current_setting('block_size')::int) "
+        "ORDER BY c.relname", {"names": list(ANALYZED_TABLES)}).all()]
+    return [name for name in stale if _quietly(conn, f"ANALYZE {name}")]
+
+
+def _quietly(conn: Connection, statement: str) -> bool:
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(statement)
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
+        savepoint.rollback()
+        return False
+    return True
 
 
 def _catch_up_chunk(conn: Connection) -> IndexUpdate:
@@ -218,12 +330,12 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
             for pos, idx, raw_name, arguments, wire in call_rows:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                    texts.append(call_search_text(wire))
+                    texts.append(fold(_searchable(call_search_text, wire, sid, pos)))
                 for view, value in _views(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
-                texts.append(result_search_text(content))
+                texts.append(fold(_searchable(result_search_text, content, sid, pos)))
             calls += len(call_rows)
             results += len(result_rows)
         mark = "%s" if pg else "?"
@@ -284,10 +396,11 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
         for sid, start in sessions:
             call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
             for pos, idx, wire in call_rows:
-                if text_matches(call_search_text(wire), needle):
+                if text_matches(_searchable(call_search_text, wire, sid, pos), needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
-                if cpos is not None and text_matches(result_search_text(content), needle):
+                if cpos is not None and text_matches(
+                        _searchable(result_search_text, content, sid, _pos), needle):
                     keys.add((sid, int(cpos), int(cidx)))
     finally:
         cursor.close()

@@ -37,11 +37,11 @@ search: argument ``eq``               a string value: ``search_fts`` / ``search_
                                       ``ix_tool_calls_arguments_gin`` (``@>``,
                                       ``jsonb_path_ops``), then ``#>`` decides
 search: argument ``contains``         ``search_fts`` (trigram phrase) / the pg_trgm GIN
-                                      of ``search_items.body`` (``ILIKE``), then
+                                      of ``search_items.body`` (``LIKE``, folded), then
                                       ``json_extract``/``#>>`` and ``instr``/``strpos``
                                       decide
 search: full text                     ``search_fts`` (FTS5 trigram ``MATCH``) /
-                                      ``ix_search_items_body_trgm`` (``ILIKE``) over the
+                                      ``ix_search_items_body_trgm`` (``LIKE``) over the folded
                                       decoded text of calls and results, plus an exact
                                       scan of what is not indexed yet; the matching keys
                                       then drive the join

@@ -23,9 +23,11 @@ from typing import Any, Literal
 from sqlalchemy import Connection, select, text
 
 from store.core.arguments import loads_json
+from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.model import InvalidToolCall, ToolCall
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.records.codec import decode_call
+from store.records.searchtext import call_search_text, result_search_text
 
 __all__ = ["VerifyProblem", "VerifyReport", "verify"]
 
@@ -72,6 +74,38 @@ def _nul_free(value: Any) -> Any:
     if isinstance(value, list):
         return [_nul_free(v) for v in value]
     return value
+
+
+#: Argument statuses whose text parses as JSON (its nesting counts).
+_PARSED = ("ok", "empty", "non_object_json")
+
+
+def _readable(report: Any, what: str, pos: int, idx: int, stored: str,
+              search_text: Any, parsed: bool) -> bool:
+    """Whether a call's wire record (or a result's content) is nested within
+    ``store.core.depth.MAX_DEPTH`` and its search text can be built; reports it if not (an
+    error: append refuses such values now; one stored before, or by SQL, cannot be indexed
+    or read by every reader)."""
+    depth = text_depth(stored) if not text_within(stored) else 0
+    if not depth and parsed:
+        try:  # the arguments, a JSON text inside the wire record
+            arguments = loads_json(stored).get("function", {}).get("arguments")
+        except (ValueError, AttributeError):
+            arguments = None
+        if isinstance(arguments, str) and not text_within(arguments):
+            depth = text_depth(arguments)
+    if depth > MAX_DEPTH:
+        report("error", "depth", pos, idx,
+               f"the {what} is nested {depth} levels deep, over the limit of {MAX_DEPTH}: "
+               "append refuses it now; readers may fail on it (delete or rewrite it)")
+        return False
+    try:
+        search_text(stored)
+    except (ValueError, RecursionError) as exc:
+        report("error", "index", pos, idx, f"the search text of the {what} cannot be built: "
+                                           f"{type(exc).__name__}: {exc}")
+        return False
+    return True
 
 
 def verify(conn: Connection, session_id: str | None = None) -> VerifyReport:
@@ -132,6 +166,9 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
     stored_calls: dict[int, set[int]] = {}
     for pos, idx, call_id, minted, raw_name, wire, status, error, arguments in crows:
         stored_calls.setdefault(pos, set()).add(idx)
+        if not _readable(report, "call", pos, idx, wire, call_search_text,
+                         status in _PARSED):
+            continue
         try:
             call = decode_call(call_id, wire, "ok", None, None, None, bool(minted))
         except Exception as exc:  # a record that no longer reads at all
@@ -156,13 +193,15 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
         del error
     rrows = conn.execute(
         select(tool_results.c.position, tool_results.c.result_index,
-               tool_results.c.call_position, tool_results.c.call_index, tool_results.c.call_id)
+               tool_results.c.call_position, tool_results.c.call_index, tool_results.c.call_id,
+               tool_results.c.content_json)
         .where(tool_results.c.session_id == sid)
     ).all()
     counts["results"] += len(rrows)
     stored_results: dict[int, set[int]] = {}
-    for pos, idx, cpos, cidx, call_id in rrows:
+    for pos, idx, cpos, cidx, call_id, content in rrows:
         stored_results.setdefault(pos, set()).add(idx)
+        _readable(report, "result", pos, idx, content, result_search_text, False)
         if cpos is None or cidx is None:
             report("warning", "orphan", pos, idx,
                    f"result for {call_id!r} is linked to no call (kept; repair drops it)")

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from store.core.errors import DatabaseError, RecordError, StoreError, TooLargeError
+from store.core.depth import MAX_DEPTH, text_depth, text_within
+from store.core.errors import (
+    DatabaseError,
+    NestingTooDeep,
+    RecordError,
+    StoreError,
+    TooLargeError,
+)
 from store.core.model import Message
 from store.core.pairing import TURN_ROLES, CallRef, Pairing
 from store.core.times import parse_timestamp
@@ -70,6 +77,28 @@ def _check_limits(number: int, encoded: EncodedMessage, limits: Limits) -> None:
             *(r.content_json for r in encoded.results)))
         if size > limits.max_message_bytes:
             raise TooLargeError(f"message {number}", size, limits.max_message_bytes)
+    _check_depth(number, encoded)
+
+
+def _check_depth(number: int, encoded: EncodedMessage) -> None:
+    """Refuse JSON nested deeper than ``store.core.depth.MAX_DEPTH`` (every reader could not
+    walk it): a call's arguments (as parsed from their text), a result's content, the parts,
+    extras and metadata. A count of brackets answers for almost every message."""
+    def check(what: str, text: str | None) -> None:
+        if text is not None and not text_within(text):
+            raise NestingTooDeep(f"message {number}: {what}", text_depth(text), MAX_DEPTH)
+
+    for call in encoded.calls:
+        check(f"the wire record of call {call.index}", call.wire_json)
+        if call.status in ("ok", "empty", "non_object_json"):  # the text parses as JSON
+            check(f"the arguments of call {call.index}", call.call.arguments_text)
+        check(f"the extras of call {call.index}", call.extras_json)
+    for res in encoded.results:
+        check(f"the content of result {res.index}", res.content_json)
+        check(f"the extras of result {res.index}", res.extras_json)
+    check("its parts", encoded.parts_json)
+    check("its extras", encoded.extras_json)
+    check("its metadata", encoded.metadata_json)
 
 
 def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
@@ -239,7 +268,10 @@ def _write(
     existing: set[str] = set()
     # The digest of the message stored under a plain provider id (filled only when needed).
     stored_digest: dict[str, str] = {}
-    for start in range(0, len(wanted), _IN_CHUNK):
+    if st.postgres and wanted:
+        cursor.execute(st.existing_keys_probe, (wanted, sid))
+        existing.update(row[0] for row in cursor.fetchall())
+    for start in range(0, len(wanted) if not st.postgres else 0, _IN_CHUNK):
         chunk = wanted[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
         existing.update(row[0] for row in cursor.fetchall())

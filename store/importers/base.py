@@ -1,10 +1,12 @@
 """What the importers share: the parsed values, reading a file, and the collector (domain).
 
-A file is read whole, as strict UTF-8 (a leading BOM is dropped), into a :class:`Source`:
+A file is read whole, as UTF-8 (a leading BOM is dropped), into a :class:`Source`:
 one JSON document, or JSON lines split on ``\\n`` only (a raw U+2028 inside a JSON string is
-not a line break). A line that is not JSON is an :class:`ImportProblem` with its number, and
-the rest of the file is still read. A file that cannot be read at all (missing, a directory,
-not a regular file, no permission, not UTF-8) raises :class:`ImportFileError`.
+not a line break). A line that is not JSON, or holds a byte that is not UTF-8, is an
+:class:`ImportProblem` with its number (and the bad byte's offset), never imported or
+repaired, and the rest of the file is still read. A file that cannot be read at all
+(missing, a directory, not a regular file, no permission, one JSON document that is not
+UTF-8) raises :class:`ImportFileError`.
 
 **Settling.** A file that is still being written may end in the middle of a record: a last
 line without its newline, or an assistant turn whose remaining lines are not written yet.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import time
 from collections.abc import Mapping
@@ -137,6 +140,12 @@ class Source:
     path: Path
     text: str
     settled: bool
+    #: Where the first byte that is not UTF-8 is (``None``: the file is UTF-8). Such bytes
+    #: are in ``text`` as lone surrogates (``surrogateescape``); a line holding one is
+    #: reported with its offset and not imported (:func:`parse_text`), a document refused.
+    bad_byte: int | None = None
+    #: Bytes before ``text`` in the file (a UTF-8 BOM: 3), for the offsets reported.
+    skipped_bytes: int = 0
 
 
 def _os_reason(exc: OSError) -> str:
@@ -177,17 +186,19 @@ def read_source(path: Path, settle: float = DEFAULT_SETTLE_SECONDS,
         raise ImportFileError(path, f"cannot read: {_os_reason(exc)}") from exc
     finally:
         os.close(fd)
+    bad_byte: int | None = None
     try:
         text = data.decode("utf-8")
-        del data  # the bytes are not needed once decoded
     except UnicodeDecodeError as exc:
-        raise ImportFileError(path, f"not UTF-8 text (bad byte at offset {exc.start})"
-                              ) from None
-    if text.startswith("\ufeff"):
+        bad_byte = exc.start
+        text = data.decode("utf-8", "surrogateescape")
+    del data  # the bytes are not needed once decoded
+    bom = text.startswith("\ufeff")
+    if bom:
         text = text[1:]
     current = time.time() if now is None else now
     settled = settle <= 0 or current - info.st_mtime >= settle
-    return Source(path, text, settled)
+    return Source(path, text, settled, bad_byte, 3 if bom else 0)
 
 
 class Collector:
@@ -306,19 +317,31 @@ def parse_text(source: Source, collector: Collector | None,
         try:
             return loads_json(text), [], text.count("\n") + 1
         except ValueError as exc:
-            first = next((ln for ln in text.split("\n") if ln.strip()), "")
+            first = next((ln for ln in text.split("\n") if ln.strip() and (
+                source.bad_byte is None or not _BAD_BYTE.search(ln))), "")
             if not _parses(first) or _is_one_document(text):
+                if source.bad_byte is not None:  # one document: no line to leave out
+                    raise ImportFileError(source.path, "not UTF-8 text (bad byte at offset "
+                                                       f"{source.bad_byte})") from None
                 _bad_document(source, collector, exc, text)
                 return NO_DOCUMENT, [], 0
     records: list[Record] = []
     chunks = text.split("\n")
     open_end = not text.endswith("\n")
     last = 0
+    start = 0  # (characters: where the line starts, for the byte offset of a bad byte)
     for number, raw in enumerate(chunks, 1):
+        line_start, start = start, start + len(raw) + 1
         line = raw[:-1] if raw.endswith("\r") else raw
         if not line.strip():
             continue
         last = number
+        if source.bad_byte is not None and _BAD_BYTE.search(line):
+            if collector is not None:
+                collector.problem(number, "not UTF-8 text (bad byte at offset "
+                                          f"{_byte_offset(source, line_start, line)}): "
+                                          "line not imported")
+            continue
         try:
             records.append((number, loads_json(line)))
         except ValueError as exc:
@@ -329,6 +352,17 @@ def parse_text(source: Source, collector: Collector | None,
             else:
                 collector.problem(number, f"not JSON: {exc}")
     return NO_DOCUMENT, records, last
+
+
+#: A byte that was not UTF-8, as ``surrogateescape`` decodes it.
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _byte_offset(source: Source, line_start: int, line: str) -> int:
+    """The offset in the file of the first bad byte of a line (found by ``_BAD_BYTE``)."""
+    found = _BAD_BYTE.search(line)
+    before = source.text[:line_start] + line[:found.start() if found else 0]
+    return source.skipped_bytes + len(before.encode("utf-8", "surrogateescape"))
 
 
 def _parses(line: str) -> bool:

@@ -212,6 +212,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     collector = Collector(source, format or "")
     wants_lines = file.suffix.lower() in (".jsonl", ".ndjson") or format in _JSON_LINES
     document, records, last_line = parse_text(source, collector, wants_lines)
+    if source.bad_byte is not None and document is NO_DOCUMENT and not records:
+        raise ImportFileError(file, f"not UTF-8 text (bad byte at offset {source.bad_byte})")
     sample = [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
     if format is not None:
         _check_forced(file, format, sample, proven_only=True)

@@ -181,6 +181,17 @@ def _regular(path: Path) -> Path | FailedFile:
     return path
 
 
+def _resolve(path: Path) -> Path | FailedFile:
+    """Where ``path`` leads, or a :class:`FailedFile` when it cannot be resolved (a symbolic
+    link loop, ``a -> b -> a``: Python 3.11 raises ``RuntimeError``, later ones ``OSError``)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        return FailedFile(path, "symbolic link loop: not followed")
+    except OSError as exc:
+        return FailedFile(path, f"cannot resolve: {exc.strerror or exc}")
+
+
 def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
     failures: list[FailedFile] = []
 
@@ -195,7 +206,10 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             if name.startswith("."):
                 continue
             if child.is_symlink():
-                target = child.resolve()
+                target = _resolve(child)
+                if isinstance(target, FailedFile):
+                    yield target
+                    continue
                 if not target.is_relative_to(root):
                     yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
                                             "not followed")
@@ -206,7 +220,10 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             child = base / name
-            target = child.resolve()
+            target = _resolve(child)
+            if isinstance(target, FailedFile):
+                yield target
+                continue
             if child.is_symlink() and not target.is_relative_to(root):
                 yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
                                         "not followed")

@@ -10,10 +10,18 @@ A result's searchable text is built the same way from its recorded content (a JS
 its characters). So ``--text nfoo`` never matches a newline followed by ``foo``, and ``--text
 'é'`` matches whether the model wrote ``é`` or ``\\u00e9``.
 
-Matching is a case-insensitive substring test (:func:`text_matches`: ``str.lower`` on both
-sides); the indexes of ``store.db.search_index`` find the same matches (FTS5 trigram on
-SQLite, pg_trgm ``ILIKE`` on PostgreSQL; both fold case per character, so the three agree for
-every character whose lower case is one character).
+Matching is a case-insensitive substring test (:func:`text_matches`): the needle folded by
+:func:`fold` (Unicode full case folding, ``str.casefold``) is a substring of the folded text.
+The index of ``store.db.search_index`` holds the folded text, and the needle is folded in
+Python before it reaches SQL (FTS5 trigram on SQLite, pg_trgm ``LIKE`` on PostgreSQL), so
+the index and the exact scan of what is not indexed yet answer the same, and neither depends
+on the database's own case folding (PostgreSQL's ``lower()`` follows the database's locale,
+and never folds ``ß`` to ``ss`` or ``ς`` to ``σ``). The rule, by example: ``ΣΟΦΟΣ``,
+``σοφος`` and ``σοφοσ`` find each other (final sigma folds to ``σ``); ``STRASSE``,
+``straße`` and ``STRAẞE`` find each other (``ß`` folds to ``ss``); Turkish dotted ``İ``
+folds to ``i`` + U+0307 (so ``İSTANBUL`` finds ``i̇stanbul`` but ``istanbul`` does not find
+it), and dotless ``ı`` stays itself (``ı`` and ``I`` do not find each other): there is no
+locale-specific (Turkish) folding.
 
 Only stdlib and orjson: the reference of the differential tests uses it directly.
 """
@@ -26,32 +34,39 @@ import orjson
 
 from store.core.arguments import loads_json
 
-__all__ = ["call_search_text", "json_search_text", "result_search_text", "text_matches"]
+__all__ = ["call_search_text", "fold", "json_search_text", "result_search_text",
+           "text_matches"]
 
 _SEPARATOR = "\n"
 
 
 def _walk(value: Any, out: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        out.append(value)
-    elif kind is dict:
-        for key, item in value.items():
-            out.append(key)
-            _walk(item, out)
-    elif kind is list:
-        for item in value:
-            _walk(item, out)
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(str(value))
-    else:
-        out.append(orjson.dumps(value).decode() if kind is float else str(value))
+    """Append the searchable pieces of ``value`` in document order (iterative: a value
+    stored nested deeper than the recursion limit is walked like any other)."""
+    stack = [value]
+    pop = stack.pop
+    push = out.append
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            push(item)
+        elif kind is dict:
+            pairs = [piece for pair in item.items() for piece in pair]  # key (a str), value
+            pairs.reverse()
+            stack.extend(pairs)
+        elif kind is list:
+            stack.extend(reversed(item))
+        elif item is None:
+            push("null")
+        elif item is True:
+            push("true")
+        elif item is False:
+            push("false")
+        elif kind is int:
+            push(str(item))
+        else:
+            push(orjson.dumps(item).decode() if kind is float else str(item))
 
 
 def json_search_text(value: Any) -> str:
@@ -86,6 +101,15 @@ def result_search_text(content_json: str) -> str:
         return f"\n{content_json}\n"
 
 
+def fold(text: str) -> str:
+    """The one case folding of full-text search: Unicode full case folding
+    (``str.casefold``), without locale or context. The index holds folded text and every
+    needle is folded here, so the index and the exact scan of the unindexed tail give the
+    same answers on both backends, whatever the database's own ``lower()`` does."""
+    return text.casefold()
+
+
 def text_matches(text: str, needle: str) -> bool:
-    """Whether ``needle`` is in ``text``, case-insensitively (the search's rule)."""
-    return needle.lower() in text.lower()
+    """Whether ``needle`` is in ``text``, case-insensitively: ``fold(needle)`` is a
+    substring of ``fold(text)`` (the search's rule)."""
+    return fold(needle) in fold(text)

@@ -160,31 +160,61 @@ class Redactor:
         if isinstance(value, str):
             text, count = self.redact_text(value)
             return text, count  # type: ignore[return-value]
-        if isinstance(value, Mapping):
-            total = 0
-            out: dict[Any, Any] = {}
-            for key, item in value.items():
+        if not isinstance(value, Mapping | list | tuple):
+            return value, 0
+        # Iterative (a value nested deeper than the recursion limit, stored before the store
+        # refused such values, is redacted like any other): one frame per open container,
+        # its copy filled in order and put in its parent's slot when the container is done.
+        total = 0
+        root: list[Any] = [None]
+        stack: list[_Frame] = [_Frame(value, root, 0)]
+        while stack:
+            frame = stack[-1]
+            entry = next(frame.items, None)
+            if entry is None:
+                stack.pop()
+                done = frame.out
+                frame.parent[frame.slot] = tuple(done) if frame.tuple else done
+                continue
+            key, item = entry
+            out = frame.out
+            if frame.mapping:
                 if isinstance(key, str):
                     key, count = self.redact_text(key)
                     total += count
                     if count and key in out:  # two secret keys, one marker: keep both
                         key = _distinct(key, out)
-                out[key], count = self.redact(item)
+            else:
+                key = len(out)
+                out.append(None)
+            if isinstance(item, str):
+                out[key], count = self.redact_text(item)
                 total += count
-            return out, total  # type: ignore[return-value]
-        if isinstance(value, list | tuple):
-            items = []
-            total = 0
-            for item in value:
-                redacted, count = self.redact(item)
-                items.append(redacted)
-                total += count
-            return (items if isinstance(value, list) else tuple(items)), total  # type: ignore[return-value]
-        return value, 0
+            elif isinstance(item, Mapping | list | tuple):
+                out[key] = None  # (the slot, in order; filled when the child is done)
+                stack.append(_Frame(item, out, key))
+            else:
+                out[key] = item
+        return root[0], total
 
     def __call__(self, text: str) -> str:
         """``text`` redacted (the count dropped)."""
         return self.redact_text(text)[0]
+
+
+class _Frame:
+    """A container being copied by :meth:`Redactor.redact`."""
+
+    __slots__ = ("items", "mapping", "out", "parent", "slot", "tuple")
+
+    def __init__(self, value: Any, parent: Any, slot: Any) -> None:
+        self.mapping = isinstance(value, Mapping)
+        self.tuple = isinstance(value, tuple)
+        self.items: Iterator[tuple[Any, Any]] = (
+            iter(value.items()) if self.mapping else ((None, item) for item in value))
+        self.out: Any = {} if self.mapping else []
+        self.parent = parent
+        self.slot = slot
 
 
 def _distinct(key: str, taken: Mapping[Any, Any]) -> str:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import orjson
 
 import store
+from store.core.depth import deep_dumps
 from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.layout import page, pager, select, when
 from store.viewer.markup import Markup, html, join, url
@@ -233,8 +234,12 @@ def export(viewer: Viewer, request: Request, session_id: str, target: str) -> Re
                                   f"{exc}\nexport it repaired (?repair=1) instead\n")
     try:
         body = orjson.dumps(rendered, option=orjson.OPT_INDENT_2)
-    except TypeError:  # integers beyond 64 bits: the stdlib writes them
-        body = json.dumps(rendered, indent=2, ensure_ascii=False).encode("utf-8", "replace")
+    except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them
+        try:
+            text = json.dumps(rendered, indent=2, ensure_ascii=False)
+        except RecursionError:  # nested over the limit, stored before the depth rule
+            text = deep_dumps(rendered)
+        body = text.encode("utf-8", "replace")
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", session_id)[:80] or "session"
     name = f"{safe}.{target}{'.repaired' if repaired else ''}.json"
     return Response(200, body, "application/json",

@@ -17,6 +17,7 @@ from bisect import bisect_left
 from typing import Any
 
 import store
+from store.core.depth import deep_dumps
 from store.viewer.layout import folded, size, when
 from store.viewer.markup import Markup, html, join, url
 
@@ -27,8 +28,12 @@ CallRef = tuple[int, int]
 
 
 def pretty(value: Any) -> str:
-    """``value`` as indented JSON (any integer size; unknown types as ``str``)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """``value`` as indented JSON (any integer size; unknown types as ``str``; a value nested
+    deeper than the recursion limit, stored before the store refused it, compact)."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except RecursionError:
+        return deep_dumps(value)
 
 
 def part_text(part: store.Part) -> str:

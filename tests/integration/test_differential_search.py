@@ -97,7 +97,7 @@ def reference(doc: dict[str, Any], condition: ArgumentCondition) -> bool:
     if condition.op == "contains":
         return condition.value in found
     if condition.op == "icontains":
-        return condition.value.lower() in found.lower()
+        return condition.value.lower() in found.lower()  # (argument conditions: lower())
     return re.search(condition.value, found) is not None
 
 
@@ -110,7 +110,7 @@ def reference_fulltext(doc: dict[str, Any], needle: str) -> bool:
     case-insensitively, never the JSON escapes."""
     texts = [k for path, _ in places(doc) for k in path if isinstance(k, str)]
     texts += [v for _, v in places(doc) if isinstance(v, str)]
-    return any(needle.lower() in t.lower() for t in texts)
+    return any(needle.casefold() in t.casefold() for t in texts)
 
 
 # -- conditions --------------------------------------------------------------------------------
@@ -215,3 +215,67 @@ def test_fulltext_needles_agree_with_the_reference(stored):
         expected = {f"c{n}" for n, doc in enumerate(docs) if reference_fulltext(doc, needle)}
         got = {m.call_id for m in iter_calls(store, CallQuery(text=needle))}
         assert got == expected, needle
+
+
+# -- one case folding, indexed or not (issue 23) ---------------------------------------------------
+
+#: Texts with the characters whose case folding differs between Python's ``str.lower``,
+#: PostgreSQL's ``lower()`` (per character, by locale) and Unicode full case folding.
+FOLDING_TEXTS = {
+    "greek-upper": "ΣΟΦΟΣ ΑΝΘΡΩΠΟΣ",
+    "greek-final": "ο σοφος ανθρωπος",
+    "greek-medial": "σοφοσ",
+    "german-sharp": "die Straße",
+    "german-capital-sharp": "DIE STRAẞE",
+    "german-ss": "STRASSE",
+    "turkish-dotted": "İSTANBUL",
+    "turkish-plain": "istanbul",
+    "turkish-dotless": "ıspanak",
+    "turkish-upper-i": "ISPANAK",
+    "ligature": "ﬁle system",
+    "kelvin": "300 \u212a",
+}
+
+#: The rule (``store.records.searchtext.fold``), spelled out: which texts each needle finds.
+FOLDING_EXPECTED = {
+    "σοφος": {"greek-upper", "greek-final", "greek-medial"},
+    "ΣΟΦΟΣ": {"greek-upper", "greek-final", "greek-medial"},
+    "ανθρωπος": {"greek-upper", "greek-final"},
+    "straße": {"german-sharp", "german-capital-sharp", "german-ss"},
+    "STRASSE": {"german-sharp", "german-capital-sharp", "german-ss"},
+    "İstanbul": {"turkish-dotted"},
+    "istanbul": {"turkish-plain"},  # (İ folds to i + U+0307: no Turkish locale rule)
+    "ISTANBUL": {"turkish-plain"},
+    "ıspanak": {"turkish-dotless"},
+    "ispanak": {"turkish-upper-i"},
+    "FILE": {"ligature"},
+    "300 k": {"kelvin"},
+}
+
+
+def test_case_folding_answers_the_same_before_and_after_the_catch_up(store):
+    from sqlalchemy import text
+
+    from store import TranscriptStore
+
+    for name, body in FOLDING_TEXTS.items():
+        store.append(f"fold-{name}", [
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": name, "type": "function",
+                 "function": {"name": "probe", "arguments": f'{{"q": "{body}"}}'}}]},
+            {"role": "tool", "tool_call_id": name, "content": f"result of {name}"}])
+
+    def answers(searcher) -> dict[str, set[str]]:
+        return {needle: {m.call_id for m in iter_calls(searcher, CallQuery(text=needle))}
+                for needle in FOLDING_EXPECTED}
+
+    with TranscriptStore.open(store.url, read_only=True) as scanning:
+        before = answers(scanning)  # nothing indexed: the exact scan in Python
+    store.update_search_index()
+    with store.engine.connect() as conn:
+        behind = conn.execute(text("SELECT count(*) FROM sessions "
+                                   "WHERE indexed_position < next_position")).scalar_one()
+    assert behind == 0
+    after = answers(store)  # everything from the index (FTS5 trigram / pg_trgm)
+    assert before == FOLDING_EXPECTED
+    assert after == FOLDING_EXPECTED

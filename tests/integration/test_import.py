@@ -312,3 +312,67 @@ def test_a_session_or_message_the_store_refuses_is_reported_and_the_rest_stored(
     assert summary.messages_added == 2
     assert [(p.path, p.line) for p in summary.problems] == [(path, 2)]
     assert "lone surrogate" in summary.problems[0].message
+
+
+# -- issue 23: one bad entry never gives up on the folder or the file ------------------------------
+
+
+def test_a_symbolic_link_loop_is_a_failed_entry_and_the_folder_is_imported(store, tmp_path):
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    good = write_jsonl(folder / "good.jsonl", [{"role": "user", "content": "hi"}])
+    deeper = write_jsonl(folder / "sub" / "deeper.jsonl", [{"role": "user", "content": "yo"}])
+    (folder / "a.jsonl").symlink_to(folder / "b.jsonl")
+    (folder / "b.jsonl").symlink_to(folder / "a.jsonl")
+    (folder / "sub" / "up").symlink_to("..")  # a directory link back into the root
+    (folder / "sub" / "out").symlink_to("../..")  # and one out of it
+    (folder / "self.jsonl").symlink_to("self.jsonl")
+    summary = import_paths(store, [folder])
+    assert summary.files == 2 and summary.messages_added == 2
+    failed = {f.path.name: f.error for f in summary.failed_files}
+    assert set(failed) == {"a.jsonl", "b.jsonl", "self.jsonl", "out"}
+    assert all("symbolic link loop" in failed[n] for n in ("a.jsonl", "b.jsonl", "self.jsonl"))
+    assert "outside" in failed["out"]
+    assert store.load(path_session_id(good)).messages[0].message.text == "hi"
+    assert store.load(path_session_id(deeper)).messages[0].message.text == "yo"
+    # given explicitly, a loop is a failed entry too
+    again = import_paths(store, [folder / "a.jsonl", good])
+    assert [f.path.name for f in again.failed_files] == ["a.jsonl"]
+    assert again.messages_already_stored == 1
+
+
+def test_a_line_that_is_not_utf8_is_reported_with_its_offset_and_the_rest_imported(
+        store, tmp_path):
+    path = tmp_path / "session.jsonl"
+    lines = [b'{"role": "user", "content": "one"}',
+             b'{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", '
+             b'"function": {"name": "f", "arguments": "{}"}}]}',
+             b'{"role": "tool", "tool_call_id": "c1", "content": "bad \xff byte"}',
+             b'{"role": "user", "content": "caf\xc3\xa9 four"}',
+             b'{"role": "user", "content": "\xe9 five"}',
+             b'{"role": "user", "content": "six"}']
+    data = b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n"
+    path.write_bytes(data)
+    summary = import_paths(store, [path])
+    assert summary.failed_files == [] and summary.messages_added == 4
+    first, second = data.index(b"\xff"), data.index(b"\xe9 five")
+    assert [(p.line, p.message) for p in summary.problems] == [
+        (3, f"not UTF-8 text (bad byte at offset {first}): line not imported"),
+        (5, f"not UTF-8 text (bad byte at offset {second}): line not imported")]
+    texts = [m.message.text for m in store.load(path_session_id(path)).messages]
+    assert texts == ["one", "", "café four", "six"]  # nothing repaired or fabricated
+    # importing it again stores nothing twice and reports the same lines
+    again = import_paths(store, [path])
+    assert again.messages_added == 0 and again.messages_already_stored == 4
+    assert len(again.problems) == 2
+
+
+def test_a_json_document_that_is_not_utf8_is_still_refused_whole(store, tmp_path):
+    path = tmp_path / "doc.json"
+    data = b'[\n {"role": "user", "content": "a"},\n {"role": "user", "content": "\xff"}\n]\n'
+    path.write_bytes(data)
+    summary = import_paths(store, [path])
+    offset = data.index(b"\xff")
+    assert [f.error for f in summary.failed_files] == [
+        f"not UTF-8 text (bad byte at offset {offset})"]
+    assert summary.messages_added == 0

@@ -2,7 +2,9 @@
 imported into an empty database gives back the same sessions (both backends).
 
 Before, the export stopped with a traceback after the first line on an integer beyond 64 bits
-or metadata nested deeper than 255 levels.
+or metadata nested deeper than 255 levels. Since issue 23 append refuses JSON nested deeper
+than ``store.core.depth.MAX_DEPTH`` (200) levels, so the deepest value it accepts is exported
+here (a deeper one stored before is exported too: ``tests/integration/test_hostile_depth.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from store import StoreError, TranscriptStore, normalize_payload
 from store.audit.export import export_jsonl
 from store.cli.main import cli
 from store.core.arguments import loads_json
+from store.core.depth import MAX_DEPTH
 from store.importers.walk import import_paths
 
 
@@ -39,7 +42,8 @@ HOSTILE = [
          "function": {"name": "broken", "arguments": "{not json"}},
         {"type": "function", "function": {"name": "no_id", "arguments": "{}"}}]},
     {"role": "tool", "tool_call_id": "call_big", "content": str(BIG)},
-    {"role": "user", "content": "deep", "metadata": {"tree": deep(300)}},
+    # (the record's unknown key "metadata" goes to the message's extras: 2 levels more)
+    {"role": "user", "content": "deep", "metadata": {"tree": deep(MAX_DEPTH - 2)}},
     {"role": "user", "content": "nul \x00 and \u2028 and 🚀"},
 ]
 
@@ -86,6 +90,9 @@ def round_trip(store: TranscriptStore, tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def test_hostile_values_export_and_come_back(store: TranscriptStore, tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="nested 302 levels deep, over the limit of 200"):
+        store.append("hostile", [{"role": "user", "content": "x",
+                                  "metadata": {"tree": deep(300)}}])
     store.append("hostile", HOSTILE)
     before = store.load("hostile")
     lines = round_trip(store, tmp_path)
