@@ -19,6 +19,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
+    from store.audit.detections import check_rules
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
         NotAMessage,
         ParametersError,
         RecordError,
+        RuleError,
         SchemaOutOfDate,
         SessionNotFound,
         SettingsError,
@@ -94,6 +96,7 @@ if TYPE_CHECKING:
         DistributionState,
         TableAction,
     )
+    from store.db.findings import load_findings, save_findings
     from store.db.lite import SessionPage, list_sessions
     from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
@@ -115,6 +118,11 @@ if TYPE_CHECKING:
     from store.replay.render import render
     from store.replay.repair import RepairChange, Repaired, repair
     from store.replay.targets import TARGETS, Target
+    from store.rules.engine import RuleSet, builtin_rules, load_rules
+    from store.rules.events import CallRecord, call_events
+    from store.rules.findings import Finding, level_reached, sarif_report
+    from store.rules.sigma import Rule as SigmaRule
+    from store.rules.sigma import parse_rules
     from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
     from store.tools.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
     from store.tools.schemas import (
@@ -140,6 +148,7 @@ __all__ = [
     "CALL_STATUSES",
     "CallMatch",
     "CallQuery",
+    "CallRecord",
     "ConfigurationError",
     "ConflictError",
     "DEFAULT_ALIASES",
@@ -149,6 +158,7 @@ __all__ = [
     "DistributionReport",
     "DistributionState",
     "ExportStats",
+    "Finding",
     "FrozenParametersError",
     "IMPORT_FORMATS",
     "ImportFileError",
@@ -177,6 +187,8 @@ __all__ = [
     "Redactor",
     "RepairChange",
     "Repaired",
+    "RuleError",
+    "RuleSet",
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
@@ -185,6 +197,7 @@ __all__ = [
     "SessionNotFound",
     "SessionPage",
     "SettingsError",
+    "SigmaRule",
     "StoreError",
     "StoredMessage",
     "StreamAssembler",
@@ -213,8 +226,11 @@ __all__ = [
     "argument_status",
     "as_utc",
     "assemble",
+    "builtin_rules",
+    "call_events",
     "camelize_args",
     "check_database",
+    "check_rules",
     "count_calls",
     "count_tools",
     "database_status",
@@ -232,7 +248,10 @@ __all__ = [
     "hide_passwords",
     "import_paths",
     "iter_calls",
+    "level_reached",
     "list_sessions",
+    "load_findings",
+    "load_rules",
     "load_schema_file",
     "loads_json",
     "normalize_message",
@@ -240,6 +259,7 @@ __all__ = [
     "normalize_tool_call",
     "normalize_tool_definitions",
     "parse_arguments",
+    "parse_rules",
     "parse_text_tool_calls",
     "read_sessions",
     "redact_message",
@@ -247,6 +267,8 @@ __all__ = [
     "refill_search_index",
     "render",
     "repair",
+    "sarif_report",
+    "save_findings",
     "schema_audit",
     "search_calls",
     "tool_usage",
@@ -256,6 +278,20 @@ __all__ = [
 
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
+    "CallRecord": ("store.rules.events", "CallRecord"),
+    "Finding": ("store.rules.findings", "Finding"),
+    "RuleError": ("store.core.errors", "RuleError"),
+    "RuleSet": ("store.rules.engine", "RuleSet"),
+    "SigmaRule": ("store.rules.sigma", "Rule"),
+    "builtin_rules": ("store.rules.engine", "builtin_rules"),
+    "load_rules": ("store.rules.engine", "load_rules"),
+    "call_events": ("store.rules.events", "call_events"),
+    "check_rules": ("store.audit.detections", "check_rules"),
+    "load_findings": ("store.db.findings", "load_findings"),
+    "save_findings": ("store.db.findings", "save_findings"),
+    "sarif_report": ("store.rules.findings", "sarif_report"),
+    "level_reached": ("store.rules.findings", "level_reached"),
+    "parse_rules": ("store.rules.sigma", "parse_rules"),
     "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
     "DistributionReport": ("store.db.distribute", "DistributionReport"),
     "DistributionState": ("store.db.distribute", "DistributionState"),
