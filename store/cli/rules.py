@@ -106,7 +106,7 @@ def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: str | No
     click.echo(summary, err=True)
     if fail_level is not None and store.level_reached(found, fail_level):
         click.echo(f"failing: a finding is at {fail_level} or above", err=True)
-        raise SystemExit(1)
+        click.get_current_context().exit(1)
 
 
 @rules.command("test")

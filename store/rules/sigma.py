@@ -139,8 +139,23 @@ def _node(node: Any, name: str, fields: set[str]) -> Matcher:
             return lambda f, low, hits: bool(f.get(key)) == wanted
         return _field_test(node.field, _value(node.value, name))
     if isinstance(node, ConditionValueExpression):
-        return _keyword_test(_value(node.value, name))
+        return _keyword_test(_value(_anywhere(node.value), name))
     raise RuleError(f"{name}: unsupported condition element {type(node).__name__}")
+
+
+def _anywhere(value: Any) -> Any:
+    """A keyword (a value without a field) is searched for anywhere in a field, as full-text
+    backends do: a plain string gets a ``*`` on each side it lacks."""
+    from sigma.types import SigmaString, SpecialChars
+
+    if not isinstance(value, SigmaString) or not value.s:
+        return value
+    star = SpecialChars.WILDCARD_MULTI
+    if not value.startswith(star):
+        value = star + value
+    if not value.endswith(star):
+        value = value + star
+    return value
 
 
 # A value test: (the field's text, its lower case) -> matched
