@@ -2,7 +2,8 @@
 
 :func:`load_rules` reads Sigma YAML files (``.yml``/``.yaml``; a folder: every such file under
 it, sorted) or, with no path, the built-in pack (:func:`builtin_rules`). A :class:`RuleSet`
-groups the rules by log source and checks calls: :meth:`RuleSet.check` maps a call to its
+groups the rules by log source (and by the program a rule's ``Image`` condition names, so
+that an event meets only the rules that can match its program) and checks calls: :meth:`RuleSet.check` maps a call to its
 events (:func:`store.rules.events.call_events`) and returns one :class:`Match` per rule that
 any event matched (the first event's matched text). The result of a call depends only on its
 tool, agent, cwd and arguments, so a bounded cache keyed by those answers repeated calls (agents
@@ -117,9 +118,16 @@ class RuleSet:
             raise RuleError(f"unknown level {min_level!r}: one of {', '.join(LEVELS)}")
         floor = LEVELS.index(min_level) if min_level else 0
         self.rules: tuple[Rule, ...] = tuple(r for r in rules if r.rank >= floor)
-        self._by_source = {
-            source: tuple(r for r in self.rules if r.applies(*source)) for source in LOG_SOURCES
-        }
+        self._open: dict[tuple[str, str], tuple[Rule, ...]] = {}
+        self._gated: dict[tuple[str, str], dict[str, tuple[Rule, ...]]] = {}
+        for source in LOG_SOURCES:
+            rules_here = [r for r in self.rules if r.applies(*source)]
+            self._open[source] = tuple(r for r in rules_here if r.images is None)
+            gated: dict[str, list[Rule]] = {}
+            for rule in rules_here:
+                for program in rule.images or ():
+                    gated.setdefault(program, []).append(rule)
+            self._gated[source] = {k: tuple(v) for k, v in gated.items()}
         self._secrets = any("SecretKind" in r.fields for r in self.rules)
         self._cache: OrderedDict[tuple[Any, ...], tuple[Match, ...]] = OrderedDict()
 
@@ -145,7 +153,12 @@ class RuleSet:
     def _evaluate(self, call: CallRecord) -> tuple[Match, ...]:
         first: dict[str, Match] = {}
         for event in call_events(call, secrets=self._secrets):
-            rules = self._by_source.get((event.category, event.product), ())
+            source = (event.category, event.product)
+            rules = self._open.get(source, ())
+            image = event.fields.get("Image")
+            if isinstance(image, str):
+                program = image.rsplit("/", 1)[-1].lower()
+                rules = rules + self._gated.get(source, {}).get(program, ())
             if not rules:
                 continue
             lowered: dict[str, Any] = {}

@@ -16,7 +16,9 @@ commands are still found, with their words as ``shlex`` reads them.
 
 from __future__ import annotations
 
+import functools
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,10 @@ _TAKES_POSITIONAL = {"timeout": 1}  # timeout DURATION COMMAND
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _INPUT = frozenset({"<"})
 _CONTROL = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", "\n", ";;"})
+_SYNTAX = re.compile(r"[<>()$`\n\\{}!#]|^\s*\[\[")
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "for", "while", "until", "do",
+                       "done", "case", "esac", "function", "select", "time", "coproc", "{",
+                       "}", "!", "[["})
 _MAX_DEPTH = 8
 _MAX_SCRIPT = 20_000  # characters handed to bashlex (pure Python: longer lines fall back)
 
@@ -68,15 +74,66 @@ class SimpleCommand:
 
 
 def simple_commands(line: str) -> list[SimpleCommand]:
-    """Every simple command ``line`` runs, wrappers first, then what they wrap."""
+    """Every simple command ``line`` runs, wrappers first, then what they wrap (a cached,
+    shared list: do not change it)."""
+    return _cached(line)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _cached(line: str) -> list[SimpleCommand]:
     out: list[SimpleCommand] = []
     _parse(line, None, out, 0)
     return out
 
 
+def _plain(script: str) -> list[tuple[tuple[str, ...], str]] | None:
+    """The simple commands of a line whose only shell syntax is quoting and the list and pipe
+    operators (``&&``, ``||``, ``;``, ``|``, ``&``): the common case, split here with a quote
+    scanner and read by :mod:`shlex` (bashlex' parser costs milliseconds a line). ``None`` for
+    anything else (redirections, substitutions, expansions, escapes, reserved words,
+    assignments), which bashlex parses."""
+    if _SYNTAX.search(script):
+        return None
+    pieces: list[str] = []
+    start, quote, i, n = 0, "", 0, len(script)
+    while i < n:
+        ch = script[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "|&;":
+            pieces.append(script[start:i])
+            i += 2 if i + 1 < n and ch != ";" and script[i + 1] in "|&" else 1
+            start = i
+            continue
+        i += 1
+    if quote:
+        return None
+    pieces.append(script[start:])
+    commands: list[tuple[tuple[str, ...], str]] = []
+    for piece in pieces:
+        try:
+            words = tuple(shlex.split(piece))
+        except ValueError:
+            return None
+        if not words:
+            continue
+        if words[0] in _RESERVED or "=" in words[0]:
+            return None
+        commands.append((words, piece.strip()))
+    return commands
+
+
 def _parse(script: str, parent: SimpleCommand | None, out: list[SimpleCommand],
            depth: int) -> None:
     if not script.strip():
+        return
+    plain = _plain(script)
+    if plain is not None:
+        for words, text in plain:
+            _emit(words, text, (), parent, out, depth)
         return
     import bashlex  # type: ignore[import-untyped]  # the `rules` extra (no type hints)
 

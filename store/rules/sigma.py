@@ -49,6 +49,9 @@ class Rule:
     origin: str
     matcher: Matcher = field(repr=False, compare=False)
     fields: frozenset[str] = field(repr=False, compare=False)
+    #: Program names (lower case) one of which the event's ``Image`` must end in for the rule
+    #: to match (read off the condition); ``None``: any event may match.
+    images: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def applies(self, category: str, product: str) -> bool:
         return ((self.category is None or self.category == category)
@@ -91,7 +94,11 @@ def compile_rule(rule: Any, origin: str) -> Rule:
     """A pySigma ``SigmaRule`` as a :class:`Rule` (its conditions ORed)."""
     name = f"{origin}: rule {rule.title!r}"
     fields: set[str] = set()
-    matchers = [_node(cond.parsed, name, fields) for cond in rule.detection.parsed_condition]
+    trees = [cond.parsed for cond in rule.detection.parsed_condition]
+    matchers = [_node(tree, name, fields) for tree in trees]
+    gates = [_images(tree) for tree in trees]
+    images = None if any(g is None for g in gates) else frozenset().union(
+        *(g for g in gates if g is not None))
     if not matchers:
         raise RuleError(f"{name} has no condition")
     matcher = matchers[0] if len(matchers) == 1 else _any(matchers)
@@ -104,12 +111,105 @@ def compile_rule(rule: Any, origin: str) -> Rule:
         tags=tuple(f"{t.namespace}.{t.name}" for t in rule.tags),
         description=rule.description or "",
         category=source.category, product=source.product, service=source.service,
-        origin=origin, matcher=matcher, fields=frozenset(fields),
+        origin=origin, matcher=matcher, fields=frozenset(fields), images=images,
     )
 
 
+def _images(node: Any) -> frozenset[str] | None:
+    """The program names an ``Image`` must end in for ``node`` to hold, when the condition
+    says so (``Image|endswith: /curl`` under ``and``s, in every branch of an ``or``)."""
+    from sigma.conditions import ConditionAND, ConditionFieldEqualsValueExpression, ConditionOR
+    from sigma.types import SigmaString, SpecialChars
+
+    if isinstance(node, ConditionAND):
+        found = [g for g in (_images(a) for a in node.args) if g is not None]
+        return frozenset.intersection(*found) if found else None
+    if isinstance(node, ConditionOR):
+        branches = [_images(a) for a in node.args]
+        if any(g is None for g in branches):
+            return None
+        return frozenset().union(*(g for g in branches if g is not None))
+    if (isinstance(node, ConditionFieldEqualsValueExpression) and node.field == "Image"
+            and isinstance(node.value, SigmaString)):
+        parts = list(node.value.iter_parts())
+        if parts and parts[0] == SpecialChars.WILDCARD_MULTI:
+            parts = parts[1:]
+        if len(parts) == 1 and isinstance(parts[0], str) and "/" in parts[0]:
+            program = parts[0].rsplit("/", 1)[1].lower()
+            if program:
+                return frozenset({program})
+    return None
+
+
 def _any(parts: list[Matcher]) -> Matcher:
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        a, b = parts
+        return lambda f, low, hits: a(f, low, hits) or b(f, low, hits)
     return lambda f, low, hits: any(p(f, low, hits) for p in parts)
+
+
+def _all(parts: list[Matcher]) -> Matcher:
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 2:
+        a, b = parts
+        return lambda f, low, hits: a(f, low, hits) and b(f, low, hits)
+    return lambda f, low, hits: all(p(f, low, hits) for p in parts)
+
+
+def _simple(node: Any) -> tuple[str, str, str] | None:
+    """``(field, kind, lower-case text)`` of a test ``field = value`` whose value is a string
+    compared ignoring case by equality, prefix, suffix or containment; else ``None``."""
+    from sigma.conditions import ConditionFieldEqualsValueExpression
+    from sigma.types import SigmaCasedString, SigmaString, SpecialChars
+
+    if not isinstance(node, ConditionFieldEqualsValueExpression):
+        return None
+    value = node.value
+    if not isinstance(value, SigmaString) or isinstance(value, SigmaCasedString):
+        return None
+    parts = list(value.iter_parts())
+    star = SpecialChars.WILDCARD_MULTI
+    head = bool(parts) and parts[0] == star
+    tail = len(parts) > 1 and parts[-1] == star
+    middle = parts[int(head):len(parts) - int(tail)]
+    if len(middle) != 1 or not isinstance(middle[0], str):
+        return None
+    kind = "contains" if head and tail else "endswith" if head else (
+        "startswith" if tail else "equals")
+    return node.field, kind, middle[0].lower()
+
+
+def _merged(args: list[Any], fields: set[str]) -> list[Matcher]:
+    """The simple string tests of an ``or``, one matcher per field: suffixes and prefixes as
+    one ``str.endswith``/``startswith`` of a tuple, containment as one regular expression."""
+    by_field: dict[str, dict[str, list[str]]] = {}
+    for arg in args:
+        simple = _simple(arg)
+        if simple is not None:
+            field_name, kind, text_ = simple
+            by_field.setdefault(field_name, {}).setdefault(kind, []).append(text_)
+    matchers: list[Matcher] = []
+    for field_name, kinds in by_field.items():
+        fields.add(field_name)
+        ends = tuple(kinds.get("endswith", ()))
+        starts = tuple(kinds.get("startswith", ()))
+        equal = frozenset(kinds.get("equals", ()))
+        inside = kinds.get("contains", [])
+        found = re.compile("|".join(re.escape(t) for t in inside)) if inside else None
+        if "" in inside or "" in ends or "" in starts:
+            found = re.compile("")
+
+        def test(s: str, low: str, ends: tuple[str, ...] = ends,
+                 starts: tuple[str, ...] = starts, equal: frozenset[str] = equal,
+                 found: re.Pattern[str] | None = found) -> bool:
+            return bool((ends and low.endswith(ends)) or (starts and low.startswith(starts))
+                        or low in equal or (found is not None and found.search(low)))
+
+        matchers.append(_field_test(field_name, test))
+    return matchers
 
 
 def _node(node: Any, name: str, fields: set[str]) -> Matcher:
@@ -122,11 +222,10 @@ def _node(node: Any, name: str, fields: set[str]) -> Matcher:
     )
 
     if isinstance(node, ConditionAND):
-        parts = [_node(a, name, fields) for a in node.args]
-        return lambda f, low, hits: all(p(f, low, hits) for p in parts)
+        return _all([_node(a, name, fields) for a in node.args])
     if isinstance(node, ConditionOR):
-        parts = [_node(a, name, fields) for a in node.args]
-        return lambda f, low, hits: any(p(f, low, hits) for p in parts)
+        return _any(_merged(node.args, fields) + [_node(a, name, fields) for a in node.args
+                                                  if _simple(a) is None])
     if isinstance(node, ConditionNOT):
         inner = _node(node.args[0], name, fields)
         return lambda f, low, hits: not inner(f, low, [])
