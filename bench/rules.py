@@ -43,7 +43,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import orjson  # noqa: E402
 from sqlalchemy import create_engine, insert, text  # noqa: E402
 
 import store  # noqa: E402
@@ -53,7 +52,8 @@ from store.tools.vocabulary import VIEW_NAMES, argument_views  # noqa: E402
 PER_SESSION = 1000
 BATCH = 20_000
 EVERYDAY = [
-    "git status", "git diff --stat", "git log --oneline -n {n}", "git add -A && git commit -m 'fix {w} {n}'",
+    "git status", "git diff --stat", "git log --oneline -n {n}",
+    "git add -A && git commit -m 'fix {w} {n}'",
     "pytest tests/test_{w}.py -q", "python -m pytest -x -k {w}", "npm test", "npm run build",
     "ls -la {d}", "cat {d}/{w}.py", "rg -n '{w}' src | head -{n}", "sed -n '1,{n}p' src/{w}.py",
     "find . -name '*.py' | xargs wc -l", "mkdir -p build/{w}", "rm -rf build dist",
@@ -150,10 +150,7 @@ def populate(url: str, calls: int) -> int:
     if pending["c"]:
         flush()
     with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("ANALYZE"))
-        else:
-            conn.execute(text("ANALYZE"))
+        conn.execute(text("ANALYZE"))
     engine.dispose()
     return planted
 

@@ -3,11 +3,12 @@
 :func:`load_rules` reads Sigma YAML files (``.yml``/``.yaml``; a folder: every such file under
 it, sorted) or, with no path, the built-in pack (:func:`builtin_rules`). A :class:`RuleSet`
 groups the rules by log source (and by the program a rule's ``Image`` condition names, so
-that an event meets only the rules that can match its program) and checks calls: :meth:`RuleSet.check` maps a call to its
-events (:func:`store.rules.events.call_events`) and returns one :class:`Match` per rule that
-any event matched (the first event's matched text). The result of a call depends only on its
-tool, agent, cwd and arguments, so a bounded cache keyed by those answers repeated calls (agents
-repeat ``git status`` and ``pytest`` all day) without mapping and evaluating them again.
+that an event meets only the rules that can match its program) and checks calls:
+:meth:`RuleSet.check` maps a call to its events (:func:`store.rules.events.call_events`) and
+returns one :class:`Match` per rule that any event matched (the first event's matched text).
+The result of a call depends only on its tool, agent, cwd and arguments, so a
+bounded cache keyed by those answers repeated calls (agents repeat ``git status`` and
+``pytest`` all day) without mapping and evaluating them again.
 """
 
 from __future__ import annotations
