@@ -54,7 +54,7 @@ def save_findings(opened: TranscriptStore, found: Sequence[Finding]) -> int:
 
 def load_findings(opened: TranscriptStore, *, session_id: str | None = None,
                   position: int | None = None, min_level: Sequence[str] | None = None,
-                  limit: int | None = None) -> list[Finding]:
+                  limit: int | None = None, offset: int = 0) -> list[Finding]:
     """Saved findings, most recent call first (``min_level``: the levels to keep)."""
     t, m = findings, messages
     query = (select(t, m.c.created_at)
@@ -69,6 +69,8 @@ def load_findings(opened: TranscriptStore, *, session_id: str | None = None,
         query = query.where(t.c.level.in_(list(min_level)))
     if limit is not None:
         query = query.limit(limit)
+    if offset:
+        query = query.offset(offset)
     with opened._read() as conn:
         return [_finding(row) for row in conn.execute(query).mappings()]
 
