@@ -31,6 +31,10 @@ EXPECTED_COLUMNS = {
         "wire_version",
     },
     "call_views": {"session_id", "position", "call_index", "view", "text"},
+    "findings": {
+        "session_id", "position", "call_index", "rule_id", "call_id", "title", "level",
+        "tags_json", "agent", "tool", "raw_tool", "field", "matched", "found_at",
+    },
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
         "is_error", "name", "content_json", "extras_json", "source",
@@ -55,6 +59,7 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_results": ("pk_tool_results", ["session_id", "position", "result_index"]),
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
+    "findings": ("pk_findings", ["session_id", "position", "call_index", "rule_id"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
 }
 
@@ -81,6 +86,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "tool_definitions": {},
     "tool_aliases": {},
     "call_views": {},
+    "findings": {"ix_findings_rule": (["rule_id"], False)},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -105,6 +111,11 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
     "tool_aliases": {},
     "call_views": {
         "fk_call_views_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "findings": {
+        "fk_findings_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
     },
@@ -214,7 +225,7 @@ class TestMigratedSchema:
             if table not in ("tool_aliases", "alembic_version")
         }
 
-        assert len(leading) == 6
+        assert len(leading) == 7
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -288,7 +299,7 @@ class TestDowngrade:
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
-        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views"}
+        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views", "findings"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine
