@@ -129,12 +129,14 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "tool_definitions": ("distributed", "created", 0),
         "search_items": ("distributed", "created", 0),  # the search index: not caught up yet
         "call_views": ("distributed", "created", 0),  # the argument views: the same
+        "findings": ("distributed", "created", 0),  # Sigma findings (revision 0009)
     }
     assert report.changed and report.shard_count == SHARDS and report.state.distributed
     tables = layout(url)
     assert tables["tool_aliases"] == ("reference", None)
     colocation = {tables[t][1] for t in ("sessions", "messages", "tool_calls", "tool_results",
-                                         "tool_definitions", "search_items", "call_views")}
+                                         "tool_definitions", "search_items", "call_views",
+                                         "findings")}
     assert len(colocation) == 1 and None not in colocation
     assert "alembic_version" not in tables  # stays a local table of the coordinator
     engine = create_engine(url)
@@ -185,7 +187,7 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "sessions", "messages", "tool_definitions", "tool_calls",
-         "tool_results", "search_items", "call_views"), "already")
+         "tool_results", "search_items", "call_views", "findings"), "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -206,7 +208,7 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "call_views"}
+        "call_views", "findings"}
     assert store.check_database(url).distributed
 
 
