@@ -129,6 +129,7 @@ class RuleSet:
                 for program in rule.images or ():
                     gated.setdefault(program, []).append(rule)
             self._gated[source] = {k: tuple(v) for k, v in gated.items()}
+        self._order = {rule.id: i for i, rule in enumerate(self.rules)}
         self._secrets = any("SecretKind" in r.fields for r in self.rules)
         self._cache: OrderedDict[tuple[Any, ...], tuple[Match, ...]] = OrderedDict()
 
@@ -170,5 +171,5 @@ class RuleSet:
                 if rule.matcher(event.fields, lowered, hits):
                     field, text = hits[0] if hits else ("", "")
                     first[rule.id] = Match(rule, field, _subject(event.fields, text))
-        order = {rule.id: i for i, rule in enumerate(self.rules)}
+        order = self._order
         return tuple(sorted(first.values(), key=lambda m: order[m.rule.id]))
