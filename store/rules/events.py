@@ -29,6 +29,7 @@ A field holds a string or a list of strings (a list matches when any member does
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,11 +37,12 @@ from typing import Any
 
 import orjson
 
+from store.redaction.detectors import DETECTORS
 from store.redaction.redact import find_secrets
 from store.rules.shell import simple_commands
 from store.tools.vocabulary import argument_views
 
-__all__ = ["CallRecord", "Event", "call_events", "LOG_SOURCES"]
+__all__ = ["LOG_SOURCES", "CallRecord", "Event", "call_events", "secret_kinds"]
 
 FieldValue = str | list[str]
 
@@ -114,11 +116,25 @@ def call_events(call: CallRecord, *, secrets: bool = False) -> list[Event]:
             if flat is not None:
                 native[f"Arguments.{key}"] = flat
         if secrets:
-            kinds = sorted({kind for _, _, kind in find_secrets(encoded)})
+            kinds = secret_kinds(encoded)
             if kinds:
                 native["SecretKind"] = kinds
     events.append(Event("tool_call", "ai_agent", native))
     return events
+
+
+#: Every keyword that gates a detector, as one expression: a text without any of them can only
+#: hold the secrets of the detectors that have no keywords.
+_KEYWORDS = re.compile("|".join(re.escape(k) for d in DETECTORS for k in d.keywords))
+_UNGATED = tuple(d for d in DETECTORS if not d.keywords)
+
+
+def secret_kinds(text: str) -> list[str]:
+    """The kinds of secrets :func:`find_secrets` finds in ``text`` (the built-in detectors),
+    sorted; the keyword-gated detectors are skipped at once when no keyword is in the text
+    (one search instead of a gate each: the same answer)."""
+    detectors = DETECTORS if _KEYWORDS.search(text.lower()) else _UNGATED
+    return sorted({kind for _, _, kind in find_secrets(text, detectors)})
 
 
 def _process_events(line: str, cwd: str | None) -> list[Event]:

@@ -153,3 +153,16 @@ def test_calls_without_arguments_still_have_a_native_event():
     (event,) = call_events(record("bash", "Bash", None))
 
     assert event.category == "tool_call" and event.fields["Tool"] == "bash"
+
+
+@pytest.mark.parametrize("text", [
+    '{"command":"ls"}', '{"command":"echo AKIAIOSFODNN7EXAMPLE"}',
+    '{"k":"SK0123456789abcdef0123456789abcdef"}',
+    '{"url":"postgres://app:hunter2hunter2@db/x"}',
+    '{"content":"password = \\"correct horse battery\\""}', '{"glob":"**/*.py"}',
+])
+def test_secret_kinds_is_find_secrets_with_the_keyword_gate_once(text):
+    from store.redaction.redact import find_secrets
+    from store.rules.events import secret_kinds
+
+    assert secret_kinds(text) == sorted({kind for _, _, kind in find_secrets(text)})
