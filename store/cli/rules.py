@@ -50,6 +50,8 @@ def _load(paths: Sequence[str]) -> list[store.SigmaRule]:
 def _print_findings(found: Sequence[store.Finding]) -> None:
     from rich.table import Table
 
+    if not found:
+        return  # the summary line on stderr says "0 findings"
     table = Table(title=f"{len(found)} findings")
     for column in ("level", "rule", "session", "pos", "call", "agent", "tool", "matched"):
         table.add_column(column, overflow="fold")
@@ -134,6 +136,8 @@ def rules_test(db_url: str | None, rule_file: str, limit: int, as_json: bool,
         emit_json(f.to_json() for f in shown)
     else:
         _print_findings(shown)
+        if not found:
+            click.echo("no stored call matches", err=True)
     if len(shown) < len(found):
         click.echo(f"showing {len(shown)} of {len(found)} matches; --limit 0 for all",
                    err=True)
@@ -180,6 +184,8 @@ def rules_findings(db_url: str | None, session: str | None, min_level: str | Non
         emit_json(f.to_json() for f in found)
     else:
         _print_findings(found)
+        if not found:
+            click.echo("no saved findings (rules check --save stores them)", err=True)
 
 
 def _version() -> str:
