@@ -20,6 +20,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
+    from store.audit.detections import check_rules
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         NotAMessage,
         ParametersError,
         RecordError,
+        RuleError,
         SchemaOutOfDate,
         SessionNotFound,
         SettingsError,
@@ -102,6 +104,7 @@ if TYPE_CHECKING:
         DistributionState,
         TableAction,
     )
+    from store.db.findings import load_findings, save_findings
     from store.db.lite import SessionPage, list_sessions
     from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
@@ -124,6 +127,11 @@ if TYPE_CHECKING:
     from store.replay.repair import RepairChange, Repaired, repair
     from store.replay.targets import TARGETS, Target
     from store.replay.tools import TOOLS_FIELD, recorded_names, render_tools
+    from store.rules.engine import RuleSet, builtin_rules, load_rules
+    from store.rules.events import CallRecord, call_events
+    from store.rules.findings import Finding, level_reached, sarif_report
+    from store.rules.sigma import Rule as SigmaRule
+    from store.rules.sigma import parse_rules
     from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
     from store.tools.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
     from store.tools.schemas import (
@@ -154,6 +162,7 @@ __all__ = [
     "CALL_STATUSES",
     "CallMatch",
     "CallQuery",
+    "CallRecord",
     "ConfigurationError",
     "ConflictError",
     "DEFAULT_ALIASES",
@@ -164,6 +173,7 @@ __all__ = [
     "DistributionState",
     "ExportStats",
     "FileState",
+    "Finding",
     "FrozenParametersError",
     "IMPORT_FORMATS",
     "ImportFileError",
@@ -195,6 +205,8 @@ __all__ = [
     "RepairChange",
     "Repaired",
     "Revision",
+    "RuleError",
+    "RuleSet",
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
@@ -205,6 +217,7 @@ __all__ = [
     "SessionPage",
     "SessionSource",
     "SettingsError",
+    "SigmaRule",
     "StoreError",
     "StoredMessage",
     "StreamAssembler",
@@ -238,8 +251,11 @@ __all__ = [
     "argument_status",
     "as_utc",
     "assemble",
+    "builtin_rules",
+    "call_events",
     "camelize_args",
     "check_database",
+    "check_rules",
     "count_calls",
     "count_tools",
     "database_status",
@@ -258,8 +274,11 @@ __all__ = [
     "hook_transcript",
     "import_paths",
     "iter_calls",
+    "level_reached",
     "list_sessions",
+    "load_findings",
     "load_prices",
+    "load_rules",
     "load_schema_file",
     "loads_json",
     "normalize_message",
@@ -267,6 +286,7 @@ __all__ = [
     "normalize_tool_call",
     "normalize_tool_definitions",
     "parse_arguments",
+    "parse_rules",
     "parse_text_tool_calls",
     "read_sessions",
     "recorded_names",
@@ -276,6 +296,8 @@ __all__ = [
     "render",
     "render_tools",
     "repair",
+    "sarif_report",
+    "save_findings",
     "schema_audit",
     "schema_history",
     "search_calls",
@@ -296,6 +318,20 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PriceTable": ("store.usage.prices", "PriceTable"),
     "load_prices": ("store.usage.prices", "load_prices"),
     "TokenUsage": ("store.usage.tokens", "TokenUsage"),
+    "CallRecord": ("store.rules.events", "CallRecord"),
+    "Finding": ("store.rules.findings", "Finding"),
+    "RuleError": ("store.core.errors", "RuleError"),
+    "RuleSet": ("store.rules.engine", "RuleSet"),
+    "SigmaRule": ("store.rules.sigma", "Rule"),
+    "builtin_rules": ("store.rules.engine", "builtin_rules"),
+    "load_rules": ("store.rules.engine", "load_rules"),
+    "call_events": ("store.rules.events", "call_events"),
+    "check_rules": ("store.audit.detections", "check_rules"),
+    "load_findings": ("store.db.findings", "load_findings"),
+    "save_findings": ("store.db.findings", "save_findings"),
+    "sarif_report": ("store.rules.findings", "sarif_report"),
+    "level_reached": ("store.rules.findings", "level_reached"),
+    "parse_rules": ("store.rules.sigma", "parse_rules"),
     "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
     "DistributionReport": ("store.db.distribute", "DistributionReport"),
     "DistributionState": ("store.db.distribute", "DistributionState"),

@@ -29,6 +29,7 @@ The tree::
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     ├── UsageError                  (also ValueError) a function called with a value it cannot use
     │                               (a negative limit, an unknown target); names the parameter
+    │   └── RuleError               a Sigma rule that cannot be loaded; names the file and rule
     ├── MissingExtra                (also ImportError) an integration used without its framework;
     │                               names the extra to install
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
@@ -240,6 +241,11 @@ class AmbiguousSessionId(UsageError):
 
 #: How many candidates an ambiguous prefix lists.
 AMBIGUOUS_SHOWN = 10
+
+
+class RuleError(UsageError):
+    """A Sigma rule file that cannot be loaded (not YAML, not a rule, a modifier or condition
+    the evaluator does not support); the message names the file and the rule."""
 
 
 class SettingsError(UsageError, TypeError):

@@ -38,6 +38,7 @@ from store.tools.vocabulary import VIEW_NAMES
 __all__ = [
     "NAMING_CONVENTION",
     "call_views",
+    "findings",
     "WIRE_VERSION",
     "message_usage",
     "messages",
@@ -242,6 +243,34 @@ message_usage = Table(
         ["messages.session_id", "messages.position"],
         ondelete="CASCADE",
     ),
+)
+
+# Findings (revision 0009; store/rules, ``rules check --save``): a Sigma rule that matched a
+# call, one row per (call, rule); saving again replaces the row. Derived data: deleting the
+# session or the message deletes them.
+findings = Table(
+    "findings",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("call_index", Integer, primary_key=True, autoincrement=False),
+    Column("rule_id", String, primary_key=True),
+    Column("call_id", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("level", String, nullable=False, doc="informational, low, medium, high, critical"),
+    Column("tags_json", Text, nullable=False, doc="JSON array of the rule's tags"),
+    Column("agent", String),
+    Column("tool", String, nullable=False, doc="canonical tool name when found"),
+    Column("raw_tool", String, nullable=False),
+    Column("field", String, nullable=False, doc="the Sigma field that matched"),
+    Column("matched", Text, nullable=False, doc="the text that matched (secrets redacted)"),
+    Column("found_at", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(
+        ["session_id", "position"],
+        ["messages.session_id", "messages.position"],
+        ondelete="CASCADE",
+    ),
+    Index("ix_findings_rule", "rule_id"),
 )
 
 tool_definitions = Table(

@@ -32,6 +32,7 @@ from importlib import resources
 from urllib.parse import urlencode
 
 import store
+import store.viewer.findings as findings
 import store.viewer.pages as pages
 import store.viewer.session as session
 from store.viewer.http import BadRequest, NotFound, Request, Response
@@ -198,7 +199,8 @@ class Viewer:
         if head == "favicon.ico" and not rest:
             return _static("favicon.svg")
         simple: dict[str, Route] = {"sessions": pages.sessions_page, "tools": pages.tools_page,
-                                    "search": pages.search_page}
+                                    "search": pages.search_page,
+                                    "findings": findings.findings_page}
         if head in simple and not rest:
             return simple[head](self, request)
         if head == "session" and rest:

@@ -135,12 +135,15 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "call_views": ("distributed", "created", 0),  # the argument views: the same
         "source_files": ("reference", "created", 0),  # capture (revision 0010)
         "session_sources": ("distributed", "created", 0),
+        "findings": ("distributed", "created", 0),  # Sigma findings (revision 0009)
+        "message_usage": ("distributed", "created", 0),  # token usage (revision 0008)
     }
     assert report.changed and report.shard_count == SHARDS and report.state.distributed
     tables = layout(url)
     assert tables["tool_aliases"] == ("reference", None)
     colocation = {tables[t][1] for t in ("sessions", "messages", "tool_calls", "tool_results",
-                                         "tool_definitions", "search_items", "call_views")}
+                                         "tool_definitions", "search_items", "call_views",
+                                         "findings")}
     assert len(colocation) == 1 and None not in colocation
     assert "alembic_version" not in tables  # stays a local table of the coordinator
     engine = create_engine(url)
@@ -191,8 +194,8 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
-         "tool_calls", "tool_results", "search_items", "call_views", "session_sources"),
-        "already")
+         "tool_calls", "tool_results", "search_items", "call_views", "session_sources",
+         "message_usage", "findings"), "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -213,7 +216,7 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "call_views", "source_files", "session_sources"}
+        "call_views", "source_files", "session_sources", "message_usage", "findings"}
     assert store.check_database(url).distributed
 
 

@@ -26,7 +26,8 @@ SHAPES = {
     "calls show": "call", "demo": "call", "tools usage": "tool-usage",
     "aliases list": "alias", "verify": "verify-problem", "audit schema": "schema-violation",
     "import": "import-summary", "db history": "revision", "db distribute": "table-action",
-    "usage": "usage",
+    "usage": "usage", "rules check": "finding", "rules test": "finding",
+    "rules findings": "finding", "rules list": "rule",
 }
 
 
@@ -102,6 +103,15 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
                         for row in lines("usage", "--by", by, "--db", db, "--json")]
     written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
     written["db history"] = lines("db", "history", "--db", db, "--json")
+    written["rules list"] = lines("rules", "list", "--json")
+    written["rules check"] = lines("rules", "check", "--db", db, "--json", "--save")
+    written["rules findings"] = lines("rules", "findings", "--db", db, "--json")
+    rule = tmp_path / "rule.yml"
+    rule.write_text("title: any shell call\nid: 0f6b6a43-6c3e-4a55-9d5c-2f2d1b0e8a11\n"
+                    "status: test\nlevel: low\nlogsource: {product: linux, "
+                    "category: process_creation}\ndetection:\n  sel: {Image|endswith: /ls}\n"
+                    "  condition: sel\n")
+    written["rules test"] = lines("rules", "test", str(rule), "--db", db, "--json")
     import sqlite3
 
     with sqlite3.connect(tmp_path / "shapes.sqlite") as conn:  # a problem for verify

@@ -35,6 +35,10 @@ EXPECTED_COLUMNS = {
         "session_id", "position", "model", "request_id", "response_id", "input_tokens",
         "output_tokens", "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens",
     },
+    "findings": {
+        "session_id", "position", "call_index", "rule_id", "call_id", "title", "level",
+        "tags_json", "agent", "tool", "raw_tool", "field", "matched", "found_at",
+    },
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
         "is_error", "name", "content_json", "extras_json", "source",
@@ -65,6 +69,7 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
     "message_usage": ("pk_message_usage", ["session_id", "position"]),
+    "findings": ("pk_findings", ["session_id", "position", "call_index", "rule_id"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
     "source_files": ("pk_source_files", ["path"]),
     "session_sources": ("pk_session_sources", ["session_id", "path"]),
@@ -96,6 +101,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "source_files": {},
     "session_sources": {},
     "message_usage": {},
+    "findings": {"ix_findings_rule": (["rule_id"], False)},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -129,6 +135,11 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
     },
     "message_usage": {
         "fk_message_usage_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "findings": {
+        "fk_findings_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
     },
@@ -238,7 +249,7 @@ class TestMigratedSchema:
             if table not in ("tool_aliases", "source_files", "alembic_version")
         }
 
-        assert len(leading) == 8
+        assert len(leading) == 9
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -313,7 +324,7 @@ class TestDowngrade:
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
-            "call_views", "source_files", "session_sources", "message_usage"}
+            "call_views", "source_files", "session_sources", "message_usage", "findings"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

@@ -1,0 +1,141 @@
+"""Sigma rules over every stored call (persistence side of store/rules).
+
+:func:`check_rules` scans the calls (one pass over ``tool_calls`` in key order; the sessions'
+agent and cwd read once; the messages joined only for a time range), resolves each call's tool
+through the alias table as stored now, and asks a :class:`~store.rules.engine.RuleSet` which
+rules match. The arguments are read as the stored JSON text: the rule set's cache is keyed by
+it, so a call seen before (same tool, agent, cwd and arguments) costs a dictionary lookup. The
+matched text of a finding has its secrets redacted (:class:`~store.redaction.redact.Redactor`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from sqlalchemy import Text, and_, cast, select
+
+from store.audit.sql import aware, connect, time_filters
+from store.core.errors import UsageError
+from store.db.base import alias_table
+from store.db.tables import messages, sessions, tool_calls
+from store.redaction.redact import Redactor
+from store.rules.engine import RuleSet
+from store.rules.events import CallRecord
+from store.rules.findings import Finding
+from store.rules.sigma import Rule
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["check_rules", "iter_call_records"]
+
+_FETCH = 5000
+
+
+def check_rules(
+    opened: TranscriptStore,
+    rules: RuleSet | Iterable[Rule] | None = None,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    agent: str | None = None,
+    session_id: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[Finding]:
+    """Findings of ``rules`` (default: the built-in pack) over the stored calls, in call order
+    (session, position, call index; a call's findings in rule order). ``since``/``until``:
+    the time of the call's message; ``agent``: the session's agent; ``progress`` is told
+    how many calls were checked every 5,000."""
+    if rules is None:
+        from store.rules.engine import builtin_rules
+
+        rules = builtin_rules()
+    ruleset = rules if isinstance(rules, RuleSet) else RuleSet(rules)
+    redactor = Redactor()
+    found: list[Finding] = []
+    seen = 0
+    for call, text in iter_call_records(opened, since=since, until=until, agent=agent,
+                                        session_id=session_id):
+        seen += 1
+        if progress is not None and seen % _FETCH == 0:
+            progress(seen)
+        for match in ruleset.check(call, text):
+            found.append(Finding(
+                rule_id=match.rule.id, title=match.rule.title, level=match.rule.level,
+                tags=match.rule.tags, session_id=call.session_id, position=call.position,
+                call_index=call.call_index, call_id=call.call_id, agent=call.agent,
+                tool=call.tool, raw_tool=call.raw_tool, field=match.field,
+                matched=redactor(match.matched)))
+    if progress is not None:
+        progress(seen)
+    return _with_times(opened, found)
+
+
+def iter_call_records(
+    opened: TranscriptStore, *, since: datetime | None = None, until: datetime | None = None,
+    agent: str | None = None, session_id: str | None = None,
+) -> Iterator[tuple[CallRecord, str]]:
+    """Every stored call as a :class:`CallRecord` with its arguments' stored JSON text."""
+    if since is not None and until is not None and aware(since) >= aware(until):
+        raise UsageError("--since must be before --until")
+    c = tool_calls
+    with connect(opened) as conn:
+        aliases = alias_table(conn)
+        query = select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
+        if session_id is not None:
+            query = query.where(sessions.c.session_id == session_id)
+        if agent is not None:
+            query = query.where(sessions.c.agent == agent)
+        about = {row[0]: (row[1], row[2]) for row in conn.execute(query)}
+        if not about:
+            return
+        calls = select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id,
+                       c.c.raw_name, cast(c.c.arguments, Text))
+        timed = time_filters(since, until)
+        if timed:
+            m = messages
+            calls = calls.join(m, and_(m.c.session_id == c.c.session_id,
+                                       m.c.position == c.c.position)).where(*timed)
+        if session_id is not None:
+            calls = calls.where(c.c.session_id == session_id)
+        calls = calls.order_by(c.c.session_id, c.c.position, c.c.call_index)
+        result = conn.execution_options(stream_results=True, yield_per=_FETCH).execute(calls)
+        names: dict[tuple[str, str | None], str] = {}
+        for sid, position, index, call_id, raw, text in result:
+            session = about.get(sid)
+            if session is None:
+                continue
+            who, cwd = session
+            key = (raw, who)
+            tool = names.get(key)
+            if tool is None:
+                tool = names[key] = aliases.display_name(raw, who)
+            arguments: Any = orjson.loads(text) if text else None
+            yield CallRecord(sid, position, index, call_id, raw, tool, who, cwd,
+                             arguments), text or "null"
+
+
+def _with_times(opened: TranscriptStore, found: list[Finding]) -> list[Finding]:
+    """``found`` with the time of each call's message."""
+    if not found:
+        return found
+    m = messages
+    wanted: dict[str, set[int]] = {}
+    for f in found:
+        wanted.setdefault(f.session_id, set()).add(f.position)
+    times: dict[tuple[str, int], datetime] = {}
+    with connect(opened) as conn:
+        for sid, positions in wanted.items():
+            ordered = sorted(positions)
+            for start in range(0, len(ordered), 500):
+                chunk = ordered[start:start + 500]
+                rows = conn.execute(select(m.c.position, m.c.created_at).where(
+                    m.c.session_id == sid, m.c.position.in_(chunk)))
+                for position, created in rows:
+                    times[(sid, position)] = aware(created)
+    from dataclasses import replace
+
+    return [replace(f, time=times.get((f.session_id, f.position))) for f in found]
