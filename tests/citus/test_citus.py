@@ -3,8 +3,9 @@
 These run only when ``TRANSCRIPT_STORE_CITUS_URL`` names a Citus coordinator (with registered
 workers). ``scripts/test-citus`` (run by ``.ci/run`` after the suite) builds Citus once from
 ``../shared/vendor``, starts a local 3-node cluster and runs this module with
-``TRANSCRIPT_STORE_REQUIRE_CITUS`` set, so there a missing cluster fails instead of skipping. Each test that needs a database of its own gets one on every
-node (``tests/citus_cluster.py``); the rest of the suite runs on the distributed store as the
+``TRANSCRIPT_STORE_REQUIRE_CITUS`` set, so there a missing cluster fails instead of
+skipping. Each test that needs a database of its own gets one on every node
+(``tests/citus_cluster.py``); the rest of the suite runs on the distributed store as the
 ``citus`` backend (``tests/conftest.py``).
 
 Routing is checked with ``EXPLAIN`` on the coordinator: every statement an operation sends
