@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from store.audit.sql import connect
 from store.core.errors import UsageError
 from store.db.base import alias_table
-from store.db.sqlitefile import read_time, stored_time
+from store.db.sqlitefile import cwd_pattern, read_time, stored_time
 from store.db.usage import UsageRow, usage_rows
 from store.usage.prices import PriceTable, load_prices
 
@@ -121,7 +121,7 @@ def _deduplicated(rows: Iterable[UsageRow]) -> Iterable[UsageRow]:
 
 def usage_report(store: TranscriptStore, *, by: str = "day", since: datetime | None = None,
                  until: datetime | None = None, agent: str | None = None,
-                 session_id: str | None = None,
+                 cwd: str | None = None, session_id: str | None = None,
                  prices: PriceTable | None = None) -> list[UsageTotals]:
     """Token usage and estimated cost per ``by`` key (see the module docstring); periods and
     sessions in time order, other keys most expensive first."""
@@ -132,7 +132,7 @@ def usage_report(store: TranscriptStore, *, by: str = "day", since: datetime | N
     totals: dict[str, UsageTotals] = {}
     with connect(store) as conn:
         for row in _deduplicated(usage_rows(conn, since=since, until=until, agent=agent,
-                                            session_id=session_id)):
+                                            cwd=cwd, session_id=session_id)):
             key = _key(by, row)
             found = totals.get(key)
             if found is None:
@@ -164,7 +164,7 @@ class ToolContext:
 
 def tool_context(store: TranscriptStore, *, by: str | None = None,
                  since: datetime | None = None, until: datetime | None = None,
-                 agent: str | None = None) -> list[ToolContext]:
+                 agent: str | None = None, cwd: str | None = None) -> list[ToolContext]:
     """Per tool (and per ``by``: day, week, agent or model; ``None``: the whole range) the
     calls and the estimated tokens of their results, keys in order, then the tools that
     filled the context most first."""
@@ -181,6 +181,10 @@ def tool_context(store: TranscriptStore, *, by: str | None = None,
                 where.append(clause + mark)
                 params.append(stored_time(value) if not pg and isinstance(value, datetime)
                               else value)
+        if cwd is not None:  # the folder or below it (as sessions list --cwd)
+            folder, below = cwd_pattern(cwd)
+            where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
+            params.extend([folder, below])
         sql = ("SELECT c.session_id, c.position, c.call_index, m.created_at, s.agent, "
                "coalesce(u.model, s.model), c.raw_name, length(r.content_json), r.is_error "
                "FROM tool_calls c JOIN messages m ON m.session_id = c.session_id "

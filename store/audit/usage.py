@@ -36,6 +36,7 @@ from store.audit.sql import (
     time_filters,
 )
 from store.db.base import alias_table
+from store.db.sessions import sessions_where
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.tools.names import AliasTable
 
@@ -68,6 +69,8 @@ def tool_usage(
     since: datetime | None = None,
     until: datetime | None = None,
     session_id: str | None = None,
+    agent: str | None = None,
+    cwd: str | None = None,
     limit: int | None = 100,
     offset: int = 0,
 ) -> list[ToolUsage]:
@@ -83,11 +86,13 @@ def tool_usage(
     alias scoped to an agent renames are counted again per (agent, raw name) in one grouped
     join with the sessions; the distinct sessions of a current name with several raw names
     are counted exactly from the distinct (raw name, session) pairs of those names.
+    ``agent`` / ``cwd``: only the sessions of that agent, run in that folder or below it.
     """
     check_page(limit, offset)
+    scope = sessions_where(agent=agent, cwd=cwd) if agent or cwd else None
     with connect(store) as conn:
         no_jit(conn)
-        out = _usage(conn, since, until, session_id)
+        out = _usage(conn, since, until, session_id, scope)
         conn.rollback()
     out.sort(key=lambda u: (-u.calls, u.name))
     return out[offset:] if limit is None else out[offset:offset + limit]
@@ -99,36 +104,40 @@ def count_tools(
     since: datetime | None = None,
     until: datetime | None = None,
     session_id: str | None = None,
+    agent: str | None = None,
+    cwd: str | None = None,
 ) -> int:
     """How many current tool names :func:`tool_usage` reports (for "showing N of M")."""
-    return len(tool_usage(store, since=since, until=until, session_id=session_id, limit=None))
+    return len(tool_usage(store, since=since, until=until, session_id=session_id, agent=agent,
+                          cwd=cwd, limit=None))
 
 
 _Key = tuple[str | None, str]  # (agent, raw name); agent None: calls of any agent
 
 
 def _usage(conn: Connection, since: datetime | None, until: datetime | None,
-           session_id: str | None) -> list[ToolUsage]:
-    whole = since is None and until is None and session_id is None
+           session_id: str | None, scope: Any = None) -> list[ToolUsage]:
+    whole = since is None and until is None and session_id is None and scope is None
     stats: dict[_Key, list[Any]] = {}
     if whole:
         for raw, row in _usage_whole_store(conn).items():
             stats[(None, raw)] = row
     else:
-        for found in conn.execute(usage_statement(since, until, session_id)):
+        for found in conn.execute(usage_statement(since, until, session_id, scope=scope)):
             stats[(None, found[0])] = list(found[1:])
     aliases = alias_table(conn)
     scoped_raws = sorted({raw for _, raw in aliases.scoped} & {raw for _, raw in stats})
     if scoped_raws:  # count those again per agent
         for raw in scoped_raws:
             del stats[(None, raw)]
-        for found in conn.execute(usage_statement(since, until, session_id, scoped_raws)):
+        for found in conn.execute(usage_statement(since, until, session_id, scoped_raws,
+                                                  scope=scope)):
             stats[(found[0], found[1])] = list(found[2:])
     groups: dict[str, list[_Key]] = {}
     for key in stats:
         groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
     shared = {name: keys for name, keys in groups.items() if len(keys) > 1}
-    sessions_of = _shared_sessions(conn, aliases, shared, since, until, session_id)
+    sessions_of = _shared_sessions(conn, aliases, shared, since, until, session_id, scope)
     out = []
     for name, keys in groups.items():
         rows = [stats[key] for key in keys]
@@ -149,7 +158,7 @@ def _usage(conn: Connection, since: datetime | None, until: datetime | None,
 
 def _shared_sessions(
     conn: Connection, aliases: AliasTable, shared: dict[str, list[_Key]],
-    since: datetime | None, until: datetime | None, session_id: str | None,
+    since: datetime | None, until: datetime | None, session_id: str | None, scope: Any = None,
 ) -> dict[str, int]:
     """Distinct sessions of each current name made of several (agent, raw) keys: one query
     for the distinct (raw name, session) pairs of their raw names (and, when a scoped alias is
@@ -161,6 +170,8 @@ def _shared_sessions(
     pairs = select(c.c.raw_name, c.c.session_id).where(c.c.raw_name.in_(raws))
     if session_id is not None:
         pairs = pairs.where(c.c.session_id == session_id)
+    if scope is not None:
+        pairs = pairs.where(c.c.session_id.in_(scope))
     if since is not None or until is not None:
         pairs = pairs.select_from(calls_with_time(messages)).where(
             *time_filters(since, until))
@@ -241,11 +252,12 @@ def no_jit(conn: Connection) -> None:
 
 def usage_statement(
     since: datetime | None, until: datetime | None, session_id: str | None,
-    scoped_raws: Sequence[str] | None = None,
+    scoped_raws: Sequence[str] | None = None, *, scope: Any = None,
 ) -> Any:
     """One grouped join: [raw, calls, sessions, invalid, errors, without result, first, last]
     (for a time range or a session); with ``scoped_raws``: those raw names only, grouped by
-    (the session's agent, raw name), the agent first."""
+    (the session's agent, raw name), the agent first; ``scope``: a subquery of the session ids
+    to count (``sessions_where``)."""
     c, m = tool_calls, message_side(timed=since is not None or until is not None)
     r = tool_results.alias("r")
     joined = linked(r)
@@ -255,6 +267,8 @@ def usage_statement(
         # routes it to one shard only when each distributed table is filtered by the session
         joined = and_(joined, r.c.session_id == session_id)
         filters.extend([c.c.session_id == session_id, m.c.session_id == session_id])
+    if scope is not None:
+        filters.append(c.c.session_id.in_(scope))
     source = calls_with_time(m)
     keys: list[Any] = [c.c.raw_name]
     if scoped_raws is not None:

@@ -133,6 +133,7 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @db_option
 @time_options("Calls made")
 @click.option("--session", help="One session (its id or a unique prefix of it).")
+@scope_options
 @click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
 @click.option("--offset", type=count(), default=0)
@@ -141,21 +142,21 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
                    "results carried into the context (estimated), with a sparkline or bar.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: datetime | None, until: datetime | None,
-                session: str | None, limit: int, offset: int, by: str | None,
-                as_json: bool) -> None:
+                session: str | None, agent: str | None, cwd: str | None, limit: int,
+                offset: int, by: str | None, as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
     if by is not None:
         from store.cli.toolsby import tools_by
 
-        tools_by(db_url, by, since, until, as_json)
+        tools_by(db_url, by, since, until, as_json, agent=agent, cwd=cwd)
         return
     with open_store(db_url, read_only=True) as opened:
         if session is not None:
             session = resolve_session(opened, session)
-        every = store.tool_usage(opened, since=since, until=until,
-                                 session_id=session, limit=None)
+        every = store.tool_usage(opened, since=since, until=until, session_id=session,
+                                 agent=agent, cwd=cwd, limit=None)
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")

@@ -29,9 +29,10 @@ def _periods(keys: list[str], step: int) -> list[str]:
 
 
 def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
-             as_json: bool) -> None:
+             as_json: bool, *, agent: str | None = None, cwd: str | None = None) -> None:
     with open_store(db_url, read_only=True) as opened:
-        entries = store.tool_context(opened, by=by, since=since, until=until)
+        entries = store.tool_context(opened, by=by, since=since, until=until, agent=agent,
+                                     cwd=cwd)
     if as_json:
         emit_json({by: e.key, "tool": e.tool, "calls": e.calls, "results": e.results,
                    "error_results": e.error_results, "context_tokens": e.context_tokens,

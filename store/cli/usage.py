@@ -10,7 +10,14 @@ from typing import Any
 import click
 
 import store
-from store.cli._common import console, db_option, emit_json, open_store, time_options
+from store.cli._common import (
+    console,
+    db_option,
+    emit_json,
+    open_store,
+    scope_options,
+    time_options,
+)
 from store.cli._common import safe_markup as escape
 
 #: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
@@ -47,14 +54,15 @@ def _prices(path: Path | None) -> store.PriceTable:
 
 
 def _tool_rows(opened: store.TranscriptStore, prices: store.PriceTable,
-               since: datetime | None, until: datetime | None, agent: str | None
+               since: datetime | None, until: datetime | None, agent: str | None,
+               cwd: str | None
                ) -> tuple[list[dict[str, Any]], set[str]]:
     """Per tool: calls and the estimated tokens (and input cost, at each call's model) its
     results carried into the context."""
     rows: dict[str, dict[str, Any]] = {}
     unpriced: set[str] = set()
     for entry in store.tool_context(opened, by="model", since=since, until=until,
-                                    agent=agent):
+                                    agent=agent, cwd=cwd):
         row = rows.setdefault(entry.tool, {
             "tool": entry.tool, "calls": 0, "results": 0, "input_tokens": 0,
             "output_tokens": 0, "cache_creation_tokens": 0, "cache_read_tokens": 0,
@@ -78,13 +86,14 @@ def _tool_rows(opened: store.TranscriptStore, prices: store.PriceTable,
                                                "agent", "project", "tool"]),
               default="day", show_default=True, help="What a row is.")
 @time_options("Usage recorded")
-@click.option("--agent", help="Only sessions of this agent (claude-code, codex, gemini-cli ...).")
+@scope_options
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False),
               help="A price file in LiteLLM's model_prices_and_context_window.json format, "
                    "over the shipped table (also: TRANSCRIPT_STORE_PRICES).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per row.")
 def usage(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
-          agent: str | None, prices_file: Path | None, as_json: bool) -> None:
+          agent: str | None, cwd: str | None, prices_file: Path | None,
+          as_json: bool) -> None:
     """Tokens (input, output, cache creation, cache read) and estimated cost.
 
     From the usage the agents recorded (Claude Code, Codex, Gemini CLI), one response counted
@@ -95,9 +104,10 @@ def usage(db_url: str | None, by: str, since: datetime | None, until: datetime |
     prices = _prices(prices_file)
     with open_store(db_url, read_only=True) as opened:
         if by == "tool":
-            rows, unpriced = _tool_rows(opened, prices, since, until, agent)
+            rows, unpriced = _tool_rows(opened, prices, since, until, agent, cwd)
         else:
             totals = store.usage_report(opened, by=by, since=since, until=until, agent=agent,
+                                        cwd=cwd,
                                         prices=prices)
             unpriced = set().union(*(t.unpriced_models for t in totals)) if totals else set()
             name = JSON_KEYS.get(by, by)

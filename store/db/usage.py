@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from store.db.sqlitefile import read_time, stored_time
+from store.db.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import TokenUsage
 
 __all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "usage_rows"]
@@ -68,7 +68,7 @@ class UsageRow:
 
 def usage_rows(conn: Connection, *, since: datetime | None = None,
                until: datetime | None = None, session_id: str | None = None,
-               agent: str | None = None) -> Iterator[UsageRow]:
+               agent: str | None = None, cwd: str | None = None) -> Iterator[UsageRow]:
     """Every stored usage (with its message's time, the session's agent and cwd), oldest
     first, within the filters."""
     pg = conn.dialect.name == "postgresql"
@@ -81,6 +81,10 @@ def usage_rows(conn: Connection, *, since: datetime | None = None,
             where.append(clause + mark)
             params.append(stored_time(value) if not pg and isinstance(value, datetime)
                           else value)
+    if cwd is not None:  # the folder or below it (as sessions list --cwd)
+        folder, below = cwd_pattern(cwd)
+        where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
+        params.extend([folder, below])
     sql = ("SELECT u.session_id, u.position, m.created_at, s.agent, s.cwd, "
            + ", ".join(f"u.{c}" for c in USAGE_COLUMNS)
            + " FROM message_usage u JOIN messages m ON m.session_id = u.session_id "

@@ -113,6 +113,22 @@ def test_agent_and_cwd_select_sessions_and_calls(seeded: str):
     assert "claude-code" in table and "/home/u/app" in table
 
 
+def test_agent_and_cwd_select_the_tools_and_usage_reports(seeded: str):
+    def tools(*extra: str) -> dict[str, int]:
+        return {r["tool"]: r["calls"] for r in rows("tools", "usage", "--db", seeded, *extra)}
+
+    assert tools() == {"bash": 4}
+    assert tools("--agent", "claude-code") == {"bash": 1}
+    assert tools("--agent", "codex", "--cwd", "/home/u/app") == {"bash": 3}
+    assert tools("--cwd", "/home/u/other") == {}
+    assert tools("--cwd", "/home/u/ap") == {}  # a folder, not a string prefix
+    by_agent = rows("tools", "usage", "--by", "agent", "--cwd", "/home/u/app/sub", "--db",
+                    seeded)
+    assert [(r["agent"], r["tool"], r["calls"]) for r in by_agent] == [("codex", "bash", 3)]
+    # usage takes the same scope (nothing recorded here: no rows, and no error)
+    assert rows("usage", "--by", "agent", "--cwd", "/home/u/app", "--db", seeded) == []
+
+
 def test_a_unique_prefix_names_a_session_everywhere(seeded: str):
     shown = rows("sessions", "show", "abd", "--db", seeded)
     assert {r["session_id"] for r in shown} == {"abd-mid"}
