@@ -47,6 +47,7 @@ from store.importers.base import (
 )
 from store.importers.formats import (
     DETECT_RECORDS,
+    check_forced,
     check_format,
     detect_format,
     read_line_records,
@@ -95,7 +96,7 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
         if format in LINE_FORMATS or (format is None
                                       and path.suffix.lower() in _LINE_SUFFIXES):
             read = _read_lines(path, fd, info, format, 0, 0, (), settled, max_file_bytes,
-                               change)
+                               change, forced=format is not None)
             if read is not None:
                 return read
     except OSError as exc:
@@ -112,9 +113,11 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
 
 def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offset: int,
                 lines: int, context: Sequence[Record], settled: bool,
-                max_bytes: int | None, change: Change) -> FileRead | None:
+                max_bytes: int | None, change: Change, *, forced: bool = False
+                ) -> FileRead | None:
     """The lines after ``offset`` (``lines`` before it); ``None`` when ``fmt`` is not given
-    and the lines turn out not to be of a JSON-lines format."""
+    and the lines turn out not to be of a JSON-lines format. ``forced``: ``fmt`` is the
+    user's ``--format``, which must fit the file (as :func:`read_sessions` checks it)."""
     size = info.st_size
     if max_bytes is not None and size - offset > max_bytes:
         what = f"is {size} bytes" if offset == 0 else f"has {size - offset} new bytes"
@@ -167,8 +170,13 @@ def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offs
         if fmt not in LINE_FORMATS:
             return None
         collector.format = fmt
+    sample = [r for _, r in records[:DETECT_RECORDS]]
+    if forced:
+        check_forced(path, fmt, sample, proven_only=True)
     read_line_records(fmt, [*context, *records], last or lines, collector)
     parsed = collector.result()
+    if forced and parsed.messages == 0 and not parsed.deferred:
+        check_forced(path, fmt, sample, proven_only=False)
     held = [starts[d.line] for d in parsed.deferred if d.line is not None and d.line in starts]
     if held:
         resume = min([*held, *([resume] if resume is not None else [])])

@@ -216,7 +216,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
         raise ImportFileError(file, f"not UTF-8 text (bad byte at offset {source.bad_byte})")
     sample = [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
     if format is not None:
-        _check_forced(file, format, sample, proven_only=True)
+        check_forced(file, format, sample, proven_only=True)
     fmt = format or detect_format(file, sample)
     collector.format = fmt
     if fmt in _JSON_LINES:
@@ -241,7 +241,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
         _read_plain_lines(records, fmt, collector)
     parsed = collector.result()
     if format is not None and parsed.messages == 0 and not parsed.deferred:
-        _check_forced(file, format, sample, proven_only=False)
+        check_forced(file, format, sample, proven_only=False)
     return parsed
 
 
@@ -250,7 +250,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 _PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store"})
 
 
-def _check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
+def check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
     """A forced format that does not fit the file is an error that says which format the
     file looks like, not a success with wrong or no messages: before reading, when the
     records prove another agent's format (``proven_only``); after reading nothing, when they

@@ -277,8 +277,9 @@ def test_a_reimport_replaces_a_file_name_title(tmp_path: Path):
     run("import", "--settle", "0", "-q", "--db", str(db), str(AGENTS / "codex"))
     (session,) = rows("sessions", "list", "--db", str(db))
     name = "rollout-2025-09-12T08-00-00-22222222-2222-4222-8222-222222222222.jsonl"
-    with sqlite3.connect(db) as conn:  # what an import before prompt titles stored
-        conn.execute("UPDATE sessions SET title = ?", (name,))
+    with sqlite3.connect(db) as conn:  # what an import before prompt titles stored (and
+        conn.execute("UPDATE sessions SET title = ?", (name,))  # before per-file states)
+        conn.execute("DELETE FROM source_files")
     conn.close()
     assert rows("sessions", "list", "--db", str(db))[0]["title"] == name
     run("import", "--settle", "0", "-q", "--db", str(db), str(AGENTS / "codex"))
