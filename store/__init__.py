@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         ParametersError,
         RecordError,
         SchemaOutOfDate,
+        SessionHeldError,
         SessionNotFound,
         SettingsError,
         StoreError,
@@ -126,6 +127,7 @@ if TYPE_CHECKING:
         validate_arguments,
     )
     from store.tools.vocabulary import VOCABULARY
+    from store.trust.retention import ErasureReceipt, RetentionPolicy, parse_duration
 
 __version__: str  # the installed distribution's (pyproject.toml is the one place it is
 # written), read through importlib.metadata on first use: see __getattr__
@@ -148,6 +150,7 @@ __all__ = [
     "DistributionError",
     "DistributionReport",
     "DistributionState",
+    "ErasureReceipt",
     "ExportStats",
     "FrozenParametersError",
     "IMPORT_FORMATS",
@@ -177,10 +180,12 @@ __all__ = [
     "Redactor",
     "RepairChange",
     "Repaired",
+    "RetentionPolicy",
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
     "ServerToolCall",
+    "SessionHeldError",
     "SessionInfo",
     "SessionNotFound",
     "SessionPage",
@@ -240,6 +245,7 @@ __all__ = [
     "normalize_tool_call",
     "normalize_tool_definitions",
     "parse_arguments",
+    "parse_duration",
     "parse_text_tool_calls",
     "read_sessions",
     "redact_message",
@@ -317,6 +323,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionPage": ("store.db.lite", "SessionPage"),
     "list_sessions": ("store.db.lite", "list_sessions"),
     "SessionNotFound": ("store.core.errors", "SessionNotFound"),
+    "SessionHeldError": ("store.core.errors", "SessionHeldError"),
+    "ErasureReceipt": ("store.trust.retention", "ErasureReceipt"),
+    "RetentionPolicy": ("store.trust.retention", "RetentionPolicy"),
+    "parse_duration": ("store.trust.retention", "parse_duration"),
     "SettingsError": ("store.core.errors", "SettingsError"),
     "StoreError": ("store.core.errors", "StoreError"),
     "StoredMessage": ("store.core.transcript", "StoredMessage"),

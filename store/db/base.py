@@ -263,6 +263,7 @@ def _session_row(
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
         "metadata_json": dumps_json(dict(metadata)) if metadata else "{}",
         "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
+        "chain_digest": None,
     }
 
 

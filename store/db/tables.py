@@ -36,10 +36,13 @@ from store.tools.vocabulary import VIEW_NAMES
 __all__ = [
     "NAMING_CONVENTION",
     "call_views",
+    "chain_heads",
     "WIRE_VERSION",
     "messages",
     "metadata",
+    "session_holds",
     "sessions",
+    "tombstones",
     "tool_aliases",
     "tool_calls",
     "tool_definitions",
@@ -93,6 +96,8 @@ sessions = Table(
         doc="search watermark: the messages before it are in the search index "
             "(store/db/search_index.py)",
     ),
+    Column("chain_digest", String,
+           doc="digest of the last message's chain (store.trust.chain; revision 0011)"),
     # The sessions whose new messages the search index has not caught up with (revision 0005).
     Index("ix_sessions_search_behind", "session_id",
           sqlite_where=text("next_position > indexed_position"),
@@ -113,6 +118,8 @@ messages = Table(
     Column("extras_json", Text, doc="message-level provider fields kept for replay"),
     Column("metadata_json", Text, doc="transcript envelope: timestamps, parents, sidechains"),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("digest", String, doc="chained digest of the message as stored (store.trust.chain; "
+                                 "revision 0011)"),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
     Index("ux_messages_session_key", "session_id", "message_key", unique=True),
     # Audit (revision 0004): time-range filters of the audits start from this index ...
@@ -232,4 +239,37 @@ tool_aliases = Table(
     Column("raw_name", String, primary_key=True),
     Column("current_name", String, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Trust (revision 0011, store/trust): what was removed, the heads recorded, the legal holds.
+tombstones = Table(
+    "tombstones",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("erased_at", UTCDateTime, primary_key=True),
+    Column("start_position", Integer, primary_key=True, autoincrement=False,
+           doc="the first position removed (0: the whole session)"),
+    Column("kind", String, nullable=False, doc="erase | delete | prune | truncate"),
+    Column("messages", Integer, nullable=False, doc="how many messages were removed"),
+    Column("digest", String, doc="chain digest of the last message removed"),
+    Column("reason", Text),
+    Column("actor", String, doc="who asked, when known"),
+)
+
+chain_heads = Table(
+    "chain_heads",
+    metadata,
+    Column("head", String, primary_key=True, doc="as printed by `db head`"),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("body", Text, nullable=False, doc="the canonical listing the head is a digest of"),
+)
+
+session_holds = Table(
+    "session_holds",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("held_at", UTCDateTime, nullable=False),
+    Column("actor", String),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
 )

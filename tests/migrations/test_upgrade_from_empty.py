@@ -20,10 +20,11 @@ EXPECTED_COLUMNS = {
     "sessions": {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
         "created_at", "updated_at", "next_position", "indexed_position", "agent",
+        "chain_digest",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
-        "parts_json", "extras_json", "metadata_json", "created_at",
+        "parts_json", "extras_json", "metadata_json", "created_at", "digest",
     },
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
@@ -41,6 +42,11 @@ EXPECTED_COLUMNS = {
     },
     "tool_aliases": {"agent", "raw_name", "current_name", "created_at"},
     "alembic_version": {"version_num"},
+    # Trust (revision 0011).
+    "tombstones": {"session_id", "erased_at", "start_position", "kind", "messages", "digest",
+                   "reason", "actor"},
+    "chain_heads": {"head", "recorded_at", "body"},
+    "session_holds": {"session_id", "reason", "held_at", "actor"},
 }
 
 def _tables(engine: Any) -> list[str]:
@@ -56,6 +62,9 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
+    "tombstones": ("pk_tombstones", ["session_id", "erased_at", "start_position"]),
+    "chain_heads": ("pk_chain_heads", ["head"]),
+    "session_holds": ("pk_session_holds", ["session_id"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
@@ -81,6 +90,9 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "tool_definitions": {},
     "tool_aliases": {},
     "call_views": {},
+    "tombstones": {},
+    "chain_heads": {},
+    "session_holds": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -107,6 +119,11 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
         "fk_call_views_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
+    },
+    "tombstones": {},
+    "chain_heads": {},
+    "session_holds": {
+        "fk_session_holds_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
     },
 }
 
@@ -211,10 +228,10 @@ class TestMigratedSchema:
         leading = {
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
-            if table not in ("tool_aliases", "alembic_version")
+            if table not in ("tool_aliases", "alembic_version", "chain_heads")
         }
 
-        assert len(leading) == 6
+        assert len(leading) == 8
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -288,7 +305,8 @@ class TestDowngrade:
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
-        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {"call_views"}
+        assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
+            "call_views", "tombstones", "chain_heads", "session_holds"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine
