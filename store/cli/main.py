@@ -25,6 +25,7 @@ COMMAND_MODULES: dict[str, str] = {
     "db": "db", "demo": "demo", "sessions": "sessions", "verify": "sessions",
     "import": "imports", "export": "export", "tools": "audit", "calls": "audit",
     "audit": "audit", "aliases": "aliases", "serve": "serve", "completion": "completion",
+    "prune": "trust",
 }
 
 

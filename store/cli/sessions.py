@@ -1,4 +1,5 @@
-"""CLI: ``sessions list | show | fork``, ``verify`` (edge layer; public API only)."""
+"""CLI: ``sessions list | show | fork | delete | rename | tag`` (``erase | hold | release``
+from :mod:`store.cli.trust`), ``verify`` (edge layer; public API only)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ from store.cli._common import (
     visible,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.trust import erase, explain_missing, hold, release
 
 
 @click.group()
 def sessions() -> None:
-    """List, show, fork, rename, tag and delete stored sessions."""
+    """List, show, fork, rename, tag, delete, erase and hold stored sessions."""
+
+
+for _command in (erase, hold, release):
+    sessions.add_command(_command)
 
 
 def _session_dict(info: store.SessionInfo) -> dict[str, Any]:
@@ -147,7 +153,11 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     """Show a transcript: roles, text, each call with its arguments and result."""
     redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
-        transcript = opened.load(session_id, last_turns=last_turns)
+        try:
+            transcript = opened.load(session_id, last_turns=last_turns)
+        except store.SessionNotFound:
+            explain_missing(opened, session_id)  # a tombstone says what happened
+            raise
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
@@ -193,7 +203,9 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
 @click.argument("session_ids", nargs=-1, required=True, metavar="SESSION_ID...")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool) -> None:
-    """Delete sessions and everything in them (messages, calls, results). Asks first."""
+    """Delete sessions and everything in them (messages, calls, results), leaving a
+    tombstone; refused for a held session. Asks first. The bytes are not scrubbed: use
+    `sessions erase` for subject requests and leaked data."""
     with open_store(db_url) as opened:
         infos = [opened.get_session(sid) for sid in session_ids]  # all exist, or none goes
         if not yes:
@@ -232,11 +244,15 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
 @click.command()
 @db_option
 @click.option("--session", "session_id", help="Only this session.")
+@click.option("--head", help="Also prove nothing was removed or rolled back since this head "
+                             "(printed by `db head`).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
-def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
-    """Check that what is stored reads back as written; exit 1 on errors. Changes nothing."""
+def verify(db_url: str | None, session_id: str | None, head: str | None,
+           as_json: bool) -> None:
+    """Check that what is stored reads back as written and that every message's chained
+    digest matches; exit 1 on errors (each session's first bad position). Changes nothing."""
     with open_store(db_url, read_only=True) as opened:
-        report = opened.verify(session_id)
+        report = opened.verify(session_id, head=head)
     if as_json:
         emit_json({"severity": p.severity, "check": p.check, "session_id": p.session_id,
                    "position": p.position, "index": p.index, "detail": p.detail}
