@@ -1,6 +1,6 @@
 """CLI: ``db upgrade | current | check | index | head | distribute``: the schema, the search
-index, the chain head and the Citus layout (edge layer; public API only). On a Citus coordinator ``upgrade``,
-``current`` and ``check`` also say whether the schema is distributed."""
+index, the chain head and the Citus layout (edge layer; public API only). On a Citus
+coordinator ``upgrade``, ``current`` and ``check`` also say whether the schema is distributed."""
 
 from __future__ import annotations
 
