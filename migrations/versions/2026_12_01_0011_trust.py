@@ -14,12 +14,17 @@ Issue 27 (``store/trust``):
   a head printed earlier still verifies.
 * ``chain_heads``: the listing of every head ``db head`` printed (``verify --head``).
 * ``session_holds``: legal holds (a held session cannot be erased, deleted or pruned).
+* ``call_secrets`` and ``trust_keys``: the keyed digests of the secrets the detectors find
+  in calls and results, under a per-store key made here at random. The search index is
+  forgotten (as ``store.db.search_index.rebuild_statements`` does) so that the next
+  catch-up fills it again with redacted text and fills ``call_secrets``.
 
 The downgrade drops them all.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -70,7 +75,48 @@ def upgrade() -> None:
                                 ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("session_id", name="pk_session_holds"),
     )
+    op.create_table(
+        "call_secrets",
+        sa.Column("session_id", sa.String(), nullable=False),
+        sa.Column("position", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("item", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("item_index", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("digest", sa.String(), nullable=False),
+        sa.Column("kind", sa.String(), nullable=False),
+        sa.Column("call_position", sa.Integer(), nullable=True),
+        sa.Column("call_index", sa.Integer(), nullable=True),
+        sa.ForeignKeyConstraint(["session_id", "position"],
+                                ["messages.session_id", "messages.position"],
+                                name="fk_call_secrets_session_id_messages", ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("session_id", "position", "item", "item_index", "digest",
+                                name="pk_call_secrets"),
+    )
+    op.create_index("ix_call_secrets_digest", "call_secrets", ["digest"])
+    op.create_table(
+        "trust_keys",
+        sa.Column("name", sa.String(), nullable=False),
+        sa.Column("key", sa.String(), nullable=False),
+        sa.PrimaryKeyConstraint("name", name="pk_trust_keys"),
+    )
+    keys = sa.table("trust_keys", sa.column("name"), sa.column("key"))
+    op.bulk_insert(keys, [{"name": "secret_index", "key": secrets.token_hex(32)}])
+    _forget_search_index(op.get_context().dialect.name)
     _compute_chains()
+
+
+def _forget_search_index(dialect: str) -> None:
+    """The index held unredacted text: forget it; the next catch-up fills it again."""
+    conn = op.get_bind()
+    if dialect == "sqlite":
+        present = conn.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'search_fts'").scalar_one()
+        if present:
+            op.execute("INSERT INTO search_fts(search_fts) VALUES ('delete-all')")
+            op.execute("DELETE FROM search_items")
+    else:
+        op.execute("DELETE FROM search_items")
+    op.execute("DELETE FROM call_views")
+    op.execute("UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0")
 
 
 def _compute_chains() -> None:
@@ -142,6 +188,9 @@ def _compute_chains() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("trust_keys")
+    op.drop_index("ix_call_secrets_digest", table_name="call_secrets")
+    op.drop_table("call_secrets")
     op.drop_table("session_holds")
     op.drop_table("chain_heads")
     op.drop_table("tombstones")

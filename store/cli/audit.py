@@ -31,6 +31,7 @@ from store.cli._common import (
     visible,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.trust import audit_secrets, secret_calls
 
 
 @click.group()
@@ -181,6 +182,9 @@ def audit_usage(db_url: str | None, since: str | None, until: str | None,
 @click.option("--keep-formulas", is_flag=True,
               help="With --csv: write cells starting with = + - @ tab or CR as they are (by "
                    "default they get a leading ' so that a spreadsheet does not run them).")
+@click.option("--secret", metavar="VALUE",
+              help="Only the calls that used this secret (found by its keyed digest; '-' "
+                   "reads it from stdin). Other filters do not apply.")
 @redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  session: str | None, since: str | None, until: str | None,
@@ -188,8 +192,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  text: str | None, command_view: str | None, path_view: str | None,
                  pattern_view: str | None, url_view: str | None, ignore_case: bool,
                  regex: bool, limit: int, offset: int, as_json: bool,
-                 csv_path: Path | None, keep_formulas: bool, redact: bool,
-                 patterns: tuple[str, ...]) -> None:
+                 csv_path: Path | None, keep_formulas: bool, secret: str | None,
+                 redact: bool, patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine).
 
     --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
@@ -197,6 +201,9 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     """
     from rich.table import Table
 
+    if secret is not None:
+        secret_calls(db_url, secret, as_json)
+        return
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
                     "url": url_view}, ignore_case, regex)
@@ -360,6 +367,8 @@ def audit_reindex(db_url: str | None) -> None:
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")
+
+audit.add_command(audit_secrets)
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [tools, calls, audit]

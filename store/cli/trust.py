@@ -142,6 +142,40 @@ def prune(db_url: str | None, before: datetime | None, older_than: str | None,
         click.echo(f"{len(receipts)} sessions erased")
 
 
+def secret_calls(db_url: str | None, value: str, as_json: bool) -> None:
+    """``calls search --secret VALUE`` ('-': read the value from stdin, so that it stays out
+    of the shell history and the process list)."""
+    if value == "-":
+        value = sys.stdin.readline().rstrip("\r\n")
+    with open_store(db_url, read_only=True) as opened:
+        hits = opened.calls_with_secret(value)
+    if as_json:
+        emit_json({"session_id": h.session_id, "position": h.position,
+                   "call_index": h.index, "call_id": h.call_id, "name": h.name,
+                   "raw_name": h.raw_name} for h in hits)
+        return
+    for h in hits:
+        click.echo(visible(f"{h.session_id}  {h.position}.{h.index}  {h.name}  {h.call_id}"))
+    click.echo(f"{len(hits)} calls held this secret", err=True)
+
+
+@click.command("secrets")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per session and kind.")
+def audit_secrets(db_url: str | None, as_json: bool) -> None:
+    """Sessions whose calls or results hold secrets the detectors recognise: kinds and
+    counts, never the values."""
+    with open_store(db_url) as opened:
+        rows = opened.secrets_summary()
+    if as_json:
+        emit_json({"session_id": s, "kind": k, "secrets": n, "calls": c}
+                  for s, k, n, c in rows)
+        return
+    for sid, kind, n, calls in rows:
+        click.echo(visible(f"{sid}  {kind}  {n} secrets in {calls} calls"))
+    click.echo(f"{len({r[0] for r in rows})} sessions hold secrets", err=True)
+
+
 def explain_missing(opened: store.TranscriptStore, session_id: str) -> None:
     """``sessions show`` of a session that is not there: what its tombstones say, then
     exit 1; nothing when it has none (the caller raises SessionNotFound)."""

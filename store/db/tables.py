@@ -35,6 +35,7 @@ from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
     "NAMING_CONVENTION",
+    "call_secrets",
     "call_views",
     "chain_heads",
     "WIRE_VERSION",
@@ -47,6 +48,7 @@ __all__ = [
     "tool_calls",
     "tool_definitions",
     "tool_results",
+    "trust_keys",
 ]
 
 #: Named constraints from the first revision on: SQLite batch migrations need names to drop
@@ -272,4 +274,34 @@ session_holds = Table(
     Column("held_at", UTCDateTime, nullable=False),
     Column("actor", String),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+)
+
+# Secrets out of the index (revision 0011, store/trust/secrets.py): the keyed digest of every
+# secret the detectors found in a call's arguments or a result's content, filled by the search
+# catch-up with the index (whose text holds the markers instead), and the per-store key.
+call_secrets = Table(
+    "call_secrets",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("item", Integer, primary_key=True, autoincrement=False,
+           doc="0: a call's arguments, 1: a result's content"),
+    Column("item_index", Integer, primary_key=True, autoincrement=False),
+    Column("digest", String, primary_key=True, doc="HMAC-SHA256 of the value (trust_keys)"),
+    Column("kind", String, nullable=False, doc="the detector's kind (github_token, ...)"),
+    Column("call_position", Integer, doc="the call it belongs to (a result: its linked call)"),
+    Column("call_index", Integer),
+    ForeignKeyConstraint(
+        ["session_id", "position"],
+        ["messages.session_id", "messages.position"],
+        ondelete="CASCADE",
+    ),
+    Index("ix_call_secrets_digest", "digest"),
+)
+
+trust_keys = Table(
+    "trust_keys",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("key", String, nullable=False, doc="hex; made at random by revision 0011"),
 )

@@ -31,12 +31,22 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, and_, delete, insert, select, update
 
 from store.core.errors import SessionHeldError, SessionNotFound, UsageError
+from store.core.transcript import CallHit
 from store.db.base import StoreBase
 from store.db.chains import record_head
-from store.db.search_index import SEARCH_FTS, has_search_index
-from store.db.tables import messages, session_holds, sessions, tombstones
+from store.db.search_index import (
+    SEARCH_FTS,
+    catch_up,
+    has_search_index,
+    indexed_call_text,
+    indexed_result_text,
+    lagging,
+)
+from store.db.secrets import calls_with_secret, secrets_summary
+from store.db.tables import messages, session_holds, sessions, tombstones, tool_calls
 from store.records.searchtext import call_search_text, result_search_text
 from store.trust.retention import ErasureReceipt, RetentionPolicy
+from store.trust.secrets import index_text
 
 __all__ = ["Hold", "Tombstone", "TrustMixin", "remove_session", "truncated"]
 
@@ -84,7 +94,7 @@ def _forget_index(conn: Connection, sid: str) -> None:
     if rows:
         conn.exec_driver_sql(
             f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}, rowid, body) VALUES ('delete', ?, ?)",
-            [(i, call_search_text(w) if w is not None else result_search_text(c))
+            [(i, indexed_call_text(w) if w is not None else indexed_result_text(c))
              for i, w, c in rows])
 
 
@@ -126,6 +136,13 @@ def truncated(conn: Connection, sid: str, position: int, length: int, old_digest
 
 class TrustMixin(StoreBase):
     """Heads, erasure, holds and retention (see the module docstring)."""
+
+    def _catch_up_index(self) -> None:
+        """Bring the search index up to date first (a read-only store cannot: its readers
+        scan what is not indexed yet)."""
+        if not self.read_only:
+            with self._engine.connect() as conn:
+                catch_up(self._retrying, conn)
 
     def record_head(self) -> str:
         """The head over every session and tombstone as stored now (``tsh1-...``), its
@@ -263,3 +280,57 @@ class TrustMixin(StoreBase):
             receipts += self.prune(default, actor="retention", dry_run=dry_run,
                                    skip_agents=agents)
         return receipts
+
+    # -- secrets --------------------------------------------------------------------------------
+
+    def calls_with_secret(self, value: str) -> list[CallHit]:
+        """Every call whose arguments, or whose result, held ``value`` as a secret the
+        detectors recognise, found through its keyed digest (``call_secrets``); the calls
+        not indexed yet are scanned exactly. The value itself is never stored or indexed."""
+        if not value:
+            raise UsageError("calls_with_secret needs a value")
+        self._catch_up_index()
+        with self._read() as conn:
+            keys = set(calls_with_secret(conn, value)) | _tail_with_secret(conn, value)
+            table = self._alias_table_now(conn)
+            out = []
+            for sid, pos, idx in sorted(keys):
+                row = conn.execute(select(tool_calls.c.call_id, tool_calls.c.raw_name).where(
+                    tool_calls.c.session_id == sid, tool_calls.c.position == pos,
+                    tool_calls.c.call_index == idx)).first()
+                if row is not None:
+                    out.append(CallHit(sid, pos, idx, row[0], table.resolve(row[1]), row[1]))
+        return out
+
+    def secrets_summary(self) -> list[tuple[str, str, int, int]]:
+        """(session, kind, secrets, calls): the secrets the detectors found per session and
+        kind (after bringing the index up to date), never their values."""
+        self._catch_up_index()
+        with self._read() as conn:
+            return secrets_summary(conn)
+
+
+def _tail_with_secret(conn: Connection, value: str) -> set[tuple[str, int, int]]:
+    """The calls not indexed yet whose arguments or result hold ``value`` as a secret."""
+    found: set[tuple[str, int, int]] = set()
+    for sid, start, _ in lagging(conn):
+        for pos, idx, wire in conn.exec_driver_sql(
+                _TAIL_CALLS[conn.dialect.name == "postgresql"], (sid, start)).all():
+            if any(v == value for _, v in index_text(call_search_text(wire))[1]):
+                found.add((sid, int(pos), int(idx)))
+        for cpos, cidx, content in conn.exec_driver_sql(
+                _TAIL_RESULTS[conn.dialect.name == "postgresql"], (sid, start)).all():
+            if cpos is not None and any(
+                    v == value for _, v in index_text(result_search_text(content))[1]):
+                found.add((sid, int(cpos), int(cidx)))
+    return found
+
+
+_TAIL_CALLS = {False: "SELECT position, call_index, wire_json FROM tool_calls "
+                      "WHERE session_id = ? AND position >= ?",
+               True: "SELECT position, call_index, wire_json FROM tool_calls "
+                     "WHERE session_id = %s AND position >= %s"}
+_TAIL_RESULTS = {False: "SELECT call_position, call_index, content_json FROM tool_results "
+                        "WHERE session_id = ? AND position >= ?",
+                 True: "SELECT call_position, call_index, content_json FROM tool_results "
+                       "WHERE session_id = %s AND position >= %s"}
