@@ -109,3 +109,22 @@ class TestPrune:
     def test_one_criterion_is_needed(self, store_url):
         run("prune", "--db", store_url, code=2)
         run("prune", "--db", store_url, "--older-than", "soon", code=1)
+
+
+class TestSecrets:
+    TOKEN = "ghp_" + "Qw3" * 12
+
+    def test_calls_search_secret_and_audit_secrets(self, store_url):
+        with TranscriptStore.open(store_url) as opened:
+            opened.append("s", [{"role": "assistant", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {
+                    "name": "bash",
+                    "arguments": f'{{"command": "curl -H \\"token {self.TOKEN}\\" x"}}'}}]}])
+        out = run("calls", "search", "--db", store_url, "--secret", "-", "--json",
+                  stdin=self.TOKEN + "\n").output
+        assert [(orjson.loads(line)["session_id"], orjson.loads(line)["call_id"])
+                for line in out.splitlines() if line.startswith("{")] == [("s", "c1")]
+        out = run("audit", "secrets", "--db", store_url, "--json").output
+        rows = [orjson.loads(line) for line in out.splitlines() if line.startswith("{")]
+        assert rows == [{"session_id": "s", "kind": "github_token", "secrets": 1, "calls": 1}]
+        assert self.TOKEN not in out
