@@ -47,6 +47,9 @@ EXPECTED_COLUMNS = {
                    "reason", "actor"},
     "chain_heads": {"head", "recorded_at", "body"},
     "session_holds": {"session_id", "reason", "held_at", "actor"},
+    "call_secrets": {"session_id", "position", "item", "item_index", "digest", "kind",
+                     "call_position", "call_index"},
+    "trust_keys": {"name", "key"},
 }
 
 def _tables(engine: Any) -> list[str]:
@@ -65,6 +68,9 @@ EXPECTED_PRIMARY_KEYS = {
     "tombstones": ("pk_tombstones", ["session_id", "erased_at", "start_position"]),
     "chain_heads": ("pk_chain_heads", ["head"]),
     "session_holds": ("pk_session_holds", ["session_id"]),
+    "call_secrets": ("pk_call_secrets", ["session_id", "position", "item", "item_index",
+                                         "digest"]),
+    "trust_keys": ("pk_trust_keys", ["name"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
@@ -93,6 +99,8 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "tombstones": {},
     "chain_heads": {},
     "session_holds": {},
+    "call_secrets": {"ix_call_secrets_digest": (["digest"], False)},
+    "trust_keys": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -125,6 +133,12 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
     "session_holds": {
         "fk_session_holds_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
     },
+    "call_secrets": {
+        "fk_call_secrets_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "trust_keys": {},
 }
 
 
@@ -228,10 +242,10 @@ class TestMigratedSchema:
         leading = {
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
-            if table not in ("tool_aliases", "alembic_version", "chain_heads")
+            if table not in ("tool_aliases", "alembic_version", "chain_heads", "trust_keys")
         }
 
-        assert len(leading) == 8
+        assert len(leading) == 9
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -306,7 +320,8 @@ class TestDowngrade:
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
-            "call_views", "tombstones", "chain_heads", "session_holds"}
+            "call_views", "tombstones", "chain_heads", "session_holds", "call_secrets",
+            "trust_keys"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine
