@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         RecordError,
         RuleError,
         SchemaOutOfDate,
+        SessionHeldError,
         SessionNotFound,
         SettingsError,
         StoreError,
@@ -143,6 +144,7 @@ if TYPE_CHECKING:
         validate_arguments,
     )
     from store.tools.vocabulary import VOCABULARY
+    from store.trust.retention import ErasureReceipt, RetentionPolicy, parse_duration
     from store.usage.prices import PriceTable, load_prices
     from store.usage.tokens import TokenUsage
 
@@ -171,6 +173,7 @@ __all__ = [
     "DistributionError",
     "DistributionReport",
     "DistributionState",
+    "ErasureReceipt",
     "ExportStats",
     "FileState",
     "Finding",
@@ -204,6 +207,7 @@ __all__ = [
     "Redactor",
     "RepairChange",
     "Repaired",
+    "RetentionPolicy",
     "Revision",
     "RuleError",
     "RuleSet",
@@ -212,6 +216,7 @@ __all__ = [
     "SchemaViolation",
     "ServerToolCall",
     "ServiceFile",
+    "SessionHeldError",
     "SessionInfo",
     "SessionNotFound",
     "SessionPage",
@@ -286,6 +291,7 @@ __all__ = [
     "normalize_tool_call",
     "normalize_tool_definitions",
     "parse_arguments",
+    "parse_duration",
     "parse_rules",
     "parse_text_tool_calls",
     "read_sessions",
@@ -396,6 +402,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SessionPage": ("store.db.lite", "SessionPage"),
     "list_sessions": ("store.db.lite", "list_sessions"),
     "SessionNotFound": ("store.core.errors", "SessionNotFound"),
+    "SessionHeldError": ("store.core.errors", "SessionHeldError"),
+    "ErasureReceipt": ("store.trust.retention", "ErasureReceipt"),
+    "RetentionPolicy": ("store.trust.retention", "RetentionPolicy"),
+    "parse_duration": ("store.trust.retention", "parse_duration"),
     "SettingsError": ("store.core.errors", "SettingsError"),
     "StoreError": ("store.core.errors", "StoreError"),
     "StoredMessage": ("store.core.transcript", "StoredMessage"),

@@ -72,7 +72,8 @@ def empty_postgres(url: str) -> None:
     engine = create_engine(url)
     try:
         with engine.begin() as conn:
-            conn.execute(text("TRUNCATE sessions, tool_aliases, source_files CASCADE"))
+            conn.execute(text("TRUNCATE sessions, tool_aliases, source_files, tombstones, "
+                              "chain_heads CASCADE"))
             now = datetime.now(UTC)
             conn.execute(insert(tool_aliases), [
                 {"agent": agent or "", "raw_name": raw, "current_name": cur,

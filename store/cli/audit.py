@@ -37,6 +37,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.trust import audit_secrets, secret_calls
 from store.core.depth import deep_dumps
 
 
@@ -194,6 +195,9 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
 @click.option("--keep-formulas", is_flag=True,
               help="With --csv: write cells starting with = + - @ tab or CR as they are (by "
                    "default they get a leading ' so that a spreadsheet does not run them).")
+@click.option("--secret", metavar="VALUE",
+              help="Only the calls that used this secret (found by its keyed digest; '-' "
+                   "reads it from stdin). Other filters do not apply.")
 @redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  session: str | None, agent: str | None, cwd: str | None,
@@ -202,13 +206,16 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  text: str | None, command_view: str | None, path_view: str | None,
                  pattern_view: str | None, url_view: str | None, ignore_case: bool,
                  regex: bool, limit: int, offset: int, as_json: bool, wide: bool,
-                 csv_path: Path | None, keep_formulas: bool, redact: bool,
-                 patterns: tuple[str, ...]) -> None:
+                 csv_path: Path | None, keep_formulas: bool, secret: str | None,
+                 redact: bool, patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine).
 
     --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
     finds every agent's calls of it; --raw-name the name exactly as recorded.
     """
+    if secret is not None:
+        secret_calls(db_url, secret, as_json)
+        return
     if session is not None:
         with open_store(db_url, read_only=True) as opened:
             session = resolve_session(opened, session)
@@ -383,6 +390,8 @@ def audit_reindex(db_url: str | None) -> None:
     with open_store(db_url) as opened:
         done = store.refill_search_index(opened)
     click.echo("full-text indexes refilled" if done else "nothing to refill")
+
+audit.add_command(audit_secrets)
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [tools, calls, audit]

@@ -1,6 +1,6 @@
-"""CLI: ``db upgrade | current | check | index | distribute``: the schema, the search index
-and the Citus layout (edge layer; public API only). On a Citus coordinator ``upgrade``,
-``current`` and ``check`` also say whether the schema is distributed."""
+"""CLI: ``db upgrade | current | check | index | head | distribute``: the schema, the search
+index, the chain head and the Citus layout (edge layer; public API only). On a Citus
+coordinator ``upgrade``, ``current`` and ``check`` also say whether the schema is distributed."""
 
 from __future__ import annotations
 
@@ -131,6 +131,15 @@ def db_index(db_url: str | None) -> None:
         done = opened.update_search_index()
     click.echo(f"search index: {done.calls} calls and {done.results} results of "
                f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
+
+
+@db.command("head")
+@db_option
+def db_head(db_url: str | None) -> None:
+    """Print the head over every session's chain (and record it, for `verify --head`): keep
+    it elsewhere (a ticket, a log, a signature) to prove later that nothing was removed."""
+    with open_store(db_url) as opened:
+        click.echo(opened.record_head())
 
 
 @db.command("distribute")

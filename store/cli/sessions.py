@@ -1,4 +1,5 @@
-"""CLI: ``sessions list | show | fork``, ``verify`` (edge layer; public API only)."""
+"""CLI: ``sessions list | show | fork | delete | rename | tag`` (``erase | hold | release``
+from :mod:`store.cli.trust`), ``verify`` (edge layer; public API only)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.trust import erase, explain_missing, hold, release
 from store.core.depth import deep_dumps
 
 #: ``sessions list --sort`` (``store.db.sessions.SESSION_SORTS``, written out here so that
@@ -41,7 +43,11 @@ SORTS = ("updated", "started", "messages", "calls")
 
 @click.group(cls=CommandGroup)
 def sessions() -> None:
-    """List, show, fork, rename, tag and delete stored sessions."""
+    """List, show, fork, rename, tag, delete, erase and hold stored sessions."""
+
+
+for _command in (erase, hold, release):
+    sessions.add_command(_command)
 
 
 def session_json(info: store.SessionInfo) -> dict[str, Any]:
@@ -160,7 +166,11 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         session_id = resolve_session(opened, session_id)
-        transcript = opened.load(session_id, last_turns=last_turns)
+        try:
+            transcript = opened.load(session_id, last_turns=last_turns)
+        except store.SessionNotFound:
+            explain_missing(opened, session_id)  # a tombstone says what happened
+            raise
         sources = opened.session_sources(transcript.session.session_id)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
@@ -216,7 +226,9 @@ def sessions_fork(db_url: str | None, session_id: str, position: int, new_id: st
 @click.argument("session_ids", nargs=-1, required=True, metavar="SESSION_ID...")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def sessions_delete(db_url: str | None, session_ids: tuple[str, ...], yes: bool) -> None:
-    """Delete sessions and everything in them (messages, calls, results). Asks first."""
+    """Delete sessions and everything in them (messages, calls, results), leaving a
+    tombstone; refused for a held session. Asks first. The bytes are not scrubbed: use
+    `sessions erase` for subject requests and leaked data."""
     with open_store(db_url) as opened:
         infos = [opened.get_session(resolve_session(opened, sid))  # all exist, or none goes
                  for sid in session_ids]
@@ -256,13 +268,17 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
 @click.command()
 @db_option
 @click.option("--session", "session_id", help="Only this session.")
+@click.option("--head", help="Also prove nothing was removed or rolled back since this head "
+                             "(printed by `db head`).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
-def verify(db_url: str | None, session_id: str | None, as_json: bool) -> None:
-    """Check that what is stored reads back as written; exit 1 on errors. Changes nothing."""
+def verify(db_url: str | None, session_id: str | None, head: str | None,
+           as_json: bool) -> None:
+    """Check that what is stored reads back as written and that every message's chained
+    digest matches; exit 1 on errors (each session's first bad position). Changes nothing."""
     with open_store(db_url, read_only=True) as opened:
         if session_id is not None:
             session_id = resolve_session(opened, session_id)
-        report = opened.verify(session_id)
+        report = opened.verify(session_id, head=head)
     if as_json:
         emit_json({"severity": p.severity, "check": p.check, "session_id": p.session_id,
                    "position": p.position, "index": p.index, "detail": p.detail}

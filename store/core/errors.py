@@ -21,7 +21,9 @@ The tree::
     │   │                           driver's error, chained)
     │   ├── SchemaOutOfDate         the database is at an older revision; names the upgrade command
     │   ├── ConflictError           another writer changed the session first (compare-and-delete)
-    │   │   └── KeyConflictError    a checked append found a stored key holding another message
+    │   │   ├── KeyConflictError    a checked append found a stored key holding another message
+    │   │   └── SessionHeldError    erasing, deleting or pruning a session under legal hold
+    │   │                           (``session_id``, ``reason``)
     │   ├── DistributionError       the database cannot be distributed on Citus (``.problem``:
     │   │                           not_citus | not_coordinator | no_workers | worker_unreachable
     │   │                           | missing_extension | not_at_head)
@@ -197,6 +199,21 @@ class KeyConflictError(ConflictError):
 
     def __reduce__(self) -> tuple[type[KeyConflictError], tuple[str, tuple[str, ...]]]:
         return (type(self), (self.session_id, self.keys))
+
+
+class SessionHeldError(ConflictError):
+    """A session under legal hold (``sessions hold``) cannot be erased, deleted or pruned until
+    it is released; ``session_id`` and ``reason`` (the hold's) say which and why. Nothing was
+    removed."""
+
+    def __init__(self, session_id: str, reason: str) -> None:
+        self.session_id = session_id
+        self.reason = reason
+        super().__init__(f"session {session_id!r} is under legal hold ({reason}): release it "
+                         "first (transcript-store sessions release ID)")
+
+    def __reduce__(self) -> tuple[type[SessionHeldError], tuple[str, str]]:
+        return (type(self), (self.session_id, self.reason))
 
 
 class SessionNotFound(DatabaseError, KeyError):

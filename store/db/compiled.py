@@ -107,11 +107,12 @@ class Statements:
             upsert.on_conflict_do_update(
                 index_elements=[sessions.c.session_id],
                 set_={"next_position": sessions.c.next_position},
-            ).returning(sessions.c.next_position, sessions.c.created_at)
+            ).returning(sessions.c.next_position, sessions.c.created_at, sessions.c.chain_digest)
         )
         self.advance_session = self._compile(
             update(sessions).where(sessions.c.session_id == sid)
-            .values(next_position=bindparam("next_position"), updated_at=bindparam("now"))
+            .values(next_position=bindparam("next_position"), updated_at=bindparam("now"),
+                    chain_digest=bindparam("chain"))
         )
         self.insert_messages = self._compile(messages.insert())
         self.insert_calls = self._compile(tool_calls.insert())

@@ -28,6 +28,10 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   folded text (:data:`FOLDED_MARK`, built by 0.2.0) is not used, and the next catch-up of a
   writable store builds it again. After bulk work the catch-up refreshes the PostgreSQL
   statistics of the tables a search joins (:func:`refresh_statistics`).
+* **No secrets** (revision 0011): the text and the argument views are indexed redacted
+  (``store.trust.secrets.index_text``: the detectors' markers instead of the secrets), and
+  the keyed digest of each secret found goes to ``call_secrets`` (``store/db/secrets.py``)
+  in the same catch-up; the tail scan matches the same redacted text.
 * **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:
   the rows at or after each lagging session's watermark, decoded in Python), so a read-only
   open (which never writes) and a search racing a writer's commit see every committed call.
@@ -46,8 +50,10 @@ from sqlalchemy import Connection, Engine
 
 from store.core.arguments import loads_json
 from store.db.distribute import is_citus
+from store.db.secrets import SecretRow, insert_secrets, secret_rows, store_key
 from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
 from store.tools.vocabulary import VIEW_NAMES, argument_views
+from store.trust.secrets import index_text
 
 __all__ = [
     "CALL_VIEWS",
@@ -58,6 +64,8 @@ __all__ = [
     "IndexUpdate",
     "catch_up",
     "has_search_index",
+    "indexed_call_text",
+    "indexed_result_text",
     "lagging",
     "rebuild_statements",
     "tail_keys",
@@ -220,6 +228,16 @@ def _searchable(build: Callable[[str], str], stored: str, sid: str, position: in
         return ""
 
 
+def indexed_call_text(wire: str) -> str:
+    """What the index holds for a call: its searchable text, secrets redacted."""
+    return index_text(call_search_text(wire))[0]
+
+
+def indexed_result_text(content: str) -> str:
+    """What the index holds for a result: its searchable text, secrets redacted."""
+    return index_text(result_search_text(content))[0]
+
+
 def _nul_safe(text: str) -> str:
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
@@ -323,22 +341,32 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
         items: list[tuple[Any, ...]] = []
         texts: list[str] = []
         views: list[tuple[Any, ...]] = []
+        found: set[SecretRow] = set()
+        key = store_key(conn)
         calls = results = 0
         for sid, start, stop in chunk:
             call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
                                            f"{_VIEWS}, {_TEXT}")
             for pos, idx, raw_name, arguments, wire in call_rows:
+                body, secrets = index_text(_searchable(call_search_text, wire, sid, pos))
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets))
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                    texts.append(fold(_searchable(call_search_text, wire, sid, pos)))
+                    texts.append(fold(body))
                 for view, value in _views(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
+                body, secrets = index_text(_searchable(result_search_text, content, sid, pos))
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
+                                             secrets))
                 items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
-                texts.append(fold(_searchable(result_search_text, content, sid, pos)))
+                texts.append(fold(body))
             calls += len(call_rows)
             results += len(result_rows)
         mark = "%s" if pg else "?"
+        insert_secrets(cursor, pg, found)
         if views:
             cursor.executemany(f"INSERT INTO {CALL_VIEWS} (session_id, position, call_index, "
                                f"view, text) VALUES ({mark}, {mark}, {mark}, {mark}, {mark})",
@@ -396,11 +424,12 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
         for sid, start in sessions:
             call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
             for pos, idx, wire in call_rows:
-                if text_matches(_searchable(call_search_text, wire, sid, pos), needle):
+                if text_matches(index_text(_searchable(call_search_text, wire, sid, pos))[0],
+                                needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
-                if cpos is not None and text_matches(
-                        _searchable(result_search_text, content, sid, _pos), needle):
+                if cpos is not None and text_matches(index_text(
+                        _searchable(result_search_text, content, sid, _pos))[0], needle):
                     keys.add((sid, int(cpos), int(cidx)))
     finally:
         cursor.close()
@@ -419,7 +448,7 @@ def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
         return
     for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
         if value is not None:
-            yield view, value
+            yield view, index_text(value)[0]
 
 
 def view_tail(conn: Connection, view: str, *, session_id: str | None = None
@@ -458,6 +487,7 @@ def rebuild_statements(dialect: str) -> Iterator[str]:
     if dialect == "sqlite":  # and anything an older revision left behind
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
     yield f"DELETE FROM {CALL_VIEWS}"
+    yield "DELETE FROM call_secrets"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
 
 

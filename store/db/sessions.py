@@ -46,6 +46,7 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
+from store.db.trust import remove_session, truncated
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
 
@@ -294,17 +295,19 @@ class SessionsMixin(StoreBase):
                          .values(tags_json=dumps_json(tags), updated_at=_now()))
         return self.get_session(session_id)
 
-    def delete_session(self, session_id: str) -> None:
-        """Delete a session and everything in it. The read states of the files it came from
-        go too (``source_files``), so that importing them again stores it again."""
+    def delete_session(self, session_id: str, *, actor: str | None = None) -> None:
+        """Delete a session and everything in it, leaving a tombstone (kind ``delete``) so
+        that its removal is on the record; a held session is refused (``SessionHeldError``).
+        Unlike :meth:`erase`, the bytes are not scrubbed (see store/db/trust.py). The read
+        states of the files it came from go too (``source_files``), so that importing them
+        again stores it again."""
         with self._write() as conn:
             paths = conn.execute(select(session_sources.c.path).where(
                 session_sources.c.session_id == session_id)).scalars().all()
+            remove_session(conn, session_id, kind="delete", reason=None, actor=actor,
+                           now=_now())
             if paths:
                 conn.execute(delete(source_files).where(source_files.c.path.in_(paths)))
-            done = conn.execute(delete(sessions).where(sessions.c.session_id == session_id))
-            if done.rowcount == 0:
-                raise SessionNotFound(session_id)
 
     # -- fork -------------------------------------------------------------------------------------
 
@@ -341,8 +344,11 @@ class SessionsMixin(StoreBase):
             copied = at_position
             metadata = {**loads_json(src["metadata_json"]),
                         "forked_from": {"session_id": session_id, "position": copied}}
+            head = conn.execute(select(messages.c.digest).where(and_(
+                messages.c.session_id == session_id, messages.c.position == copied - 1))
+            ).scalar() if copied else None
             conn.execute(insert(sessions), [{
-                "session_id": new_id,
+                "session_id": new_id, "chain_digest": head,
                 "title": title if title is not None else src["title"],
                 "provider": src["provider"], "model": src["model"], "cwd": src["cwd"],
                 "agent": src["agent"], "tags_json": src["tags_json"],
@@ -383,12 +389,13 @@ class SessionsMixin(StoreBase):
         with self._write() as conn:
             # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
             # the comparison and the delete one step.
-            length = conn.execute(
-                select(sessions.c.next_position).where(sessions.c.session_id == session_id)
-                .with_for_update()
-            ).scalar_one_or_none()
-            if length is None:
+            found = conn.execute(
+                select(sessions.c.next_position, sessions.c.chain_digest)
+                .where(sessions.c.session_id == session_id).with_for_update()
+            ).first()
+            if found is None:
                 raise SessionNotFound(session_id)
+            length, old_digest = found
             if expected_length is not None and length != expected_length:
                 raise ConflictError(
                     f"session {session_id!r} has {length} messages, not {expected_length}"
@@ -416,6 +423,7 @@ class SessionsMixin(StoreBase):
                                                            position)
                                  if self.dialect == "sqlite" else
                                  func.least(sessions.c.indexed_position, position)))
+            truncated(conn, session_id, position, int(length), old_digest, _now())
             return int(length) - position
 
     # -- tool definitions -----------------------------------------------------------------------

@@ -66,6 +66,7 @@ from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
 from store.db.tables import tool_calls
+from store.db.trust import TrustMixin
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
 from store.db.writer import (
@@ -89,7 +90,7 @@ _position_index = itemgetter(1, 2)
 
 
 
-class TranscriptStore(SessionsMixin, SourcesMixin):
+class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -368,12 +369,15 @@ class TranscriptStore(SessionsMixin, SourcesMixin):
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
-    def verify(self, session_id: str | None = None) -> VerifyReport:
-        """Check that what is stored reads back as written (see ``store.db.verify``); reports
+    def verify(self, session_id: str | None = None, *, head: str | None = None
+               ) -> VerifyReport:
+        """Check that what is stored reads back as written and that every message's chained
+        digest still matches (see ``store.db.verify``); with ``head`` (from
+        :meth:`record_head`), also that nothing was removed or rolled back since. Reports
         problems and changes nothing."""
         try:
             with self.engine.connect() as conn:
-                return verify(conn, session_id)
+                return verify(conn, session_id, head=head)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

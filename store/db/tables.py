@@ -36,20 +36,25 @@ from sqlalchemy.dialects.postgresql import JSONB
 from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
-    "NAMING_CONVENTION",
+    "call_secrets",
     "call_views",
+    "chain_heads",
     "findings",
-    "WIRE_VERSION",
     "message_usage",
     "messages",
     "metadata",
+    "NAMING_CONVENTION",
+    "session_holds",
     "session_sources",
     "sessions",
     "source_files",
+    "tombstones",
     "tool_aliases",
     "tool_calls",
     "tool_definitions",
     "tool_results",
+    "trust_keys",
+    "WIRE_VERSION",
 ]
 
 #: Named constraints from the first revision on: SQLite batch migrations need names to drop
@@ -99,6 +104,8 @@ sessions = Table(
         doc="search watermark: the messages before it are in the search index "
             "(store/db/search_index.py)",
     ),
+    Column("chain_digest", String,
+           doc="digest of the last message's chain (store.trust.chain; revision 0011)"),
     # The sessions whose new messages the search index has not caught up with (revision 0005).
     Index("ix_sessions_search_behind", "session_id",
           sqlite_where=text("next_position > indexed_position"),
@@ -119,6 +126,8 @@ messages = Table(
     Column("extras_json", Text, doc="message-level provider fields kept for replay"),
     Column("metadata_json", Text, doc="transcript envelope: timestamps, parents, sidechains"),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("digest", String, doc="chained digest of the message as stored (store.trust.chain; "
+                                 "revision 0011)"),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
     Index("ux_messages_session_key", "session_id", "message_key", unique=True),
     # Audit (revision 0004): time-range filters of the audits start from this index ...
@@ -323,4 +332,67 @@ session_sources = Table(
     Column("session_id", String, primary_key=True),
     Column("path", String, primary_key=True),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+)
+
+# Trust (revision 0011, store/trust): what was removed, the heads recorded, the legal holds.
+tombstones = Table(
+    "tombstones",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("erased_at", UTCDateTime, primary_key=True),
+    Column("start_position", Integer, primary_key=True, autoincrement=False,
+           doc="the first position removed (0: the whole session)"),
+    Column("kind", String, nullable=False, doc="erase | delete | prune | truncate"),
+    Column("messages", Integer, nullable=False, doc="how many messages were removed"),
+    Column("digest", String, doc="chain digest of the last message removed"),
+    Column("reason", Text),
+    Column("actor", String, doc="who asked, when known"),
+)
+
+chain_heads = Table(
+    "chain_heads",
+    metadata,
+    Column("head", String, primary_key=True, doc="as printed by `db head`"),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("body", Text, nullable=False, doc="the canonical listing the head is a digest of"),
+)
+
+session_holds = Table(
+    "session_holds",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("held_at", UTCDateTime, nullable=False),
+    Column("actor", String),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+)
+
+# Secrets out of the index (revision 0011, store/trust/secrets.py): the keyed digest of every
+# secret the detectors found in a call's arguments or a result's content, filled by the search
+# catch-up with the index (whose text holds the markers instead), and the per-store key.
+call_secrets = Table(
+    "call_secrets",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("item", Integer, primary_key=True, autoincrement=False,
+           doc="0: a call's arguments, 1: a result's content"),
+    Column("item_index", Integer, primary_key=True, autoincrement=False),
+    Column("digest", String, primary_key=True, doc="HMAC-SHA256 of the value (trust_keys)"),
+    Column("kind", String, nullable=False, doc="the detector's kind (github_token, ...)"),
+    Column("call_position", Integer, doc="the call it belongs to (a result: its linked call)"),
+    Column("call_index", Integer),
+    ForeignKeyConstraint(
+        ["session_id", "position"],
+        ["messages.session_id", "messages.position"],
+        ondelete="CASCADE",
+    ),
+    Index("ix_call_secrets_digest", "digest"),
+)
+
+trust_keys = Table(
+    "trust_keys",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("key", String, nullable=False, doc="hex; made at random by revision 0011"),
 )

@@ -10,8 +10,14 @@ Checks, per session:
 * every result is linked to an existing call, or is reported as an orphan (a warning: orphans
   are kept on purpose, repair drops them on replay);
 
-and for the database: SQLite's ``integrity_check`` and ``foreign_key_check``. It reports; it
-changes nothing.
+* the chain (``store.trust.chain``, revision 0011): every message's digest, recomputed from
+  its rows, matches the stored one, chained from position 0, and the session's chain head is
+  its last message's; the first position that no longer matches is reported (``chain``);
+
+and for the database: SQLite's ``integrity_check`` and ``foreign_key_check``. With a head
+printed earlier by ``db head`` (``head=``), it also proves that head is an ancestor of the
+database: every session it covered still holds the same prefix, or was removed with a
+tombstone (``head``, :func:`store.db.chains.check_head`). It reports; it changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from sqlalchemy import Connection, select, text
 
 from store.core.arguments import loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
+from store.core.errors import UsageError
 from store.core.model import InvalidToolCall, ToolCall
+from store.db.chains import ChainCheck, check_chain, check_head
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.records.searchtext import call_search_text, result_search_text
@@ -108,16 +116,29 @@ def _readable(report: Any, what: str, pos: int, idx: int, stored: str,
     return True
 
 
-def verify(conn: Connection, session_id: str | None = None) -> VerifyReport:
-    """Check the whole database (or one session) on ``conn`` and report; nothing is changed."""
+def verify(conn: Connection, session_id: str | None = None, *,
+           head: str | None = None) -> VerifyReport:
+    """Check the whole database (or one session) on ``conn`` and report; nothing is changed.
+    ``head``: also prove that this head (``db head``) is an ancestor of the database."""
+    if head is not None and session_id is not None:
+        raise UsageError("verify checks a head over the whole database, not one session")
     problems: list[VerifyProblem] = []
     counts = Counter[str]()
-    query = select(sessions.c.session_id, sessions.c.next_position)
+    chains: dict[str, ChainCheck] = {}
+    query = select(sessions.c.session_id, sessions.c.next_position, sessions.c.chain_digest)
     if session_id is not None:
         query = query.where(sessions.c.session_id == session_id)
-    for sid, next_position in conn.execute(query.order_by(sessions.c.session_id)).all():
+    for sid, next_position, chain_digest in conn.execute(
+            query.order_by(sessions.c.session_id)).all():
         counts["sessions"] += 1
         _verify_session(conn, sid, next_position, problems, counts)
+        chain = chains[sid] = check_chain(conn, sid, chain_digest, next_position)
+        if chain.first_bad is not None:
+            problems.append(VerifyProblem("error", "chain", sid, chain.first_bad, None,
+                                          chain.detail))
+    if head is not None:
+        problems += [VerifyProblem("error", "head", sid, position, None, detail)
+                     for sid, position, detail in check_head(conn, head, chains)]
     if conn.dialect.name == "sqlite":
         result = conn.execute(text("PRAGMA integrity_check")).scalars().all()
         if result != ["ok"]:

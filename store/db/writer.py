@@ -30,6 +30,7 @@ from store.db.compiled import Statements, statements
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.normalize.messages import normalize_message
 from store.records.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
+from store.trust.chain import GENESIS, canonical_time, message_digest
 
 __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
 
@@ -254,7 +255,7 @@ def _write(
     now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
     session_values = {**new_session, "created_at": now_value, "updated_at": now_value}
     cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
-    next_position, created_at = cursor.fetchone()
+    next_position, created_at, chain = cursor.fetchone()
     created = created_at == session_values["created_at"]
 
     wanted: list[str] = []
@@ -312,10 +313,14 @@ def _write(
     linker = _linker_for(cursor, st, sid, batch)
     postgres = st.postgres
     json = st.json
-    message_rows: list[tuple[Any, ...]] = []
+    message_rows: list[list[Any]] = []
     call_rows: list[tuple[Any, ...]] = []
     result_rows: list[tuple[Any, ...]] = []
     stored: list[StoredMessage] = []
+    # The chain (store.trust.chain): each message's digest over its rows as stored, chained
+    # to the previous one's, inside this transaction (the session row is locked).
+    chain = chain or GENESIS
+    now_micros = canonical_time(now)
     for position, message, key, enc in batch:
         if postgres and ("\x00" in (key or "") or "\x00" in (message.message_id or "")):
             number = next(i for i, (m, _, _) in enumerate(prepared) if m is message)
@@ -323,12 +328,13 @@ def _write(
                               "PostgreSQL cannot store")
         created_at = _message_time(message.metadata, now) if message.metadata else now
         # Column order of store.db.tables.messages / tool_calls / tool_results (checked on import).
-        message_rows.append((
+        message_row = [
             sid, position, key, message.message_id, message.role, message.source,
             _nul_safe_text(enc.text) if postgres else enc.text, enc.parts_json,
             enc.extras_json, enc.metadata_json,
-            now_value if created_at is now else time(created_at),
-        ))
+            now_value if created_at is now else time(created_at), None,
+        ]
+        first_call, first_result = len(call_rows), len(result_rows)
         linker.begin_message(message.role, bool(enc.results))
         opened = []
         used: set[str] = set()
@@ -366,6 +372,13 @@ def _write(
                 res.result.is_error, result_name, res.content_json, result_extras,
                 res.result.source,
             ))
+        chain = message_digest(
+            chain, position,
+            (*message_row[2:10], now_micros if created_at is now else canonical_time(created_at)),
+            [(*c[2:9], *c[10:13]) for c in call_rows[first_call:]],
+            [r[2:11] for r in result_rows[first_result:]])
+        message_row[11] = chain
+        message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
     cursor.executemany(st.insert_messages.sql, message_rows)
     if call_rows:
@@ -375,7 +388,7 @@ def _write(
     cursor.execute(st.advance_session.sql,
                    _params(st.advance_session.names,
                            {"sid": sid, "next_position": next_position + len(batch),
-                            "now": now_value}))
+                            "now": now_value, "chain": chain}))
     return AppendResult(sid, tuple(stored), tuple(skipped), created)
 
 
@@ -508,7 +521,8 @@ def _check_column_order() -> None:
     """The row tuples above follow the tables' column order; fail loudly if it changes."""
     expected = {
         messages: ("session_id", "position", "message_key", "message_id", "role", "source",
-                   "text", "parts_json", "extras_json", "metadata_json", "created_at"),
+                   "text", "parts_json", "extras_json", "metadata_json", "created_at",
+                   "digest"),
         tool_calls: ("session_id", "position", "call_index", "call_id", "id_minted",
                      "raw_name", "wire_json", "arguments_status", "arguments_error",
                      "arguments", "extras_json", "source", "wire_version"),

@@ -20,10 +20,11 @@ EXPECTED_COLUMNS = {
     "sessions": {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
         "created_at", "updated_at", "next_position", "indexed_position", "agent",
+        "chain_digest",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
-        "parts_json", "extras_json", "metadata_json", "created_at",
+        "parts_json", "extras_json", "metadata_json", "created_at", "digest",
     },
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
@@ -54,6 +55,14 @@ EXPECTED_COLUMNS = {
     },
     "session_sources": {"session_id", "path"},
     "alembic_version": {"version_num"},
+    # Trust (revision 0011).
+    "tombstones": {"session_id", "erased_at", "start_position", "kind", "messages", "digest",
+                   "reason", "actor"},
+    "chain_heads": {"head", "recorded_at", "body"},
+    "session_holds": {"session_id", "reason", "held_at", "actor"},
+    "call_secrets": {"session_id", "position", "item", "item_index", "digest", "kind",
+                     "call_position", "call_index"},
+    "trust_keys": {"name", "key"},
 }
 
 def _tables(engine: Any) -> list[str]:
@@ -73,6 +82,12 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
     "source_files": ("pk_source_files", ["path"]),
     "session_sources": ("pk_session_sources", ["session_id", "path"]),
+    "tombstones": ("pk_tombstones", ["session_id", "erased_at", "start_position"]),
+    "chain_heads": ("pk_chain_heads", ["head"]),
+    "session_holds": ("pk_session_holds", ["session_id"]),
+    "call_secrets": ("pk_call_secrets", ["session_id", "position", "item", "item_index",
+                                         "digest"]),
+    "trust_keys": ("pk_trust_keys", ["name"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
@@ -102,6 +117,11 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "session_sources": {},
     "message_usage": {},
     "findings": {"ix_findings_rule": (["rule_id"], False)},
+    "tombstones": {},
+    "chain_heads": {},
+    "session_holds": {},
+    "call_secrets": {"ix_call_secrets_digest": (["digest"], False)},
+    "trust_keys": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -143,6 +163,17 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
     },
+    "tombstones": {},
+    "chain_heads": {},
+    "session_holds": {
+        "fk_session_holds_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
+    },
+    "call_secrets": {
+        "fk_call_secrets_session_id_messages": (
+            ["session_id", "position"], "messages", ["session_id", "position"]
+        ),
+    },
+    "trust_keys": {},
 }
 
 
@@ -246,10 +277,11 @@ class TestMigratedSchema:
         leading = {
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
-            if table not in ("tool_aliases", "source_files", "alembic_version")
+            if table not in ("tool_aliases", "source_files", "alembic_version", "chain_heads",
+                             "trust_keys")
         }
 
-        assert len(leading) == 9
+        assert len(leading) == 12
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -324,7 +356,8 @@ class TestDowngrade:
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
-            "call_views", "source_files", "session_sources", "message_usage", "findings"}
+            "call_views", "source_files", "session_sources", "message_usage", "findings",
+            "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

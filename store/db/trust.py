@@ -1,0 +1,336 @@
+"""Erasure, legal holds, retention and heads on the database (persistence layer).
+
+* **Erase** (:meth:`TrustMixin.erase`): in one transaction per call, every named session is
+  checked (it exists, it is not held), a tombstone is written (session, when, kind, how
+  many messages, the chain digest of the last one, why, who), its full-text index entries
+  are deleted (SQLite's FTS5 index is contentless: an entry is deleted by giving its text
+  again) and its session row is deleted, which cascades to every row it owns (messages,
+  calls, results, argument views, search items, tool definitions, holds). Then the bytes:
+  on SQLite the transaction runs with ``secure_delete`` (freed space is zeroed), the FTS5
+  index is merged into one segment (``optimize``: old segments that held the text are freed)
+  and the WAL is checkpointed and truncated after the commit; on PostgreSQL the rows are
+  gone from what any query or ``pg_dump`` sees (dead tuples stay in the heap until vacuum
+  reuses the space: see docs/operations.md).
+* **Delete** (``delete_session``) is the same without the byte scrub: a tombstone (kind
+  ``delete``), the rows and index entries gone, refused on a held session.
+* **Truncate** leaves a tombstone (kind ``truncate``) for the messages it removes and moves
+  the session's chain head back (``store/db/sessions.py``).
+* **Holds** (``session_holds``): a held session cannot be erased, deleted or pruned
+  (:class:`~store.core.errors.SessionHeldError`).
+* **Prune** erases the sessions whose last activity (``updated_at``) is before a time,
+  optionally of one agent, held ones left alone; :meth:`TrustMixin.apply_retention` applies
+  a :class:`~store.trust.retention.RetentionPolicy` (the hook ``watch`` calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, and_, delete, insert, select, update
+
+from store.core.errors import SessionHeldError, SessionNotFound, UsageError
+from store.core.transcript import CallHit
+from store.db.base import StoreBase
+from store.db.chains import record_head
+from store.db.search_index import (
+    SEARCH_FTS,
+    catch_up,
+    has_search_index,
+    indexed_call_text,
+    indexed_result_text,
+    lagging,
+)
+from store.db.secrets import calls_with_secret, secrets_summary
+from store.db.tables import messages, session_holds, sessions, tombstones, tool_calls
+from store.records.searchtext import call_search_text, result_search_text
+from store.trust.retention import ErasureReceipt, RetentionPolicy
+from store.trust.secrets import index_text
+
+__all__ = ["Hold", "Tombstone", "TrustMixin", "remove_session", "truncated"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    session_id: str
+    reason: str
+    held_at: datetime
+    actor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What a tombstone says: a session (or its end, from ``start_position``) was removed."""
+
+    session_id: str
+    kind: str
+    erased_at: datetime
+    start_position: int
+    messages: int
+    digest: str | None
+    reason: str | None
+    actor: str | None
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _forget_index(conn: Connection, sid: str) -> None:
+    """Delete the session's entries from SQLite's contentless FTS5 index (by giving their
+    text again; the search_items rows go by cascade). PostgreSQL keeps the text in
+    search_items.body, which the cascade removes."""
+    if conn.dialect.name != "sqlite" or not has_search_index(conn):
+        return
+    rows = conn.exec_driver_sql(
+        "SELECT i.id, c.wire_json, NULL FROM search_items i JOIN tool_calls c "
+        "ON c.session_id = i.session_id AND c.position = i.position "
+        "AND c.call_index = i.item_index WHERE i.session_id = ? AND i.kind = 0 "
+        "UNION ALL SELECT i.id, NULL, r.content_json FROM search_items i JOIN tool_results r "
+        "ON r.session_id = i.session_id AND r.position = i.position "
+        "AND r.result_index = i.item_index WHERE i.session_id = ? AND i.kind = 1",
+        (sid, sid)).all()
+    if rows:
+        conn.exec_driver_sql(
+            f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}, rowid, body) VALUES ('delete', ?, ?)",
+            [(i, indexed_call_text(w) if w is not None else indexed_result_text(c))
+             for i, w, c in rows])
+
+
+def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
+                   actor: str | None, now: datetime) -> ErasureReceipt:
+    """Remove one session in the caller's transaction, leaving its tombstone (the session
+    row locked first; refused when it is held)."""
+    row = conn.execute(select(sessions.c.next_position, sessions.c.chain_digest)
+                       .where(sessions.c.session_id == sid).with_for_update()).first()
+    if row is None:
+        raise SessionNotFound(sid)
+    held = conn.execute(select(session_holds.c.reason)
+                        .where(session_holds.c.session_id == sid)).first()
+    if held is not None:
+        raise SessionHeldError(sid, held[0])
+    count, digest = int(row[0]), row[1]
+    conn.execute(insert(tombstones).values(
+        session_id=sid, erased_at=now, start_position=0, kind=kind, messages=count,
+        digest=digest, reason=reason, actor=actor))
+    _forget_index(conn, sid)
+    conn.execute(delete(sessions).where(sessions.c.session_id == sid))
+    return ErasureReceipt(sid, kind, now, reason, actor, count, digest)
+
+
+def truncated(conn: Connection, sid: str, position: int, length: int, old_digest: str | None,
+              now: datetime) -> None:
+    """After a truncate removed the messages from ``position`` on (in the caller's
+    transaction): the tombstone of what went, and the session's chain head moved back."""
+    conn.execute(insert(tombstones).values(
+        session_id=sid, erased_at=now, start_position=position, kind="truncate",
+        messages=length - position, digest=old_digest, reason=None, actor=None))
+    last = None
+    if position > 0:
+        last = conn.execute(select(messages.c.digest).where(and_(
+            messages.c.session_id == sid, messages.c.position == position - 1))).scalar()
+    conn.execute(update(sessions).where(sessions.c.session_id == sid)
+                 .values(chain_digest=last))
+
+
+class TrustMixin(StoreBase):
+    """Heads, erasure, holds and retention (see the module docstring)."""
+
+    def _catch_up_index(self) -> None:
+        """Bring the search index up to date first (a read-only store cannot: its readers
+        scan what is not indexed yet)."""
+        if not self.read_only:
+            with self._engine.connect() as conn:
+                catch_up(self._retrying, conn)
+
+    def record_head(self) -> str:
+        """The head over every session and tombstone as stored now (``tsh1-...``), its
+        listing kept in the store so that ``verify(head=...)`` can check it later. Print it
+        and keep it elsewhere (a ticket, a log, a signature)."""
+        with self._write() as conn:
+            return record_head(conn)
+
+    def erase(self, session_ids: Iterable[str], *, reason: str, actor: str | None = None,
+              kind: str = "erase") -> list[ErasureReceipt]:
+        """Erase sessions for good: rows, index entries and (SQLite) the bytes of the file
+        and its WAL; a tombstone stays for each. All or nothing: an unknown or held session
+        raises (``SessionNotFound``, ``SessionHeldError``) and nothing is erased."""
+        ids = list(dict.fromkeys(session_ids))
+        if not ids:
+            raise UsageError("erase needs at least one session id")
+        if not reason or not reason.strip():
+            raise UsageError("erase needs a reason (it is kept in the tombstone)")
+        now = datetime.now(UTC)
+        sqlite = self.dialect == "sqlite"
+        with self._write() as conn:
+            if sqlite:
+                conn.exec_driver_sql("PRAGMA secure_delete = ON")
+            try:
+                receipts = [remove_session(conn, sid, kind=kind, reason=reason, actor=actor,
+                                           now=now) for sid in ids]
+                if sqlite and has_search_index(conn):
+                    conn.exec_driver_sql(
+                        f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}) VALUES ('optimize')")
+            finally:
+                if sqlite:
+                    conn.exec_driver_sql("PRAGMA secure_delete = OFF")
+        scrub = self._scrub()
+        return [ErasureReceipt(r.session_id, r.kind, r.erased_at, r.reason, r.actor,
+                               r.messages, r.digest, scrub) for r in receipts]
+
+    def _scrub(self) -> tuple[str, ...]:
+        """After an erasure's commit: what was done to the bytes."""
+        if self.dialect != "sqlite":
+            return ("rows deleted (pg_dump and queries no longer see them)",)
+        done = ["secure_delete (freed pages zeroed)", "full-text index optimized"]
+        with self._read() as conn:
+            busy, _, _ = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+        done.append("WAL checkpointed and truncated" if not busy else
+                    "WAL not truncated: another connection was reading (run "
+                    "`PRAGMA wal_checkpoint(TRUNCATE)` when it is done)")
+        return tuple(done)
+
+    def tombstones(self, session_id: str | None = None) -> list[Tombstone]:
+        """The tombstones (of one session, or all), oldest first."""
+        query = select(tombstones.c.session_id, tombstones.c.kind, tombstones.c.erased_at,
+                       tombstones.c.start_position, tombstones.c.messages,
+                       tombstones.c.digest, tombstones.c.reason, tombstones.c.actor)
+        if session_id is not None:
+            query = query.where(tombstones.c.session_id == session_id)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(tombstones.c.erased_at,
+                                               tombstones.c.session_id)).all()
+        return [Tombstone(s, k, _utc(at), int(p), int(n), d, r, a)
+                for s, k, at, p, n, d, r, a in rows]
+
+    # -- holds ----------------------------------------------------------------------------------
+
+    def hold(self, session_id: str, reason: str, *, actor: str | None = None) -> Hold:
+        """Put a session under legal hold (again: the reason is replaced)."""
+        if not reason or not reason.strip():
+            raise UsageError("a hold needs a reason")
+        now = datetime.now(UTC)
+        with self._write() as conn:
+            found = conn.execute(select(sessions.c.session_id)
+                                 .where(sessions.c.session_id == session_id)).first()
+            if found is None:
+                raise SessionNotFound(session_id)
+            conn.execute(delete(session_holds).where(session_holds.c.session_id == session_id))
+            conn.execute(insert(session_holds).values(session_id=session_id, reason=reason,
+                                                      held_at=now, actor=actor))
+        return Hold(session_id, reason, now, actor)
+
+    def release(self, session_id: str) -> bool:
+        """Lift a session's hold; False when it was not held."""
+        with self._write() as conn:
+            done = conn.execute(delete(session_holds)
+                                .where(session_holds.c.session_id == session_id))
+            return bool(done.rowcount)
+
+    def holds(self) -> list[Hold]:
+        with self._read() as conn:
+            rows = conn.execute(select(session_holds).order_by(session_holds.c.session_id))
+            return [Hold(s, r, _utc(at), a) for s, r, at, a in rows]
+
+    # -- retention ------------------------------------------------------------------------------
+
+    def prune_candidates(self, before: datetime, *, agent: str | None = None
+                         ) -> list[tuple[str, int, datetime, str | None]]:
+        """(session, messages, last activity, agent) of the sessions last active before
+        ``before`` (of ``agent``), held ones left out."""
+        held = select(session_holds.c.session_id).where(
+            session_holds.c.session_id == sessions.c.session_id).exists()
+        query = select(sessions.c.session_id, sessions.c.next_position, sessions.c.updated_at,
+                       sessions.c.agent).where(and_(sessions.c.updated_at < before, ~held))
+        if agent is not None:
+            query = query.where(sessions.c.agent == agent)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(sessions.c.updated_at,
+                                               sessions.c.session_id)).all()
+        return [(s, int(n), _utc(at), a) for s, n, at, a in rows]
+
+    def prune(self, before: datetime, *, agent: str | None = None, reason: str | None = None,
+              actor: str | None = None, dry_run: bool = False,
+              skip_agents: Iterable[str] = ()) -> list[ErasureReceipt]:
+        """Erase (kind ``prune``) every session last active before ``before`` (of ``agent``;
+        not of ``skip_agents``) that is not held; ``dry_run`` only says which (receipts with
+        an empty ``scrub``)."""
+        skipped = set(skip_agents)
+        found = [(s, n) for s, n, _, a in self.prune_candidates(before, agent=agent)
+                 if a not in skipped]
+        why = reason or f"retention: last active before {before.isoformat()}"
+        if dry_run or not found:
+            now = datetime.now(UTC)
+            return [ErasureReceipt(s, "prune", now, why, actor, n, None) for s, n in found]
+        receipts: list[ErasureReceipt] = []
+        for start in range(0, len(found), 200):
+            chunk: Sequence[str] = [s for s, _ in found[start:start + 200]]
+            receipts += self.erase(chunk, reason=why, actor=actor, kind="prune")
+        return receipts
+
+    def apply_retention(self, policy: RetentionPolicy, *, now: datetime | None = None,
+                        dry_run: bool = False) -> list[ErasureReceipt]:
+        """Prune what ``policy`` says is past its time (the hook ``watch`` calls)."""
+        default, agents = policy.cutoffs(now or datetime.now(UTC))
+        receipts: list[ErasureReceipt] = []
+        for agent, cutoff in sorted(agents.items()):
+            receipts += self.prune(cutoff, agent=agent, actor="retention", dry_run=dry_run)
+        if default is not None:
+            receipts += self.prune(default, actor="retention", dry_run=dry_run,
+                                   skip_agents=agents)
+        return receipts
+
+    # -- secrets --------------------------------------------------------------------------------
+
+    def calls_with_secret(self, value: str) -> list[CallHit]:
+        """Every call whose arguments, or whose result, held ``value`` as a secret the
+        detectors recognise, found through its keyed digest (``call_secrets``); the calls
+        not indexed yet are scanned exactly. The value itself is never stored or indexed."""
+        if not value:
+            raise UsageError("calls_with_secret needs a value")
+        self._catch_up_index()
+        with self._read() as conn:
+            keys = set(calls_with_secret(conn, value)) | _tail_with_secret(conn, value)
+            table = self._alias_table_now(conn)
+            out = []
+            for sid, pos, idx in sorted(keys):
+                row = conn.execute(select(tool_calls.c.call_id, tool_calls.c.raw_name).where(
+                    tool_calls.c.session_id == sid, tool_calls.c.position == pos,
+                    tool_calls.c.call_index == idx)).first()
+                if row is not None:
+                    out.append(CallHit(sid, pos, idx, row[0], table.resolve(row[1]), row[1]))
+        return out
+
+    def secrets_summary(self) -> list[tuple[str, str, int, int]]:
+        """(session, kind, secrets, calls): the secrets the detectors found per session and
+        kind (after bringing the index up to date), never their values."""
+        self._catch_up_index()
+        with self._read() as conn:
+            return secrets_summary(conn)
+
+
+def _tail_with_secret(conn: Connection, value: str) -> set[tuple[str, int, int]]:
+    """The calls not indexed yet whose arguments or result hold ``value`` as a secret."""
+    found: set[tuple[str, int, int]] = set()
+    for sid, start, _ in lagging(conn):
+        for pos, idx, wire in conn.exec_driver_sql(
+                _TAIL_CALLS[conn.dialect.name == "postgresql"], (sid, start)).all():
+            if any(v == value for _, v in index_text(call_search_text(wire))[1]):
+                found.add((sid, int(pos), int(idx)))
+        for cpos, cidx, content in conn.exec_driver_sql(
+                _TAIL_RESULTS[conn.dialect.name == "postgresql"], (sid, start)).all():
+            if cpos is not None and any(
+                    v == value for _, v in index_text(result_search_text(content))[1]):
+                found.add((sid, int(cpos), int(cidx)))
+    return found
+
+
+_TAIL_CALLS = {False: "SELECT position, call_index, wire_json FROM tool_calls "
+                      "WHERE session_id = ? AND position >= ?",
+               True: "SELECT position, call_index, wire_json FROM tool_calls "
+                     "WHERE session_id = %s AND position >= %s"}
+_TAIL_RESULTS = {False: "SELECT call_position, call_index, content_json FROM tool_results "
+                        "WHERE session_id = ? AND position >= ?",
+                 True: "SELECT call_position, call_index, content_json FROM tool_results "
+                       "WHERE session_id = %s AND position >= %s"}
