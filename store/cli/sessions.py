@@ -165,8 +165,8 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     """Show a transcript: roles, text, each call with its arguments and result."""
     redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
-        session_id = resolve_session(opened, session_id)
         try:
+            session_id = resolve_session(opened, session_id)
             transcript = opened.load(session_id, last_turns=last_turns)
         except store.SessionNotFound:
             explain_missing(opened, session_id)  # a tombstone says what happened

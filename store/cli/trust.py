@@ -164,8 +164,8 @@ def secret_calls(db_url: str | None, value: str, as_json: bool) -> None:
         hits = opened.calls_with_secret(value)
     if as_json:
         emit_json({"session_id": h.session_id, "position": h.position,
-                   "call_index": h.index, "call_id": h.call_id, "name": h.name,
-                   "raw_name": h.raw_name} for h in hits)
+                   "call_index": h.index, "call_id": h.call_id, "tool": h.name,
+                   "raw_tool": h.raw_name} for h in hits)
         return
     for h in hits:
         click.echo(visible(f"{h.session_id}  {h.position}.{h.index}  {h.name}  {h.call_id}"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from store.core.errors import ConfigurationError, UsageError
@@ -88,6 +88,7 @@ class ErasureReceipt:
 
     def to_dict(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "kind": self.kind,
-                "erased_at": self.erased_at.isoformat(), "reason": self.reason,
+                "erased_at": self.erased_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+                "reason": self.reason,
                 "actor": self.actor, "messages": self.messages, "digest": self.digest,
                 "scrub": list(self.scrub)}
