@@ -58,6 +58,7 @@ class DelayProxy:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._server: asyncio.AbstractServer | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
         self.port = 0
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -78,7 +79,9 @@ class DelayProxy:
 
     async def _serve(self, client_r: asyncio.StreamReader,
                      client_w: asyncio.StreamWriter) -> None:
+        self._writers.add(client_w)
         server_r, server_w = await asyncio.open_connection(*self.upstream)
+        self._writers.add(server_w)
         state = {"heard": True}  # a connection's first client send opens a round trip
 
         async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -120,10 +123,17 @@ class DelayProxy:
         async def stop() -> None:
             if self._server is not None:
                 self._server.close()
+            for writer in self._writers:  # every transport closed before the loop is
+                writer.close()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for writer in self._writers:
+                try:
+                    await writer.wait_closed()
+                except (ConnectionError, OSError):
+                    pass
             self._loop.stop()
         asyncio.run_coroutine_threadsafe(stop(), self._loop)
         self._thread.join(5)

@@ -64,8 +64,6 @@ __all__ = [
     "IndexUpdate",
     "catch_up",
     "has_search_index",
-    "indexed_call_text",
-    "indexed_result_text",
     "lagging",
     "rebuild_statements",
     "tail_keys",
@@ -227,15 +225,6 @@ def _searchable(build: Callable[[str], str], stored: str, sid: str, position: in
                      type(exc).__name__, exc)
         return ""
 
-
-def indexed_call_text(wire: str) -> str:
-    """What the index holds for a call: its searchable text, secrets redacted."""
-    return index_text(call_search_text(wire))[0]
-
-
-def indexed_result_text(content: str) -> str:
-    """What the index holds for a result: its searchable text, secrets redacted."""
-    return index_text(result_search_text(content))[0]
 
 
 def _nul_safe(text: str) -> str:

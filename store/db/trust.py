@@ -2,10 +2,10 @@
 
 * **Erase** (:meth:`TrustMixin.erase`): in one transaction per call, every named session is
   checked (it exists, it is not held), a tombstone is written (session, when, kind, how
-  many messages, the chain digest of the last one, why, who), its full-text index entries
-  are deleted (SQLite's FTS5 index is contentless: an entry is deleted by giving its text
-  again) and its session row is deleted, which cascades to every row it owns (messages,
-  calls, results, argument views, search items, tool definitions, holds). Then the bytes:
+  many messages, the chain digest of the last one, why, who) and its session row is
+  deleted, which cascades to every row it owns (messages, calls, results, argument views,
+  search items, tool definitions, holds; on SQLite a trigger on ``search_items`` takes each
+  text out of the external-content FTS5 index, revision 0008). Then the bytes:
   on SQLite the transaction runs with ``secure_delete`` (freed space is zeroed), the FTS5
   index is merged into one segment (``optimize``: old segments that held the text are freed)
   and the WAL is checkpointed and truncated after the commit; on PostgreSQL the rows are
@@ -38,8 +38,6 @@ from store.db.search_index import (
     SEARCH_FTS,
     catch_up,
     has_search_index,
-    indexed_call_text,
-    indexed_result_text,
     lagging,
 )
 from store.db.secrets import calls_with_secret, secrets_summary
@@ -77,27 +75,6 @@ def _utc(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _forget_index(conn: Connection, sid: str) -> None:
-    """Delete the session's entries from SQLite's contentless FTS5 index (by giving their
-    text again; the search_items rows go by cascade). PostgreSQL keeps the text in
-    search_items.body, which the cascade removes."""
-    if conn.dialect.name != "sqlite" or not has_search_index(conn):
-        return
-    rows = conn.exec_driver_sql(
-        "SELECT i.id, c.wire_json, NULL FROM search_items i JOIN tool_calls c "
-        "ON c.session_id = i.session_id AND c.position = i.position "
-        "AND c.call_index = i.item_index WHERE i.session_id = ? AND i.kind = 0 "
-        "UNION ALL SELECT i.id, NULL, r.content_json FROM search_items i JOIN tool_results r "
-        "ON r.session_id = i.session_id AND r.position = i.position "
-        "AND r.result_index = i.item_index WHERE i.session_id = ? AND i.kind = 1",
-        (sid, sid)).all()
-    if rows:
-        conn.exec_driver_sql(
-            f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}, rowid, body) VALUES ('delete', ?, ?)",
-            [(i, indexed_call_text(w) if w is not None else indexed_result_text(c))
-             for i, w, c in rows])
-
-
 def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
                    actor: str | None, now: datetime) -> ErasureReceipt:
     """Remove one session in the caller's transaction, leaving its tombstone (the session
@@ -114,7 +91,6 @@ def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
     conn.execute(insert(tombstones).values(
         session_id=sid, erased_at=now, start_position=0, kind=kind, messages=count,
         digest=digest, reason=reason, actor=actor))
-    _forget_index(conn, sid)
     conn.execute(delete(sessions).where(sessions.c.session_id == sid))
     return ErasureReceipt(sid, kind, now, reason, actor, count, digest)
 
