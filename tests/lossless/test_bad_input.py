@@ -79,6 +79,8 @@ def base_args(command: click.Command, tmp: Path) -> list[str]:
         elif isinstance(param, click.Option) and param.required:
             choices = getattr(param.type, "choices", None)
             args += [param.opts[0], str(choices[-1]) if choices else "s1"]
+    if any(isinstance(p, click.Option) and "--once" in p.opts for p in command.params):
+        args.append("--once")  # a watcher makes one pass here, not run until stopped
     return args
 
 
