@@ -111,8 +111,12 @@ def _forget_search_index(dialect: str) -> None:
         present = conn.exec_driver_sql(
             "SELECT count(*) FROM sqlite_master WHERE name = 'search_fts'").scalar_one()
         if present:
-            op.execute("INSERT INTO search_fts(search_fts) VALUES ('delete-all')")
+            # search_items first: revision 0008's trigger takes each text out of the
+            # external-content index (a 'delete-all' first would leave the trigger deleting
+            # entries that are no longer there, which corrupts an FTS5 index); then anything
+            # left behind
             op.execute("DELETE FROM search_items")
+            op.execute("INSERT INTO search_fts(search_fts) VALUES ('delete-all')")
     else:
         op.execute("DELETE FROM search_items")
     op.execute("DELETE FROM call_views")
