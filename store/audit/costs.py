@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Literal
 from store.audit.sql import connect
 from store.core.errors import UsageError
 from store.db.base import alias_table
-from store.db.sqlitefile import cwd_pattern, read_time, stored_time
-from store.db.usage import UsageRow, usage_rows
+from store.db.sqlitefile import read_time
+from store.db.usage import UsageRow, scope_where, usage_rows
 from store.usage.prices import PriceTable, load_prices
 
 if TYPE_CHECKING:
@@ -171,20 +171,7 @@ def tool_context(store: TranscriptStore, *, by: str | None = None,
     if by is not None and by not in TOOL_GROUPS:
         raise UsageError(f"tools usage --by {by!r}: one of {', '.join(TOOL_GROUPS)}")
     with connect(store) as conn:
-        pg = conn.dialect.name == "postgresql"
-        mark = "%s" if pg else "?"
-        where: list[str] = []
-        params: list[object] = []
-        for clause, value in (("m.created_at >= ", since), ("m.created_at < ", until),
-                              ("s.agent = ", agent)):
-            if value is not None:
-                where.append(clause + mark)
-                params.append(stored_time(value) if not pg and isinstance(value, datetime)
-                              else value)
-        if cwd is not None:  # the folder or below it (as sessions list --cwd)
-            folder, below = cwd_pattern(cwd)
-            where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
-            params.extend([folder, below])
+        where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd)
         sql = ("SELECT c.session_id, c.position, c.call_index, m.created_at, s.agent, "
                "coalesce(u.model, s.model), c.raw_name, length(r.content_json), r.is_error "
                "FROM tool_calls c JOIN messages m ON m.session_id = c.session_id "

@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from store.db.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import TokenUsage
 
-__all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "usage_rows"]
+__all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "scope_where", "usage_rows"]
 
 USAGE_COLUMNS = ("model", "request_id", "response_id", "input_tokens", "output_tokens",
                  "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens")
@@ -71,20 +71,8 @@ def usage_rows(conn: Connection, *, since: datetime | None = None,
                agent: str | None = None, cwd: str | None = None) -> Iterator[UsageRow]:
     """Every stored usage (with its message's time, the session's agent and cwd), oldest
     first, within the filters."""
-    pg = conn.dialect.name == "postgresql"
-    mark = "%s" if pg else "?"
-    where: list[str] = []
-    params: list[Any] = []
-    for clause, value in (("m.created_at >= ", since), ("m.created_at < ", until),
-                          ("u.session_id = ", session_id), ("s.agent = ", agent)):
-        if value is not None:
-            where.append(clause + mark)
-            params.append(stored_time(value) if not pg and isinstance(value, datetime)
-                          else value)
-    if cwd is not None:  # the folder or below it (as sessions list --cwd)
-        folder, below = cwd_pattern(cwd)
-        where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
-        params.extend([folder, below])
+    where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
+                                session=("u.session_id", session_id))
     sql = ("SELECT u.session_id, u.position, m.created_at, s.agent, s.cwd, "
            + ", ".join(f"u.{c}" for c in USAGE_COLUMNS)
            + " FROM message_usage u JOIN messages m ON m.session_id = u.session_id "
@@ -97,3 +85,25 @@ def usage_rows(conn: Connection, *, since: datetime | None = None,
         yield UsageRow(str(sid), int(position), read_time(at), agent_name, cwd,
                        TokenUsage(inp, out, create, read, reasoning, model, request, response))
 
+
+def scope_where(conn: Connection, *, since: datetime | None, until: datetime | None,
+                agent: str | None, cwd: str | None,
+                session: tuple[str, str | None] = ("", None)) -> tuple[list[str], list[Any]]:
+    """The WHERE terms and parameters of the reports' filters, over a query that joins the
+    messages as ``m`` and the sessions as ``s``: message time, agent, the session's folder or
+    below it (as ``sessions list --cwd``), and one session (``(column, id)``)."""
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    where: list[str] = []
+    params: list[Any] = []
+    for clause, value in (("m.created_at >= ", since), ("m.created_at < ", until),
+                          (f"{session[0]} = ", session[1]), ("s.agent = ", agent)):
+        if value is not None:
+            where.append(clause + mark)
+            params.append(stored_time(value) if not pg and isinstance(value, datetime)
+                          else value)
+    if cwd is not None:
+        folder, below = cwd_pattern(cwd)
+        where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
+        params.extend([folder, below])
+    return where, params
