@@ -489,7 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--writer-appends", type=int, default=100,
                         help="committed single-message appends per writer process")
     parser.add_argument("--pg-dsn", default=os.environ.get("BENCH_PG_DSN", DEFAULT_PG_DSN))
-    parser.add_argument("--profile", choices=("bulk", "incremental", "load", "count", "find"),
+    parser.add_argument("--profile",
+                        choices=("bulk", "incremental", "load", "count", "find", "text"),
                         action="append", default=[],
                         help="profile the store's side of an operation (repeatable)")
     parser.add_argument("--profile-top", type=int, default=25)

@@ -8,7 +8,7 @@ import pstats
 
 from workload import ASCII_TERM, NON_ASCII_TERM, Session
 
-from store import TranscriptStore
+from store import CallQuery, TranscriptStore, search_calls
 
 
 def profile_store(store_url: str, op: str, sessions: list[Session],
@@ -43,6 +43,12 @@ def profile_store(store_url: str, op: str, sessions: list[Session],
             profiler.enable()
             for _ in range(200):
                 store.count_calls_by_tool()
+        elif op == "text":
+            search_calls(store, CallQuery(text=ASCII_TERM))  # the catch-up, not profiled
+            profiler.enable()
+            for _ in range(10):
+                search_calls(store, CallQuery(text=ASCII_TERM))
+                search_calls(store, CallQuery(text="grep -n"))
         else:
             profiler.enable()
             for _ in range(10):

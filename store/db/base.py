@@ -28,6 +28,7 @@ from store.core.transcript import (
 )
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
+from store.db.flight import Flight
 from store.db.writer import (
     Limits,
 )
@@ -123,6 +124,25 @@ class StoreBase:
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
+    def _read_rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one read statement on the driver cursor. On PostgreSQL it runs in
+        autocommit (one statement is one snapshot anyway): one round trip, no BEGIN before it
+        and no ROLLBACK after."""
+        with self._read() as conn:
+            dbapi: Any = conn.connection.dbapi_connection
+            postgres = self._engine.dialect.name == "postgresql"
+            if postgres:
+                dbapi.autocommit = True
+            cursor = dbapi.cursor()
+            try:
+                cursor.execute(sql, params)
+                return list(cursor.fetchall())
+            finally:
+                cursor.close()
+                if postgres:
+                    with suppress(*self._errors):
+                        dbapi.autocommit = False
+
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         try:
@@ -162,17 +182,32 @@ class StoreBase:
                 try:
                     if sqlite:
                         cursor.execute("BEGIN IMMEDIATE")
+                        try:
+                            result = work(cursor)
+                        except BaseException:
+                            dbapi.rollback()
+                            raise
+                        dbapi.commit()
+                        return True, result
+                    # PostgreSQL: the transaction in two round trips (store.db.flight).
+                    flight = Flight(dbapi)
                     try:
-                        result = work(cursor)
+                        result = work(flight)
+                        flight.commit()
+                        return True, result
                     except BaseException as exc:
-                        if isinstance(exc, self._errors) and dialect.is_disconnect(
-                                getattr(exc, "orig", None) or exc, dbapi, cursor):  # type: ignore[arg-type]
+                        if (isinstance(exc, self._errors) and not flight.commit_sent
+                                and dialect.is_disconnect(
+                                    getattr(exc, "orig", None) or exc, dbapi, cursor)):  # type: ignore[arg-type]
+                            # Lost before COMMIT was sent: nothing was committed.
                             fairy.invalidate(exc)
                             return False, None
-                        dbapi.rollback()
+                        with suppress(*self._errors):
+                            dbapi.rollback()
                         raise
-                    dbapi.commit()
-                    return True, result
+                    finally:
+                        with suppress(*self._errors):
+                            flight.finish()
                 finally:
                     with suppress(*self._errors):  # a dead connection's cursor may refuse
                         cursor.close()

@@ -213,13 +213,7 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
             params = statement.params(sid=sid, turns=last_turns, since_position=since_position,
                                       since=None if since is None else st.time(as_utc(since)))
         # One statement: one snapshot on both backends (see compiled._load_statement).
-        with self._read() as conn:
-            cursor = conn.connection.cursor()
-            try:
-                cursor.execute(statement.sql, params)
-                rows = cursor.fetchall()
-            finally:
-                cursor.close()
+        rows = self._read_rows(statement.sql, params)
         by_kind: tuple[list[Any], ...] = ([], [], [], [], [])
         for row in rows:
             by_kind[row[0]].append(row)

@@ -254,10 +254,6 @@ def _write(
     now = new_session["created_at"]
     now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
     session_values = {**new_session, "created_at": now_value, "updated_at": now_value}
-    cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
-    next_position, created_at, chain = cursor.fetchone()
-    created = created_at == session_values["created_at"]
-
     wanted: list[str] = []
     implicit = False
     for _, k, _ in prepared:
@@ -269,13 +265,22 @@ def _write(
     existing: set[str] = set()
     # The digest of the message stored under a plain provider id (filled only when needed).
     stored_digest: dict[str, str] = {}
-    if st.postgres and wanted:
-        cursor.execute(st.existing_keys_probe, (wanted, sid))
-        existing.update(row[0] for row in cursor.fetchall())
-    for start in range(0, len(wanted) if not st.postgres else 0, _IN_CHUNK):
-        chunk = wanted[start:start + _IN_CHUNK]
-        cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
-        existing.update(row[0] for row in cursor.fetchall())
+    prior: list[tuple[Any, ...]] | None = None
+    if st.postgres:
+        # One flight (the caller runs the transaction in psycopg's pipeline mode): the
+        # session upsert, the key probe and the lookup of the calls this append's results may
+        # answer are sent together, and their results read after.
+        (next_position, created_at, chain), keys_found, prior = _postgres_reads(
+            cursor, st, sid, session_values, wanted, prepared)
+        existing.update(keys_found)
+    else:
+        cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))
+        next_position, created_at, chain = cursor.fetchone()
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start:start + _IN_CHUNK]
+            cursor.execute(st.expand(st.existing_keys, "keys", len(chunk)), (sid, *chunk))
+            existing.update(row[0] for row in cursor.fetchall())
+    created = created_at == session_values["created_at"]
     if implicit and existing:
         plain = sorted({str(k) for _, k, _ in prepared
                         if isinstance(k, ImplicitKey) and k in existing})
@@ -310,7 +315,7 @@ def _write(
     if not batch:
         return AppendResult(sid, (), tuple(skipped), created)
 
-    linker = _linker_for(cursor, st, sid, batch)
+    linker = _linker_for(cursor, st, sid, batch, prior)
     postgres = st.postgres
     json = st.json
     message_rows: list[list[Any]] = []
@@ -461,8 +466,30 @@ def _digest(fields: list[str | None], calls: list[str | None],
     return h.hexdigest()[:32]
 
 
+def _postgres_reads(cursor: Any, st: Statements, sid: str, session_values: Mapping[str, Any],
+                    wanted: list[str], prepared: Prepared,
+                    ) -> tuple[tuple[Any, ...], list[str], list[tuple[Any, ...]]]:
+    """The reads an append needs before it can write, sent in one flight
+    (:class:`~store.db.flight.Flight`): the session upsert (locking the row), the probe of
+    the keys already stored, and the stored calls that any result of the append names (a
+    superset of what :func:`_linker_for` asks for: which messages are skipped is not known
+    yet)."""
+    upsert = cursor.queue(st.upsert_session.sql,
+                          _params(st.upsert_session.names, session_values))
+    probe = cursor.queue(st.existing_keys_probe, (wanted, sid)) if wanted else None
+    named = sorted({_nul_safe_text(r.result.call_id) for _, _, enc in prepared
+                    for r in enc.results if r.result.call_id})
+    lookups = [cursor.queue(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
+               for chunk in (named[i:i + _IN_CHUNK] for i in range(0, len(named), _IN_CHUNK))]
+    session = cursor.rows(upsert)[0]
+    found = [row[0] for row in cursor.rows(probe)] if probe is not None else []
+    prior = [row for lookup in lookups for row in cursor.rows(lookup)]
+    return session, found, prior
+
+
 def _linker_for(cursor: Any, st: Statements, sid: str,
-                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]]) -> Pairing:
+                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]],
+                prefetched: list[tuple[Any, ...]] | None = None) -> Pairing:
     """The one pairing rule (:mod:`store.core.pairing`) primed with the stored calls that this
     batch's results may refer to.
 
@@ -490,14 +517,19 @@ def _linker_for(cursor: Any, st: Statements, sid: str,
     # On PostgreSQL the call_id column holds NUL as U+FFFD: look ids up that way.
     exact = {(_nul_safe_text(i) if st.postgres else i): i for i in needs_ids}
     ids = sorted(exact)
-    for start in range(0, len(ids), _IN_CHUNK):
-        chunk = ids[start:start + _IN_CHUNK]
-        cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
-        for call_id, pos, idx in cursor.fetchall():  # ordered by position
-            refs = prior_ids.setdefault(exact.get(call_id, call_id), [])
-            if refs and refs[0][0] != pos:
-                refs.clear()  # the latest message that used the id wins
-            refs.append((pos, idx))
+    fetched: list[tuple[Any, ...]] = []
+    if prefetched is not None:  # read with the session upsert (a superset, in id chunks)
+        fetched = sorted((r for r in prefetched if r[0] in exact), key=lambda r: (r[1], r[2]))
+    else:
+        for start in range(0, len(ids), _IN_CHUNK):
+            chunk = ids[start:start + _IN_CHUNK]
+            cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
+            fetched += cursor.fetchall()
+    for call_id, pos, idx in fetched:  # ordered by position (per chunk when chunked)
+        refs = prior_ids.setdefault(exact.get(call_id, call_id), [])
+        if refs and refs[0][0] != pos:
+            refs.clear()  # the latest message that used the id wins
+        refs.append((pos, idx))
     prior_open: list[tuple[CallRef, tuple[str, ...], bool]] = []
     answered: set[CallRef] = set()
     if needs_position or len(prior_ids) < len(needs_ids):

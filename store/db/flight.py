@@ -1,0 +1,137 @@
+"""A write transaction on PostgreSQL in two round trips (persistence layer).
+
+A committed append needs the session's state before it can write (its next position and
+chain digest, the keys already stored, the calls its results answer), so it cannot be one
+statement; but it need not be a round trip per statement. :class:`Flight` stands in for the
+driver cursor of a write transaction: statements are bound on the client (psycopg's
+``ClientCursor.mogrify``: the driver's own quoting, so values are never spliced by hand) and
+queued; reading a result sends everything queued as **one** simple-query message, whose
+result sets come back together. ``BEGIN`` goes with the first flight and ``COMMIT`` with the
+last, on a connection switched to autocommit for the transaction (so that psycopg sends no
+``BEGIN`` of its own). An append is then: the reads (BEGIN, session upsert, key probe, call
+lookup), then the writes (the inserts as multi-row ``VALUES``, the session update, COMMIT).
+
+A statement that fails stops the message there and aborts the transaction (PostgreSQL runs
+the rest of a simple-query message only while no statement failed); the caller rolls back.
+Whether ``COMMIT`` was sent is kept (:attr:`Flight.commit_sent`): a connection lost before it
+was sent committed nothing and the transaction may run again; after, it may have committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["Flight"]
+
+#: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
+#: large messages goes in several flights rather than one message of unbounded size.
+FLIGHT_BYTES = 8 * 1024 * 1024
+
+
+class Flight:
+    """A cursor-like queue of statements for one transaction on a psycopg connection."""
+
+    def __init__(self, dbapi: Any) -> None:
+        import psycopg
+
+        self._dbapi = dbapi
+        dbapi.autocommit = True
+        self._client = psycopg.ClientCursor(dbapi)
+        self._queued: list[str] = []
+        self._queued_bytes = 0
+        #: Result sets of the statements sent, by statement number (None: no rows).
+        self._results: dict[int, list[tuple[Any, ...]] | None] = {}
+        self._sent = 0  # statements sent so far
+        self._sent_count = 0  # statements queued since
+        self._last = -1  # the statement ``fetchone`` / ``fetchall`` answer for
+        self.commit_sent = False
+        self._queue("BEGIN")
+
+    # -- the cursor methods the writers use -----------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._last = self.queue(sql, params)
+
+    def queue(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Queue a statement; its number, for :meth:`rows`."""
+        return self._queue(self._client.mogrify(sql, params) if params else sql)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """An ``INSERT ... VALUES (...)`` for each row, queued as multi-row ``VALUES``; any
+        other statement once per row (in the same flight)."""
+        mogrify = self._client.mogrify
+        split = _split_values(sql)
+        if split is None:
+            for row in rows:
+                self.execute(sql, row)
+            return
+        head, values = split
+        groups = [mogrify(values, row) for row in rows]
+        if groups:
+            self._last = self._queue(head + ", ".join(groups))
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        rows = self.rows(self._last)
+        return rows[0] if rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self.rows(self._last)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- flights ----------------------------------------------------------------------------
+
+    def rows(self, number: int) -> list[tuple[Any, ...]]:
+        """The rows of statement ``number`` (sending what is queued when it was not sent)."""
+        if number >= self._sent:
+            self.send()
+        return self._results.get(number) or []
+
+    def commit(self) -> None:
+        """Queue ``COMMIT`` and send the last flight."""
+        self._queue("COMMIT")
+        self.commit_sent = True
+        self.send()
+
+    def send(self) -> None:
+        """Send every queued statement as one message and keep each one's result set."""
+        if not self._queued:
+            return
+        text, self._queued, self._queued_bytes = "; ".join(self._queued), [], 0
+        first = self._sent
+        count = self._sent_count
+        cursor = self._client
+        cursor.execute(text)  # no parameters: the text is sent as it is
+        number = first
+        while True:
+            self._results[number] = cursor.fetchall() if cursor.description else None
+            number += 1
+            if not cursor.nextset():
+                break
+        self._sent = first + count
+        self._sent_count = 0
+
+    def _queue(self, statement: str) -> int:
+        if self._queued_bytes + len(statement) > FLIGHT_BYTES and self._queued:
+            self.send()
+        self._queued.append(statement)
+        self._queued_bytes += len(statement)
+        self._sent_count += 1
+        return self._sent + self._sent_count - 1
+
+    def finish(self) -> None:
+        """Give the connection back as it was lent (not in autocommit)."""
+        self.close()
+        self._dbapi.autocommit = False
+
+
+def _split_values(sql: str) -> tuple[str, str] | None:
+    """``INSERT INTO t (...) VALUES `` and the ``(%s, ...)`` group of a plain compiled insert
+    (``None`` for any other statement)."""
+    at = sql.find(" VALUES (")
+    if not sql.startswith("INSERT INTO ") or at < 0 or not sql.endswith(")") or (
+            ") " in sql[at + 8:]):
+        return None
+    return sql[:at + 8], sql[at + 8:]
