@@ -632,3 +632,35 @@ def test_fork_into_a_session_on_another_shard(routed, citus_url):
     assert opened.get_session(target).metadata["forked_from"] == {"session_id": "source",
                                                                    "position": 9}
     assert opened.verify(target).ok
+
+
+def test_an_append_takes_two_round_trips_and_a_load_one_on_citus(citus_url: str) -> None:
+    """Issue 28's counts on the coordinator, through the benchmark's counting proxy: the
+    flights of store/db/flight.py are router statements there too."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from roundtrips import DelayProxy
+
+    url = make_url(citus_url)
+    proxy = DelayProxy((url.host or "127.0.0.1", url.port or 5432), 0.0)
+    try:
+        proxied = url.set(port=proxy.port).render_as_string(hide_password=False)
+        with TranscriptStore.open(proxied) as db:
+            sid = f"rt-{os.getpid()}"
+            records = turns(3, "rt")
+            db.append(sid, records[:1], keys=["k0"])  # warm: a pooled connection
+            counts = []
+            for n, record in enumerate(records[1:], start=1):
+                proxy.reset()
+                db.append(sid, [record], keys=[f"k{n}"])
+                counts.append(proxy.reset())
+            assert counts == [2] * len(counts)
+            db.load(sid)
+            proxy.reset()
+            transcript = db.load(sid)
+            assert proxy.reset() == 1
+            assert [c.result.content for c in transcript.calls() if c.result] == [
+                "out 0 haystackrt", "out 1 haystackrt", "out 2 haystackrt"]
+    finally:
+        proxy.close()
