@@ -14,9 +14,10 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Self, TypeVar, cast
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.core.arguments import dumps_json, loads_json
@@ -26,6 +27,7 @@ from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
 )
+from store.db.checkpoint import Checkpointer
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
 from store.db.flight import Flight
@@ -85,6 +87,17 @@ class StoreBase:
         self._errors: tuple[type[BaseException], ...] = (
             (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
         )
+        # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
+        self._checkpointer: Checkpointer | None = None
+        database = engine.url.database
+        if (engine.dialect.name == "sqlite" and not read_only and database
+                and database != ":memory:" and not database.startswith("file:")):
+            self._checkpointer = Checkpointer(Path(database).expanduser().resolve())
+            event.listen(engine, "commit", self._committed)
+
+    def _committed(self, conn: Any) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
 
     @property
@@ -104,6 +117,8 @@ class StoreBase:
     def close(self) -> None:
         """Release every connection."""
         if not self._closed:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
             self._engine.dispose()
             self._closed = True
 
@@ -188,6 +203,8 @@ class StoreBase:
                             dbapi.rollback()
                             raise
                         dbapi.commit()
+                        if self._checkpointer is not None:
+                            self._checkpointer.committed()
                         return True, result
                     # PostgreSQL: the transaction in two round trips (store.db.flight).
                     flight = Flight(dbapi)

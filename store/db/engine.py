@@ -42,6 +42,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.core.errors import ConfigurationError, DatabaseError
 from store.core.jsonexact import json_at, json_same
+from store.db.checkpoint import SAFETY_NET_PAGES
 from store.db.revisions import default_url
 from store.db.sqlitefile import SQLITE_BUSY_TIMEOUT_MS, connect_read_only
 from store.redaction.redact import hide_passwords
@@ -350,6 +351,9 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             if database and database != ":memory:" and not read_only:
                 _wal(cursor)
+                # Checkpoints run in the store's own thread (db/checkpoint.py); this one is a
+                # safety net for when that thread falls behind.
+                cursor.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
             cursor.execute(f"PRAGMA synchronous={synchronous}")
         finally:
             cursor.close()
