@@ -14,6 +14,11 @@ reports: ``input_tokens`` (input read neither from nor into a cache), ``output_t
   ``cached``; ``output`` = ``candidatesTokenCount``; ``thoughts``; ``tool`` =
   ``toolUsePromptTokenCount``): input is ``input - cached + tool``, output ``output +
   thoughts`` (thinking is billed as output), cache read ``cached``.
+* **Qwen Code** (an assistant record's ``usageMetadata``: the Gemini API's
+  ``GenerateContentResponseUsageMetadata``, ``promptTokenCount`` ...; early JSON-lines
+  versions wrote Gemini CLI's short names ``input``, ``output``, ``cached``, ``thoughts``,
+  ``tool``): read as Gemini CLI's, the API's field meanings (``promptTokenCount`` includes
+  ``cachedContentTokenCount``; ``thoughtsTokenCount`` apart from ``candidatesTokenCount``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage"]
+__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage",
+           "qwen_code_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +115,20 @@ def gemini_cli_usage(tokens: Any, *, model: Any = None,
         max(prompt - cached, 0) + _count(tokens.get("tool")),
         _count(tokens.get("output")) + thoughts, 0, min(cached, prompt), thoughts,
         _text(model), None, _text(response_id)))
+
+
+#: The Gemini API's usage field names, as Gemini CLI's short ones.
+_GEMINI_API_NAMES = {"promptTokenCount": "input", "candidatesTokenCount": "output",
+                     "cachedContentTokenCount": "cached", "thoughtsTokenCount": "thoughts",
+                     "toolUsePromptTokenCount": "tool"}
+
+
+def qwen_code_usage(metadata: Any, *, model: Any = None,
+                    response_id: Any = None) -> TokenUsage | None:
+    """A Qwen Code assistant record's ``usageMetadata`` (the Gemini API's names, or Gemini
+    CLI's short ones in early versions), counted as :func:`gemini_cli_usage` counts."""
+    if not isinstance(metadata, Mapping):
+        return None
+    if any(name in metadata for name in _GEMINI_API_NAMES):
+        metadata = {short: metadata.get(name) for name, short in _GEMINI_API_NAMES.items()}
+    return gemini_cli_usage(metadata, model=model, response_id=response_id)

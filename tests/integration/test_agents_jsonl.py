@@ -1,0 +1,144 @@
+"""Issue 26 ("More agents"): Qwen Code, Kimi CLI and GitHub Copilot CLI sessions imported on
+both backends, from small fixtures written for these tests in each agent's file format
+(tests/fixtures/agents/<agent>; see docs/agents.md for where each format was learnt).
+
+Each agent's fixture holds the same ``rm -rf build`` and a read of ``src/app.py`` (as the
+audited agents' fixtures do), a failed call, a call left without a result, token usage and a
+subagent, in September 2025.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import store
+from store import CallQuery, ViewCondition, import_paths, search_calls
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "agents"
+QWEN = "8b1d6c2e-4f3a-4c5b-9d7e-0a1b2c3d4e5f"
+QWEN_SUB = f"{QWEN}:agent-explore-7f3c"
+
+
+def copy_agent(name: str, target: Path) -> Path:
+    """One agent's fixtures in a fresh folder, dated long ago (settled)."""
+    shutil.copytree(FIXTURES / name, target)
+    for path in target.rglob("*"):
+        if path.is_file():
+            os.utime(path, (1_700_000_000, 1_700_000_000))
+    return target
+
+
+def imported(opened: store.TranscriptStore, folder: Path, problems: int = 0
+             ) -> store.TranscriptStore:
+    summary = import_paths(opened, [folder])
+    assert summary.failed_files == [] and summary.deferred == []
+    assert len(summary.problems) == problems, summary.problems
+    return opened
+
+
+def usage_rows(opened: store.TranscriptStore, session: str) -> list[tuple[object, ...]]:
+    with opened.engine.connect() as conn:
+        return [tuple(r) for r in conn.exec_driver_sql(
+            "SELECT position, model, response_id, input_tokens, output_tokens, "
+            "cache_read_tokens, reasoning_tokens FROM message_usage WHERE session_id = "
+            f"'{session}' ORDER BY position").all()]
+
+
+def listed(opened: store.TranscriptStore, session: str) -> store.SessionInfo:
+    """A session as listings show it (with its first and last message times)."""
+    return next(s for s in opened.list_sessions(limit=None) if s.session_id == session)
+
+
+def import_without_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str,
+                         home_folder: str, fixture: str, env: tuple[str, ...]) -> str:
+    """``import`` with no paths under a fake HOME holding only this agent's folder: every
+    session it imports is the agent's; the folders it listed. (The exit status is 1 when
+    the fixture holds a corrupt line: a problem is reported, the rest imported.)"""
+    from store.cli.main import cli
+
+    home = tmp_path / "home"
+    copy_agent(fixture, home / home_folder)
+    monkeypatch.setenv("HOME", str(home))
+    for name in env:
+        monkeypatch.delenv(name, raising=False)
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    runner = CliRunner()
+    declined = runner.invoke(cli, ["import", "--db", db], input="n\n")
+    assert declined.exit_code == 1
+    done = runner.invoke(cli, ["import", "--db", db, "--yes", "--settle", "0", "--json"])
+    assert done.exit_code in (0, 1) and '"failed_files":0' in done.output, done.output
+    with store.TranscriptStore.open(db) as opened:
+        assert {s.agent for s in opened.list_sessions(limit=None)} == {agent}
+    return declined.stderr
+
+
+class TestQwenCode:
+    @pytest.fixture
+    def qwen(self, store: store.TranscriptStore, tmp_path: Path) -> store.TranscriptStore:
+        return imported(store, copy_agent("qwen", tmp_path / "qwen"), problems=1)
+
+    def test_calls_have_their_results_errors_marked_and_none_invented(self, qwen):
+        calls = {c.call.id: c for c in qwen.load(QWEN).calls()}
+
+        assert [c.call.name for c in calls.values()] == ["bash", "read", "task", "list"]
+        assert calls["call_q1"].result is not None and not calls["call_q1"].result.is_error
+        assert calls["call_q2"].result is not None and calls["call_q2"].result.is_error
+        assert calls["call_q3"].result is not None
+        assert calls["call_q4"].result is None  # never answered: no result made up
+        assert qwen.get_session(QWEN).agent == "qwen-code"
+
+    def test_the_same_rm_rf_and_read_are_found_by_the_canonical_conditions(self, qwen):
+        rm = search_calls(qwen, CallQuery(tool="bash",
+                                          views=(ViewCondition("command", "rm -rf build"),)))
+        read = search_calls(qwen, CallQuery(tool="read",
+                                            views=(ViewCondition("path", "src/app.py"),)))
+
+        assert [(m.session_id, m.raw_name) for m in rm] == [(QWEN, "run_shell_command")]
+        assert [m.session_id for m in read] == [QWEN]
+
+    def test_times_cwd_model_and_title_come_from_the_records(self, qwen):
+        info = listed(qwen, QWEN)
+
+        assert info.started_at == datetime(2025, 9, 18, 9, 0, 0, tzinfo=UTC)
+        assert info.ended_at == datetime(2025, 9, 18, 9, 1, 0, tzinfo=UTC)
+        assert (info.cwd, info.model) == ("/home/u/proj", "qwen3-coder-plus")
+        assert info.title == "Clean build and read app"  # its custom_title record
+        assert info.metadata["git_branch"] == "main"
+
+    def test_token_usage_is_kept_per_response_once(self, qwen, tmp_path):
+        assert usage_rows(qwen, QWEN) == [
+            (1, "qwen3-coder-plus", "q-a1", 200, 100, 1000, 20),
+            (4, "qwen3-coder-plus", "q-a2", 300, 40, 1200, 0)]
+        again = import_paths(qwen, [copy_agent("qwen", tmp_path / "again")])
+        assert again.messages_added == 0
+        assert len(usage_rows(qwen, QWEN)) == 2
+
+    def test_a_subagent_is_its_own_session_linked_to_its_task_call(self, qwen):
+        sub = qwen.get_session(QWEN_SUB)
+
+        assert sub.metadata["parent_session"] == QWEN
+        assert sub.metadata["parent_call_id"] == "call_q3"
+        assert sub.metadata["agent_name"] == "general-purpose"
+        assert "subagent" in sub.tags and sub.agent == "qwen-code"
+        assert sub.title == "Clean build and read app (subagent general-purpose)"
+        assert [c.call.name for c in qwen.load(QWEN_SUB).calls()] == ["glob"]
+        assert usage_rows(qwen, QWEN_SUB) == [(0, "qwen3-coder-plus", "q-g1", 300, 10, 0, 0)]
+
+    def test_a_corrupt_line_is_a_problem_and_the_rest_is_read(self, store, tmp_path):
+        summary = import_paths(store, [copy_agent("qwen", tmp_path / "q")])
+
+        assert [(p.line, p.message.startswith("not JSON")) for p in summary.problems] == [
+            (4, True)]
+        assert summary.messages_added == 8
+
+    def test_import_without_paths_finds_the_qwen_folder(self, tmp_path, monkeypatch):
+        listed = import_without_paths(tmp_path, monkeypatch, "qwen-code", ".qwen", "qwen",
+                                      ("QWEN_RUNTIME_DIR",))
+
+        assert str(tmp_path / "home" / ".qwen" / "projects" / "-home-u-proj" / "chats") in listed
