@@ -28,6 +28,16 @@ _VOCABULARY: list[tuple[str, str, str]] = [
     ('qwen-code', 'list_directory', 'list'),
     ('qwen-code', 'todo_write', 'todo'),
     ('qwen-code', 'task', 'task'),
+    ('kimi-cli', 'Shell', 'bash'),
+    ('kimi-cli', 'ReadFile', 'read'),
+    ('kimi-cli', 'ReadMediaFile', 'read'),
+    ('kimi-cli', 'WriteFile', 'write'),
+    ('kimi-cli', 'StrReplaceFile', 'edit'),
+    ('kimi-cli', 'FetchURL', 'web_fetch'),
+    ('kimi-cli', 'SearchWeb', 'web_search'),
+    ('kimi-cli', 'SetTodoList', 'todo'),
+    ('kimi-cli', 'Think', 'think'),
+    ('kimi-cli', 'TaskList', 'bash_io'),
 ]
 
 

@@ -47,6 +47,8 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     # QWEN_RUNTIME_DIR replaces ~/.qwen for runtime output (storage.ts getRuntimeBaseDir);
     # chats are in projects/<cwd>/chats, in tmp/<hash>/chats before that.
     AgentFolders("qwen-code", "QWEN_RUNTIME_DIR", ".qwen", ("projects/*/chats", "tmp/*/chats")),
+    # KIMI_SHARE_DIR replaces ~/.kimi (share.py get_share_dir).
+    AgentFolders("kimi-cli", "KIMI_SHARE_DIR", ".kimi", ("sessions",)),
 )
 
 

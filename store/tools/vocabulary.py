@@ -49,6 +49,11 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
   todo_write, save_memory, task, skill, exit_plan_mode, web_fetch, web_search,
   list_directory, lsp; ``ToolNamesMigration``: search_file_content, replace). ``skill`` and
   ``lsp`` have no canonical name and stay as they are.
+* Kimi CLI: ``MoonshotAI/kimi-cli`` ``src/kimi_cli/tools/`` @4a550eff (each tool's ``name``:
+  Shell, ReadFile, ReadMediaFile, WriteFile, StrReplaceFile, Glob, Grep, FetchURL,
+  SearchWeb, SetTodoList, Agent, Think, AskUserQuestion, TaskList, TaskOutput, TaskStop,
+  EnterPlanMode, ExitPlanMode, SendDMail; the PascalCase names Claude Code shares are global
+  above, SendDMail has no canonical name).
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -136,6 +141,11 @@ _SCOPED: dict[str, dict[str, str]] = {
     # Qwen Code's own names (the Gemini CLI ones it kept are global above).
     "qwen-code": {"edit": "edit", "replace": "edit", "glob": "glob", "list_directory": "list",
                   "todo_write": "todo", "task": "task"},
+    # Kimi CLI (its TaskList lists background tasks, unlike Claude Code's todo list).
+    "kimi-cli": {"Shell": "bash", "ReadFile": "read", "ReadMediaFile": "read",
+                 "WriteFile": "write", "StrReplaceFile": "edit", "FetchURL": "web_fetch",
+                 "SearchWeb": "web_search", "SetTodoList": "todo", "Think": "think",
+                 "TaskList": "bash_io"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.

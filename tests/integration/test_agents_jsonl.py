@@ -14,6 +14,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -142,3 +143,97 @@ class TestQwenCode:
                                       ("QWEN_RUNTIME_DIR",))
 
         assert str(tmp_path / "home" / ".qwen" / "projects" / "-home-u-proj" / "chats") in listed
+
+
+KIMI = "3c9e7f10-5a2b-4d6e-8f01-a2b3c4d5e6f7"
+KIMI_SUB = f"{KIMI}:agent-a7f3c21"
+
+
+class TestKimiCli:
+    @pytest.fixture
+    def kimi(self, store: store.TranscriptStore, tmp_path: Path) -> store.TranscriptStore:
+        return imported(store, copy_agent("kimi", tmp_path / "kimi") / "sessions", problems=1)
+
+    def test_calls_have_their_results_errors_marked_and_none_invented(self, kimi):
+        calls = {c.call.id: c for c in kimi.load(KIMI).calls()}
+
+        assert [c.call.name for c in calls.values()] == ["bash", "read", "task", "glob"]
+        assert calls["Shell:0"].result is not None and not calls["Shell:0"].result.is_error
+        failed = calls["ReadFile:1"].result
+        assert failed is not None and failed.is_error
+        assert failed.content == "`src/app.py` does not exist."  # its message: no output
+        assert calls["Agent:2"].result is not None
+        assert calls["Glob:3"].result is None
+        assert [s.agent for s in kimi.list_sessions(limit=None)] == ["kimi-cli", "kimi-cli"]
+
+    def test_the_same_rm_rf_and_read_are_found_by_the_canonical_conditions(self, kimi):
+        rm = search_calls(kimi, CallQuery(tool="bash",
+                                          views=(ViewCondition("command", "rm -rf build"),)))
+        read = search_calls(kimi, CallQuery(tool="read",
+                                            views=(ViewCondition("path", "src/app.py"),)))
+
+        assert [(m.session_id, m.raw_name) for m in rm] == [(KIMI, "Shell")]
+        assert [m.session_id for m in read] == [KIMI]
+
+    def test_times_cwd_and_title_come_from_the_wire_and_the_share_folder(self, kimi):
+        info = listed(kimi, KIMI)
+
+        assert info.started_at == datetime(2025, 9, 18, 9, 0, 0, tzinfo=UTC)
+        assert info.ended_at == datetime(2025, 9, 18, 9, 0, 9, tzinfo=UTC)
+        assert info.cwd == "/home/u/proj"  # kimi.json's work dir whose MD5 names the folder
+        assert info.model is None  # the wire names no model for the main agent
+        assert info.title == "Clean the build, then read src/app.py"
+        assert [m.message.role for m in kimi.load(KIMI).messages] == [
+            "user", "assistant", "tool", "tool", "assistant", "tool"]
+
+    def test_token_usage_is_kept_per_step_once(self, kimi):
+        assert usage_rows(kimi, KIMI) == [(1, None, "chatcmpl-k1", 900, 60, 3000, 0),
+                                          (4, None, "chatcmpl-k2", 120, 30, 3900, 0)]
+
+    def test_a_subagent_is_its_own_session_linked_to_its_agent_call(self, kimi):
+        sub = listed(kimi, KIMI_SUB)
+
+        assert sub.metadata["parent_session"] == KIMI
+        assert sub.metadata["parent_call_id"] == "Agent:2"
+        assert sub.metadata["agent_type"] == "explore"
+        assert "subagent" in sub.tags and sub.model == "kimi-k2-turbo-preview"
+        assert [c.call.name for c in kimi.load(KIMI_SUB).calls()] == ["grep"]
+        assert usage_rows(kimi, KIMI_SUB) == [
+            (1, "kimi-k2-turbo-preview", "chatcmpl-s1", 200, 15, 0, 0)]
+
+    def test_a_session_title_set_by_the_user_wins(self, store, tmp_path):
+        folder = copy_agent("kimi", tmp_path / "kimi")
+        state = next(folder.rglob("state.json"))
+        state.write_text('{"version": 1, "custom_title": "Cleanup"}', encoding="utf-8")
+        imported(store, folder / "sessions", problems=1)
+
+        assert store.get_session(KIMI).title == "Cleanup"
+
+    def test_call_ids_reused_by_later_steps_pair_with_their_own_step(self, store, tmp_path):
+        session = tmp_path / "sessions" / "h" / "k-reuse"
+        session.mkdir(parents=True)
+        lines = [{"type": "metadata", "protocol_version": "1.10"}]
+        for step, command in ((0, "ls"), (10, "pwd")):
+            lines += [
+                {"timestamp": 1758186000 + step, "message": {"type": "StepBegin",
+                                                             "payload": {"n": step}}},
+                {"timestamp": 1758186001 + step, "message": {"type": "ToolCall", "payload": {
+                    "type": "function", "id": "Shell:0",
+                    "function": {"name": "Shell", "arguments": f'{{"command": "{command}"}}'}}}},
+                {"timestamp": 1758186002 + step, "message": {"type": "ToolResult", "payload": {
+                    "tool_call_id": "Shell:0", "return_value": {
+                        "is_error": False, "output": f"out of {command}", "message": "",
+                        "display": []}}}}]
+        (session / "wire.jsonl").write_text("".join(orjson.dumps(r).decode() + "\n"
+                                                    for r in lines))
+        assert import_paths(store, [tmp_path / "sessions"], settle=0).ok
+
+        pairs = [(c.call.input["command"], c.result.content if c.result else None)
+                 for c in store.load("k-reuse").calls()]
+        assert pairs == [("ls", "out of ls"), ("pwd", "out of pwd")]
+
+    def test_import_without_paths_finds_the_kimi_folder(self, tmp_path, monkeypatch):
+        listed_folders = import_without_paths(tmp_path, monkeypatch, "kimi-cli", ".kimi",
+                                              "kimi", ("KIMI_SHARE_DIR",))
+
+        assert str(tmp_path / "home" / ".kimi" / "sessions") in listed_folders

@@ -86,3 +86,84 @@ class TestQwenCode:
             ("qwen-code", home / ".qwen" / "tmp" / "ab12" / "chats")]
         assert agent_folders(home, {"QWEN_RUNTIME_DIR": str(moved)}) == [
             ("qwen-code", moved / "projects" / "-x" / "chats")]
+
+
+# -- Kimi CLI ----------------------------------------------------------------------------------
+
+
+def wire(stamp: float, kind: str, **payload: object) -> dict[str, object]:
+    return {"timestamp": stamp, "message": {"type": kind, "payload": payload}}
+
+
+HEADER = {"type": "metadata", "protocol_version": "1.10"}
+
+
+class TestKimiCli:
+    def test_wire_and_context_lines_are_told_apart_from_chat_messages(self):
+        assert detect_format(Path("wire.jsonl"), [HEADER]) == "kimi-cli"
+        assert detect_format(Path("wire.jsonl"), [wire(1.0, "TurnBegin", user_input="hi")]) \
+            == "kimi-cli"
+        assert detect_format(Path("context.jsonl"), [
+            {"role": "user", "content": "hi"}, {"role": "_checkpoint", "id": 0}]) == "kimi-cli"
+        assert detect_format(Path("c.jsonl"), [{"role": "user", "content": "hi"}]) == \
+            "openai-chat"
+
+    def test_a_step_still_streaming_waits_until_the_file_settles(self, tmp_path):
+        path = jsonl(tmp_path / "sessions" / "h" / "k1" / "wire.jsonl", [
+            HEADER, wire(1.0, "TurnBegin", user_input="go"), wire(2.0, "StepBegin", n=1),
+            wire(3.0, "ContentPart", type="text", text="Working")])
+
+        young = read_sessions(path, settle=float("inf"))
+        assert [len(s.items) for s in young.sessions] == [1]
+        assert [d.line for d in young.deferred] == [4]
+        settled = read_sessions(path, settle=0)
+        assert [m.role for m in settled.sessions[0].items] == ["user", "assistant"]
+        assert settled.sessions[0].usage == {}  # no StatusUpdate: no usage made up
+
+    def test_a_context_file_is_read_only_when_no_wire_sits_beside_it(self, tmp_path):
+        lines = [{"role": "_system_prompt", "content": "sys"}, {"role": "_checkpoint", "id": 0},
+                 {"role": "user", "content": "hello"},
+                 {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+                 {"role": "_usage", "token_count": 12}]
+        alone = read_sessions(jsonl(tmp_path / "a" / "s-old" / "context.jsonl", lines),
+                              settle=0)
+        assert [(s.session_id, [m.role for m in s.items]) for s in alone.sessions] == [
+            ("s-old", ["user", "assistant"])]
+        jsonl(tmp_path / "b" / "s-new" / "wire.jsonl", [HEADER])
+        beside = read_sessions(jsonl(tmp_path / "b" / "s-new" / "context.jsonl", lines),
+                               settle=0)
+        assert beside.sessions == [] and beside.problems == []
+
+    def test_the_walk_leaves_a_session_folders_state_and_meta_files_out(self, tmp_path):
+        from store.importers.walk import iter_import_files
+
+        folder = tmp_path / "sessions" / "h" / "s1"
+        jsonl(folder / "wire.jsonl", [HEADER])
+        (folder / "state.json").write_text("{}")
+        jsonl(folder / "subagents" / "a1" / "wire.jsonl", [HEADER])
+        (folder / "subagents" / "a1" / "meta.json").write_text("{}")
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "elsewhere" / "state.json").write_text("[]")
+
+        found = sorted(p.relative_to(tmp_path).as_posix()
+                       for p in iter_import_files([tmp_path]) if isinstance(p, Path))
+        assert found == ["elsewhere/state.json", "sessions/h/s1/subagents/a1/wire.jsonl",
+                         "sessions/h/s1/wire.jsonl"]
+
+    def test_usage_takes_the_four_counts_as_they_are(self):
+        from store.usage.tokens import kimi_cli_usage
+
+        assert kimi_cli_usage({"input_other": 5, "output": 7, "input_cache_read": 100,
+                               "input_cache_creation": 3}, model="k2") == TokenUsage(
+            5, 7, 3, 100, 0, "k2")
+        assert kimi_cli_usage({"input_other": 0, "output": 0}) is None
+
+    def test_its_folder_moves_with_kimi_share_dir(self, tmp_path):
+        home = tmp_path / "home"
+        (home / ".kimi" / "sessions").mkdir(parents=True)
+        moved = tmp_path / "share"
+        (moved / "sessions").mkdir(parents=True)
+
+        assert agent_folders(home, {}) == [("kimi-cli", home / ".kimi" / "sessions")]
+        assert agent_folders(home, {"KIMI_SHARE_DIR": str(moved)}) == [
+            ("kimi-cli", moved / "sessions")]
