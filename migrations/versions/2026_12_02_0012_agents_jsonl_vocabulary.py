@@ -38,6 +38,21 @@ _VOCABULARY: list[tuple[str, str, str]] = [
     ('kimi-cli', 'SetTodoList', 'todo'),
     ('kimi-cli', 'Think', 'think'),
     ('kimi-cli', 'TaskList', 'bash_io'),
+    ('copilot-cli', 'powershell', 'bash'),
+    ('copilot-cli', 'view', 'read'),
+    ('copilot-cli', 'show_file', 'read'),
+    ('copilot-cli', 'create', 'write'),
+    ('copilot-cli', 'str_replace', 'edit'),
+    ('copilot-cli', 'insert', 'edit'),
+    ('copilot-cli', 'undo_edit', 'edit'),
+    ('copilot-cli', 'read_bash', 'bash_io'),
+    ('copilot-cli', 'write_bash', 'bash_io'),
+    ('copilot-cli', 'stop_bash', 'bash_io'),
+    ('copilot-cli', 'list_bash', 'bash_io'),
+    ('copilot-cli', 'read_powershell', 'bash_io'),
+    ('copilot-cli', 'write_powershell', 'bash_io'),
+    ('copilot-cli', 'stop_powershell', 'bash_io'),
+    ('copilot-cli', 'task_complete', 'finish'),
 ]
 
 

@@ -49,6 +49,10 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     AgentFolders("qwen-code", "QWEN_RUNTIME_DIR", ".qwen", ("projects/*/chats", "tmp/*/chats")),
     # KIMI_SHARE_DIR replaces ~/.kimi (share.py get_share_dir).
     AgentFolders("kimi-cli", "KIMI_SHARE_DIR", ".kimi", ("sessions",)),
+    # COPILOT_HOME replaces ~/.copilot (the Copilot SDK sets it for the CLI it runs);
+    # history-session-state is where versions before 0.0.342 kept sessions.
+    AgentFolders("copilot-cli", "COPILOT_HOME", ".copilot",
+                 ("session-state", "history-session-state")),
 )
 
 

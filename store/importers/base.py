@@ -54,7 +54,7 @@ DEFAULT_SETTLE_SECONDS = 300.0
 
 #: Formats written by an agent (the session's ``agent``); the others are provider message lists.
 AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "qwen-code",
-                           "kimi-cli"})
+                           "kimi-cli", "copilot-cli"})
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 

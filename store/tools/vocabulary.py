@@ -54,6 +54,14 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
   SearchWeb, SetTodoList, Agent, Think, AskUserQuestion, TaskList, TaskOutput, TaskStop,
   EnterPlanMode, ExitPlanMode, SendDMail; the PascalCase names Claude Code shares are global
   above, SendDMail has no canonical name).
+* GitHub Copilot CLI (closed source): the names its own public materials show: the ``/tools``
+  listing in github/copilot-cli#407 (bash, view, create, edit, write_bash, read_bash,
+  stop_bash) and ``microsoft/vscode-copilot-chat``
+  ``src/extension/agents/copilotcli/common/copilotCLITools.ts`` @09030ce5 (``ToolInfo``:
+  str_replace_editor, str_replace, insert, undo_edit, powershell and its io tools, grep,
+  glob, report_intent, think, ...; PR #4134: show_file, task, task_complete, ask_user,
+  exit_plan_mode, web_fetch). Names already canonical (bash, edit, grep, glob, task, think,
+  ask_user) need no row; report_intent has no canonical name.
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -146,6 +154,13 @@ _SCOPED: dict[str, dict[str, str]] = {
                  "WriteFile": "write", "StrReplaceFile": "edit", "FetchURL": "web_fetch",
                  "SearchWeb": "web_search", "SetTodoList": "todo", "Think": "think",
                  "TaskList": "bash_io"},
+    # GitHub Copilot CLI (its names that are not already canonical).
+    "copilot-cli": {"powershell": "bash", "view": "read", "show_file": "read",
+                    "create": "write", "str_replace": "edit", "insert": "edit",
+                    "undo_edit": "edit", "read_bash": "bash_io", "write_bash": "bash_io",
+                    "stop_bash": "bash_io", "list_bash": "bash_io",
+                    "read_powershell": "bash_io", "write_powershell": "bash_io",
+                    "stop_powershell": "bash_io", "task_complete": "finish"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.

@@ -237,3 +237,71 @@ class TestKimiCli:
                                               "kimi", ("KIMI_SHARE_DIR",))
 
         assert str(tmp_path / "home" / ".kimi" / "sessions") in listed_folders
+
+
+COPILOT = "5e4d3c2b-1a09-4f8e-9d7c-6b5a4f3e2d1c"
+COPILOT_SUB = f"{COPILOT}:agent-sa-1"
+
+
+class TestCopilotCli:
+    @pytest.fixture
+    def copilot(self, store: store.TranscriptStore, tmp_path: Path) -> store.TranscriptStore:
+        return imported(store, copy_agent("copilot", tmp_path / "copilot"), problems=1)
+
+    def test_calls_have_their_results_errors_marked_and_none_invented(self, copilot):
+        calls = {c.call.id: c for c in copilot.load(COPILOT).calls()}
+
+        assert [c.call.name for c in calls.values()] == ["bash", "read", "task", "glob"]
+        assert calls["toolu_c1"].result is not None and not calls["toolu_c1"].result.is_error
+        failed = calls["toolu_c2"].result
+        assert failed is not None and failed.is_error
+        assert failed.content == "Path does not exist: /home/u/proj/src/app.py"
+        assert calls["toolu_c3"].result is not None
+        assert calls["toolu_c4"].result is None
+        assert copilot.get_session(COPILOT).agent == "copilot-cli"
+
+    def test_the_same_rm_rf_and_read_are_found_by_the_canonical_conditions(self, copilot):
+        rm = search_calls(copilot, CallQuery(
+            tool="bash", views=(ViewCondition("command", "rm -rf build"),)))
+        read = search_calls(copilot, CallQuery(tool="read",
+                                               views=(ViewCondition("path", "src/app.py"),)))
+
+        assert [(m.session_id, m.raw_name) for m in rm] == [(COPILOT, "bash")]
+        assert [(m.session_id, m.raw_name) for m in read] == [(COPILOT, "view")]
+
+    def test_times_cwd_model_and_title_come_from_the_events(self, copilot):
+        info = listed(copilot, COPILOT)
+
+        assert info.started_at == datetime(2025, 9, 19, 10, 0, 5, tzinfo=UTC)
+        assert info.ended_at == datetime(2025, 9, 19, 10, 0, 20, tzinfo=UTC)
+        assert (info.cwd, info.model) == ("/home/u/proj", "claude-sonnet-4.5")
+        assert info.title == "Clean the build and show me src/app.py"
+        assert info.metadata["git_branch"] == "main"
+        metrics = info.metadata["model_metrics"]
+        assert metrics[0]["claude-sonnet-4.5"]["usage"]["inputTokens"] == 5200
+
+    def test_only_the_output_count_is_kept_per_response_once_per_api_call(self, copilot):
+        assert usage_rows(copilot, COPILOT) == [
+            (1, "claude-sonnet-4.5", "api-1", 0, 120, 0, 0),
+            (4, "claude-sonnet-4.5", "api-2", 0, 40, 0, 0)]  # two chunks, one call
+
+    def test_a_subagent_is_its_own_session_linked_to_its_task_call(self, copilot):
+        sub = listed(copilot, COPILOT_SUB)
+
+        assert sub.metadata["parent_session"] == COPILOT
+        assert sub.metadata["parent_call_id"] == "toolu_c3"
+        assert sub.metadata["agent_name"] == "explore"
+        assert "subagent" in sub.tags and sub.model == "claude-haiku-4.5"
+        assert [c.call.name for c in copilot.load(COPILOT_SUB).calls()] == ["grep"]
+        assert [c.result is not None for c in copilot.load(COPILOT_SUB).calls()] == [True]
+
+    def test_checkpoints_and_files_beside_the_log_are_not_walked(self, store, tmp_path):
+        summary = import_paths(store, [copy_agent("copilot", tmp_path / "c")])
+
+        assert summary.files == 1 and summary.failed_files == []
+
+    def test_import_without_paths_finds_the_copilot_folder(self, tmp_path, monkeypatch):
+        listed_folders = import_without_paths(tmp_path, monkeypatch, "copilot-cli",
+                                              ".copilot", "copilot", ("COPILOT_HOME",))
+
+        assert str(tmp_path / "home" / ".copilot" / "session-state") in listed_folders

@@ -167,3 +167,57 @@ class TestKimiCli:
         assert agent_folders(home, {}) == [("kimi-cli", home / ".kimi" / "sessions")]
         assert agent_folders(home, {"KIMI_SHARE_DIR": str(moved)}) == [
             ("kimi-cli", moved / "sessions")]
+
+
+# -- GitHub Copilot CLI -----------------------------------------------------------------------
+
+
+def event(n: int, kind: str, data: dict[str, object], **envelope: object) -> dict[str, object]:
+    return {"type": kind, "data": data, "id": f"e{n}", "timestamp":
+            f"2025-09-19T10:00:{n:02d}.000Z", "parentId": f"e{n - 1}" if n else None,
+            **envelope}
+
+
+class TestCopilotCli:
+    def test_events_are_told_apart_from_other_envelopes(self):
+        start = event(0, "session.start", {"sessionId": "s", "copilotVersion": "0.0.330"})
+
+        assert detect_format(Path("events.jsonl"), [start]) == "copilot-cli"
+        assert detect_format(Path("events.jsonl"), [
+            event(1, "user.message", {"content": "hi"})]) == "copilot-cli"
+
+    def test_a_tool_the_user_ran_gets_its_call_and_legacy_subagents_their_parent_call(
+            self, tmp_path):
+        records = [
+            event(1, "user.message", {"content": "hi"}),
+            event(2, "tool.execution_start", {"toolCallId": "u1", "toolName": "bash",
+                                              "arguments": {"command": "ls"}}),
+            event(3, "tool.execution_complete", {"toolCallId": "u1", "success": True,
+                                                 "result": {"content": "a.txt"}}),
+            event(4, "assistant.message", {"messageId": "m", "content": "sub",
+                                           "parentToolCallId": "toolu_t",
+                                           "toolRequests": []}),
+            {"type": "user.message", "data": "not an object", "id": "bad"},
+        ]
+        parsed = read_sessions(jsonl(tmp_path / "s" / "events.jsonl", records), settle=0)
+
+        main, sub = parsed.sessions
+        assert (main.session_id, [m.role for m in main.items]) == ("s", ["user", "assistant",
+                                                                         "tool"])
+        assert main.items[1].tool_calls[0].name == "bash"
+        assert main.items[2].tool_results[0].call_id == "u1"
+        assert sub.session_id == "s:agent-toolu_t"
+        assert sub.metadata["parent_call_id"] == "toolu_t"
+        assert [p.line for p in parsed.problems] == [5]
+
+    def test_its_folders_move_with_copilot_home(self, tmp_path):
+        home = tmp_path / "home"
+        (home / ".copilot" / "session-state").mkdir(parents=True)
+        moved = tmp_path / "copilot"
+        (moved / "session-state").mkdir(parents=True)
+        (moved / "history-session-state").mkdir(parents=True)
+
+        assert agent_folders(home, {}) == [("copilot-cli", home / ".copilot" / "session-state")]
+        assert agent_folders(home, {"COPILOT_HOME": str(moved)}) == [
+            ("copilot-cli", moved / "session-state"),
+            ("copilot-cli", moved / "history-session-state")]
