@@ -232,6 +232,26 @@ class TestKimiCli:
                  for c in store.load("k-reuse").calls()]
         assert pairs == [("ls", "out of ls"), ("pwd", "out of pwd")]
 
+    def test_a_wire_that_grew_adds_only_its_new_messages(self, store, tmp_path):
+        sessions = copy_agent("kimi", tmp_path / "kimi") / "sessions"
+        imported(store, sessions, problems=1)
+        wire = next(p for p in sessions.rglob("wire.jsonl") if "subagents" not in p.parts)
+        more = [{"timestamp": 1758186100.0, "message": {"type": "TurnBegin",
+                                                         "payload": {"user_input": "Thanks"}}},
+                {"timestamp": 1758186101.0, "message": {"type": "StepBegin",
+                                                         "payload": {"n": 1}}},
+                {"timestamp": 1758186102.0, "message": {"type": "ContentPart", "payload": {
+                    "type": "text", "text": "Done."}}},
+                {"timestamp": 1758186103.0, "message": {"type": "StatusUpdate", "payload": {
+                    "token_usage": {"input_other": 10, "output": 3}, "message_id": "k3"}}}]
+        with wire.open("a", encoding="utf-8") as handle:
+            handle.writelines(orjson.dumps(r).decode() + "\n" for r in more)
+
+        grown = import_paths(store, [sessions], settle=0)
+        assert (grown.messages_added, grown.diverged) == (2, [])
+        assert [m.message.text for m in store.load(KIMI).messages][-2:] == ["Thanks", "Done."]
+        assert len(usage_rows(store, KIMI)) == 3
+
     def test_import_without_paths_finds_the_kimi_folder(self, tmp_path, monkeypatch):
         listed_folders = import_without_paths(tmp_path, monkeypatch, "kimi-cli", ".kimi",
                                               "kimi", ("KIMI_SHARE_DIR",))
