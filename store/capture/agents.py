@@ -1,7 +1,8 @@
 """Where each agent writes its sessions: one table, :data:`AGENT_FOLDERS` (domain).
 
 Each row names an agent (its import format), the environment variable that moves the
-agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``), the home
+agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
+``QWEN_RUNTIME_DIR`` ...), the home
 used without it (relative to the user's home), and the session folders below that home
 (``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is adding
 a row.
@@ -43,6 +44,15 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     AgentFolders("codex", "CODEX_HOME", ".codex", ("sessions", "archived_sessions")),
     AgentFolders("gemini-cli", "GEMINI_CLI_HOME", ".gemini", ("tmp/*/chats",),
                  env_is_user_home=True),
+    # QWEN_RUNTIME_DIR replaces ~/.qwen for runtime output (storage.ts getRuntimeBaseDir);
+    # chats are in projects/<cwd>/chats, in tmp/<hash>/chats before that.
+    AgentFolders("qwen-code", "QWEN_RUNTIME_DIR", ".qwen", ("projects/*/chats", "tmp/*/chats")),
+    # KIMI_SHARE_DIR replaces ~/.kimi (share.py get_share_dir).
+    AgentFolders("kimi-cli", "KIMI_SHARE_DIR", ".kimi", ("sessions",)),
+    # COPILOT_HOME replaces ~/.copilot (the Copilot SDK sets it for the CLI it runs);
+    # history-session-state is where versions before 0.0.342 kept sessions.
+    AgentFolders("copilot-cli", "COPILOT_HOME", ".copilot",
+                 ("session-state", "history-session-state")),
 )
 
 

@@ -47,8 +47,11 @@ from store.importers.base import (
 from store.importers.canonical import is_canonical_record, read_canonical
 from store.importers.claude_code import read_claude_code
 from store.importers.codex import decode_codex_output, read_codex
+from store.importers.copilot_cli import is_copilot_cli_event, read_copilot_cli
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
+from store.importers.kimi_cli import KIMI_CONTEXT_ROLES, is_kimi_wire_record, read_kimi_cli
 from store.importers.kward import read_kward
+from store.importers.qwen_code import is_qwen_code_record, read_qwen_code
 
 __all__ = [
     "DEFAULT_SETTLE_SECONDS",
@@ -64,7 +67,8 @@ __all__ = [
     "read_sessions",
 ]
 
-_JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store"})
+_JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store", "qwen-code",
+                         "kimi-cli", "copilot-cli"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
 #: How many records format detection looks at (lines looked at for an agent envelope).
@@ -134,6 +138,12 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return "gemini-cli"
     if "$set" in record or "$rewindTo" in record:
         return "gemini-cli"
+    if is_copilot_cli_event(top):
+        return "copilot-cli"
+    if is_kimi_wire_record(top) or top.get("role") in KIMI_CONTEXT_ROLES:
+        return "kimi-cli"
+    if is_qwen_code_record(top):  # (before Claude Code's: both have uuid and parentUuid)
+        return "qwen-code"
     if (kind == "summary" and "leaf_uuid" in top) or kind == "file-history-snapshot":
         return "claude-code"
     if "uuid" in top and ("session_id" in top or "parent_uuid" in top):
@@ -247,7 +257,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 
 #: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
 #: which another plain format may read as well.
-_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store"})
+_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store",
+                     "qwen-code", "kimi-cli", "copilot-cli"})
 
 
 def check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
@@ -285,8 +296,21 @@ def _canonical(records: list[Record], last_line: int, collector: Collector) -> N
     read_canonical(records, collector)
 
 
+def _qwen(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_qwen_code(records, collector)
+
+
+def _kimi(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_kimi_cli(records, collector)
+
+
+def _copilot(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_copilot_cli(records, collector)
+
+
 _LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
     "claude-code": _claude, "codex": _codex, "kward": _kward, "transcript-store": _canonical,
+    "qwen-code": _qwen, "kimi-cli": _kimi, "copilot-cli": _copilot,
 }
 
 

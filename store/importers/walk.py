@@ -6,10 +6,12 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are not
-entered. Paths are resolved; a symbolic link leading out of the root it was found under is
-not followed, and a non-regular file (FIFO, device) is refused: both are reported in
-``failed_files``. A file given explicitly is read whatever its name.
+``.jsonl`` (any case), agents' sidecars left out (Claude Code's ``*.meta.json``, a Kimi CLI
+session folder's ``state.json`` and ``meta.json``); directories whose name starts with ``.``
+below a given root are not entered, nor a Copilot CLI session's ``checkpoints`` and
+``files``. Paths are resolved; a symbolic link leading out of the
+root it was found under is not followed, and a non-regular file (FIFO, device) is refused:
+both are reported in ``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
 (:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
@@ -67,6 +69,11 @@ __all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "impor
            "iter_import_files", "refused_value"]
 
 _SUFFIXES = (".json", ".jsonl")
+#: Sidecars of a Kimi CLI session folder (one holding its logs), not transcripts.
+_KIMI_SIDECARS = frozenset({"state.json", "meta.json"})
+_KIMI_LOGS = frozenset({"wire.jsonl", "context.jsonl"})
+#: Folders of a Copilot CLI session (beside its events.jsonl) holding snapshots and artifacts.
+_COPILOT_ASIDE = frozenset({"checkpoints", "files"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,8 +210,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
         kept = []
         for name in sorted(dirs):
             child = base / name
-            if name.startswith("."):
-                continue
+            if name.startswith(".") or (name in _COPILOT_ASIDE and "events.jsonl" in files):
+                continue  # (a Copilot CLI session's checkpoints and files: not its log)
             if child.is_symlink():
                 target = _resolve(child)
                 if isinstance(target, FailedFile):
@@ -219,6 +226,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
         for name in sorted(files):
             if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
+            if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
+                continue  # a Kimi CLI session's (or subagent's) state.json / meta.json
             child = base / name
             target = _resolve(child)
             if isinstance(target, FailedFile):

@@ -11,10 +11,11 @@ Kward's map (``run_shell_command`` -> ``bash``, ``read_file`` -> ``read``, ``edi
 **Rows** (:data:`VOCABULARY`): ``(agent, raw name, canonical name)``; ``agent`` ``None`` is a
 global alias (the raw name means the same for every agent that uses it), an agent name
 (``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``agents-sdk``,
-``kward``: the session's ``agent``) scopes it, because two agents use one raw name for
-different things or because the name is too generic to claim for everyone (``replace``,
-``fetch``, ``search_files``). A scoped alias wins over a global one. The rows are seeded into
-``tool_aliases`` by migration 0005 (a frozen copy) and are user-editable from then on
+``kward``, ``qwen-code`` ...: the session's ``agent``) scopes it, because two agents use one
+raw name for different things or because the name is too generic to claim for everyone
+(``replace``, ``fetch``, ``search_files``). A scoped alias wins over a global one. The rows
+are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; rows added later by later
+revisions, 0012 for Qwen Code, Kimi CLI and Copilot CLI) and are user-editable from then on
 (``transcript-store aliases add|remove``).
 
 Sources (read 2026-12-01; see ``docs/architecture.md``):
@@ -43,6 +44,24 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
   ``src/shared/tools.ts`` (execute_command, read_file, write_to_file, replace_in_file,
   search_files, list_files, list_code_definition_names, browser_action,
   ask_followup_question, attempt_completion, plan_mode_respond, new_task, web_fetch).
+* Qwen Code: ``QwenLM/qwen-code`` ``packages/core/src/tools/tool-names.ts`` @1af67c6e
+  (``ToolNames``: edit, write_file, read_file, grep_search, glob, run_shell_command,
+  todo_write, save_memory, task, skill, exit_plan_mode, web_fetch, web_search,
+  list_directory, lsp; ``ToolNamesMigration``: search_file_content, replace). ``skill`` and
+  ``lsp`` have no canonical name and stay as they are.
+* Kimi CLI: ``MoonshotAI/kimi-cli`` ``src/kimi_cli/tools/`` @4a550eff (each tool's ``name``:
+  Shell, ReadFile, ReadMediaFile, WriteFile, StrReplaceFile, Glob, Grep, FetchURL,
+  SearchWeb, SetTodoList, Agent, Think, AskUserQuestion, TaskList, TaskOutput, TaskStop,
+  EnterPlanMode, ExitPlanMode, SendDMail; the PascalCase names Claude Code shares are global
+  above, SendDMail has no canonical name).
+* GitHub Copilot CLI (closed source): the names its own public materials show: the ``/tools``
+  listing in github/copilot-cli#407 (bash, view, create, edit, write_bash, read_bash,
+  stop_bash) and ``microsoft/vscode-copilot-chat``
+  ``src/extension/agents/copilotcli/common/copilotCLITools.ts`` @09030ce5 (``ToolInfo``:
+  str_replace_editor, str_replace, insert, undo_edit, powershell and its io tools, grep,
+  glob, report_intent, think, ...; PR #4134: show_file, task, task_complete, ask_user,
+  exit_plan_mode, web_fetch). Names already canonical (bash, edit, grep, glob, task, think,
+  ask_user) need no row; report_intent has no canonical name.
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -127,6 +146,21 @@ _SCOPED: dict[str, dict[str, str]] = {
               "list_code_definition_names": "list", "new_task": "task",
               "web_search": "web_search"},
     "agents-sdk": {"computer": "browser", "shell": "bash", "apply_patch": "patch"},
+    # Qwen Code's own names (the Gemini CLI ones it kept are global above).
+    "qwen-code": {"edit": "edit", "replace": "edit", "glob": "glob", "list_directory": "list",
+                  "todo_write": "todo", "task": "task"},
+    # Kimi CLI (its TaskList lists background tasks, unlike Claude Code's todo list).
+    "kimi-cli": {"Shell": "bash", "ReadFile": "read", "ReadMediaFile": "read",
+                 "WriteFile": "write", "StrReplaceFile": "edit", "FetchURL": "web_fetch",
+                 "SearchWeb": "web_search", "SetTodoList": "todo", "Think": "think",
+                 "TaskList": "bash_io"},
+    # GitHub Copilot CLI (its names that are not already canonical).
+    "copilot-cli": {"powershell": "bash", "view": "read", "show_file": "read",
+                    "create": "write", "str_replace": "edit", "insert": "edit",
+                    "undo_edit": "edit", "read_bash": "bash_io", "write_bash": "bash_io",
+                    "stop_bash": "bash_io", "list_bash": "bash_io",
+                    "read_powershell": "bash_io", "write_powershell": "bash_io",
+                    "stop_powershell": "bash_io", "task_complete": "finish"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.

@@ -14,6 +14,14 @@ reports: ``input_tokens`` (input read neither from nor into a cache), ``output_t
   ``cached``; ``output`` = ``candidatesTokenCount``; ``thoughts``; ``tool`` =
   ``toolUsePromptTokenCount``): input is ``input - cached + tool``, output ``output +
   thoughts`` (thinking is billed as output), cache read ``cached``.
+* **Qwen Code** (an assistant record's ``usageMetadata``: the Gemini API's
+  ``GenerateContentResponseUsageMetadata``, ``promptTokenCount`` ...; early JSON-lines
+  versions wrote Gemini CLI's short names ``input``, ``output``, ``cached``, ``thoughts``,
+  ``tool``): read as Gemini CLI's, the API's field meanings (``promptTokenCount`` includes
+  ``cachedContentTokenCount``; ``thoughtsTokenCount`` apart from ``candidatesTokenCount``).
+* **Kimi CLI** (a wire ``StatusUpdate``'s ``token_usage``, kosong's ``TokenUsage``):
+  ``input_other`` (input neither read from nor written to a cache), ``output``,
+  ``input_cache_read``, ``input_cache_creation``: the four counts as they are.
 """
 
 from __future__ import annotations
@@ -22,7 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage"]
+__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage",
+           "kimi_cli_usage", "qwen_code_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,4 +117,33 @@ def gemini_cli_usage(tokens: Any, *, model: Any = None,
     return _usage_or_none(TokenUsage(
         max(prompt - cached, 0) + _count(tokens.get("tool")),
         _count(tokens.get("output")) + thoughts, 0, min(cached, prompt), thoughts,
+        _text(model), None, _text(response_id)))
+
+
+#: The Gemini API's usage field names, as Gemini CLI's short ones.
+_GEMINI_API_NAMES = {"promptTokenCount": "input", "candidatesTokenCount": "output",
+                     "cachedContentTokenCount": "cached", "thoughtsTokenCount": "thoughts",
+                     "toolUsePromptTokenCount": "tool"}
+
+
+def qwen_code_usage(metadata: Any, *, model: Any = None,
+                    response_id: Any = None) -> TokenUsage | None:
+    """A Qwen Code assistant record's ``usageMetadata`` (the Gemini API's names, or Gemini
+    CLI's short ones in early versions), counted as :func:`gemini_cli_usage` counts."""
+    if not isinstance(metadata, Mapping):
+        return None
+    if any(name in metadata for name in _GEMINI_API_NAMES):
+        metadata = {short: metadata.get(name) for name, short in _GEMINI_API_NAMES.items()}
+    return gemini_cli_usage(metadata, model=model, response_id=response_id)
+
+
+def kimi_cli_usage(usage: Any, *, model: Any = None,
+                   response_id: Any = None) -> TokenUsage | None:
+    """A Kimi CLI ``StatusUpdate.token_usage`` (kosong ``TokenUsage``: ``input_other`` is the
+    input apart from the cache reads and writes)."""
+    if not isinstance(usage, Mapping):
+        return None
+    return _usage_or_none(TokenUsage(
+        _count(usage.get("input_other")), _count(usage.get("output")),
+        _count(usage.get("input_cache_creation")), _count(usage.get("input_cache_read")), 0,
         _text(model), None, _text(response_id)))

@@ -29,10 +29,15 @@ GEMINI_JSONL = "7a2b3c4d-1111-4222-8333-444455556666"
 OCTOBER = "66660000-0000-4000-8000-000000000002"
 
 
+#: The agents these audits count (other agents' fixtures have tests of their own).
+AUDITED = ("claude", "codex", "gemini")
+
+
 def copy_fixtures(target: Path) -> Path:
-    """The fixtures in a fresh folder, their files dated long ago (settled: nothing held
-    back as possibly still being written)."""
-    shutil.copytree(FIXTURES, target)
+    """The audited agents' fixtures in a fresh folder, their files dated long ago (settled:
+    nothing held back as possibly still being written)."""
+    for agent in AUDITED:
+        shutil.copytree(FIXTURES / agent, target / agent)
     for path in target.rglob("*"):
         if path.is_file():
             os.utime(path, (1_700_000_000, 1_700_000_000))
