@@ -4,6 +4,7 @@ backends; every tampering is done with plain SQL behind the store's back."""
 from __future__ import annotations
 
 import pytest
+from backends import is_citus
 from sqlalchemy import text
 
 from store.trust.chain import GENESIS, message_digest
@@ -91,6 +92,10 @@ class TestChains:
             statement = statement.replace("created_at + interval '1 day'",
                                           "datetime(created_at, '+1 day')")
             statement = statement.replace("NOT is_error", "1 - is_error")
+        elif is_citus(filled.engine.url.render_as_string(hide_password=False)):
+            # Citus refuses STABLE functions over columns in an UPDATE: a constant time.
+            statement = statement.replace("created_at + interval '1 day'",
+                                          "TIMESTAMPTZ '2001-02-03 04:05:06+00'")
         for part in statement.split("; "):
             sql(filled, part)
         report = filled.verify()
