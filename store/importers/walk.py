@@ -6,8 +6,11 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are not
-entered. Paths are resolved; a symbolic link leading out of the root it was found under is
+``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are
+entered only when they are an agent's home (:data:`~store.capture.agents.AGENT_HOMES`:
+``.claude``, ``.codex``, ``.gemini`` ..., so that ``import ~/backup-home`` finds every
+agent's sessions), and the folders that only hold tools' and packages' files
+(:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``, ``.git`` ...) never are. Paths are resolved; a symbolic link leading out of the root it was found under is
 not followed, and a non-regular file (FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
@@ -42,6 +45,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
 from store.capture.files import FileState
 from store.capture.reading import read_changes
 from store.core.errors import (
@@ -50,6 +54,7 @@ from store.core.errors import (
     RecordError,
     SessionNotFound,
     StoreError,
+    UsageError,
 )
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
@@ -192,18 +197,21 @@ def _resolve(path: Path) -> Path | FailedFile:
         return FailedFile(path, f"cannot resolve: {exc.strerror or exc}")
 
 
-def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
+def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path | FailedFile]:
+    """The files below ``top`` (default: ``root``); links must stay inside ``root``."""
     failures: list[FailedFile] = []
+    homes = agent_homes()
 
     def report(exc: OSError) -> None:
         failures.append(FailedFile(Path(exc.filename or root), f"cannot list: {exc.strerror}"))
 
-    for folder, dirs, files in os.walk(root, onerror=report):
+    for folder, dirs, files in os.walk(top or root, onerror=report):
         base = Path(folder)
         kept = []
+        agents: list[Path] = []
         for name in sorted(dirs):
             child = base / name
-            if name.startswith("."):
+            if name in NOISE_FOLDERS and name not in homes:
                 continue
             if child.is_symlink():
                 target = _resolve(child)
@@ -214,6 +222,10 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
                     yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
                                             "not followed")
                 continue  # a link inside the root: its target is walked on its own
+            if name.startswith("."):
+                # an agent's home (.claude, .codex ...): only its session folders
+                agents += [found for _, found in home_session_folders(child)]
+                continue
             kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
@@ -234,6 +246,15 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             yield _regular(target)
         yield from failures
         failures.clear()
+        for found in agents:
+            target = _resolve(found)
+            if isinstance(target, FailedFile):
+                yield target
+            elif not target.is_relative_to(root):
+                yield FailedFile(found, f"symbolic link to {target}, outside {root}: "
+                                        "not followed")
+            else:
+                yield from _walk(root, seen, target)
     yield from failures  # the root itself could not be listed
 
 
@@ -379,7 +400,7 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     sid = target or original
     try:
         created = _ensure_session(store, session, sid, path)
-    except RecordError as exc:
+    except (RecordError, UsageError) as exc:
         summary.problems.append(ImportProblem(path, None, f"session {sid!r}: {exc}"))
         return
     summary.sessions += 1
@@ -390,7 +411,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         return store.append(sid, items, keys=keys, title=session.title,
                             provider=session.provider, model=session.model, cwd=session.cwd,
                             tags=session.tags, agent=session.agent,
-                            on_key_conflict="raise" if check else "skip", source=source)
+                            on_key_conflict="raise" if check else "skip", source=source,
+                            parent=session.parent)
 
     results: list[AppendResult] = []
     try:
@@ -501,12 +523,16 @@ def _ensure_session(store: TranscriptStore, session: ParsedSession,
         if path is not None and stored.title == path.name and session.title \
                 and session.title != path.name:
             store.rename_session(sid, session.title)
+        if session.parent is not None and stored.parent != session.parent and (
+                stored.parent is None or stored.parent.parent_call_id is None):
+            # stored before its link was known (or before revision 0015 could fill it)
+            store.link_session(sid, session.parent)
         return False
     try:
         store.create_session(sid, title=session.title,
                              provider=session.provider, model=session.model, cwd=session.cwd,
                              tags=session.tags, metadata=session.metadata,
-                             agent=session.agent)
+                             agent=session.agent, parent=session.parent)
     except DatabaseError as exc:
         try:  # created meanwhile by another importer?
             store.get_session(sid)
