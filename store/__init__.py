@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         UsageError,
     )
     from store.core.keys import camelize_args
+    from store.core.lineage import LINEAGE_KINDS, SessionLink
     from store.core.model import (
         InvalidToolCall,
         Message,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
         AppendResult,
         LoadedCall,
         SessionInfo,
+        SessionTree,
         StoredMessage,
         ToolDefinition,
         Transcript,
@@ -186,6 +188,7 @@ __all__ = [
     "IndexUpdate",
     "InvalidToolCall",
     "KeyConflictError",
+    "LINEAGE_KINDS",
     "LoadedCall",
     "Message",
     "MissingExtra",
@@ -218,9 +221,11 @@ __all__ = [
     "ServiceFile",
     "SessionHeldError",
     "SessionInfo",
+    "SessionLink",
     "SessionNotFound",
     "SessionPage",
     "SessionSource",
+    "SessionTree",
     "SettingsError",
     "SigmaRule",
     "StoreError",
@@ -399,6 +404,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),
     "SessionInfo": ("store.core.transcript", "SessionInfo"),
+    "SessionLink": ("store.core.lineage", "SessionLink"),
+    "SessionTree": ("store.core.transcript", "SessionTree"),
+    "LINEAGE_KINDS": ("store.core.lineage", "LINEAGE_KINDS"),
     "SessionPage": ("store.db.lite", "SessionPage"),
     "list_sessions": ("store.db.lite", "list_sessions"),
     "SessionNotFound": ("store.core.errors", "SessionNotFound"),

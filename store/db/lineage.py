@@ -18,6 +18,7 @@ from store.core.errors import SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.transcript import SessionInfo, SessionTree
 from store.db.base import StoreBase, _now, _session_info
+from store.db.sessions import _spans
 from store.db.tables import sessions, tool_calls
 
 __all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids"]
@@ -115,15 +116,20 @@ class LineageMixin(StoreBase):
                 known.update(info.session_id for info in below)
                 levels.append(below)
             counts = _call_counts(conn, list(known))
+            spans = _spans(conn, list(known))
+
+        def filled(info: SessionInfo) -> SessionInfo:
+            first, last = spans.get(info.session_id, (None, None))
+            return replace(info, call_count=counts.get(info.session_id, 0), started_at=first,
+                           ended_at=last)
+
         children: dict[str, list[SessionTree]] = {}
         for level in reversed(levels[1:]):
             for info in level:
-                node = SessionTree(replace(info, call_count=counts.get(info.session_id, 0)),
-                                   tuple(children.pop(info.session_id, [])))
+                node = SessionTree(filled(info), tuple(children.pop(info.session_id, [])))
                 assert info.parent is not None
                 children.setdefault(info.parent.parent_session_id, []).append(node)
-        return SessionTree(replace(root, call_count=counts.get(session_id, 0)),
-                           tuple(children.get(session_id, [])))
+        return SessionTree(filled(root), tuple(children.get(session_id, [])))
 
     def session_family(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> list[str]:
         """The ids of ``session_id`` and of every session below it (what ``--with-children``
@@ -147,7 +153,7 @@ class LineageMixin(StoreBase):
                 lineage=parent.kind if parent else None,
                 parent_call_id=parent.parent_call_id if parent else None,
                 updated_at=_now()))
-        return self.get_session(session_id)
+            return self._info(conn, session_id)
 
     def count_session_calls(self, session_id: str, *, with_children: bool = False) -> int:
         """How many tool calls ``session_id`` holds, with those of every session below it

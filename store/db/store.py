@@ -62,8 +62,8 @@ from store.db.compiled import (
     statements,
 )
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
-from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.lineage import LineageMixin
+from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source

@@ -6,12 +6,14 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are
-entered only when they are an agent's home (:data:`~store.capture.agents.AGENT_HOMES`:
-``.claude``, ``.codex``, ``.gemini`` ..., so that ``import ~/backup-home`` finds every
-agent's sessions), and the folders that only hold tools' and packages' files
-(:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``, ``.git`` ...) never are. Paths are resolved; a symbolic link leading out of the root it was found under is
-not followed, and a non-regular file (FIFO, device) is refused: both are reported in
+``.jsonl`` (any case). Below a given root, a directory whose name starts with ``.`` is
+entered only when it is an agent's home (:func:`~store.capture.agents.agent_homes`:
+``.claude``, ``.codex``, ``.gemini`` ...), and then only its session folders (the
+``AGENT_FOLDERS`` rows), so that ``import ~/backup-home`` finds every agent's sessions and
+not their settings; folders that only hold tools' and packages' files
+(:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``, ``.git``, ``.venv`` ...) are
+never entered. Paths are resolved; a symbolic link leading out of the root it was found under
+is not followed, and a non-regular file (FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped

@@ -45,6 +45,9 @@ def populate(opened: TranscriptStore) -> None:
         {"id": f"c{n}", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
         for n in range(3)]}])
     opened.append("empty", [], title="nothing yet")
+    opened.append("a-sub", [message("sub0", "2025-01-05T11:00:00Z")], agent="codex",
+                  parent=store.SessionLink("a", "subagent", "call-1"))
+    opened.fork("a", 1, "a-fork")
 
 
 FILTERS: list[dict[str, Any]] = [
@@ -61,6 +64,8 @@ FILTERS: list[dict[str, Any]] = [
     {"cwd": "/home/u/100%_x"}, {"cwd": "/home/u/100"}, {"cwd": "/"},
     {"sort": "started"}, {"sort": "messages"}, {"sort": "calls"},
     {"sort": "calls", "cwd": "/home/u", "agent": "claude-code"},
+    {"parent": "a"}, {"parent": "a-sub"}, {"roots": True}, {"roots": True, "agent": "codex"},
+    {"parent": "a", "sort": "messages"},
 ]
 PAGES = [(50, 0), (2, 0), (2, 3), (None, 0), (0, 0), (1, 10)]
 
