@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
     from store.audit.usage import ToolUsage, count_tools, tool_usage
-    from store.capture.agents import AGENT_FOLDERS, AgentFolders, agent_folders
+    from store.capture.agents import (
+        AGENT_FOLDERS,
+        AgentFolders,
+        agent_folders,
+        describe_agent_folders,
+    )
     from store.capture.files import FileState, SessionSource
     from store.capture.service import ServiceFile, hook_transcript, service_file
     from store.core.arguments import (
@@ -270,6 +275,7 @@ __all__ = [
     "count_tools",
     "database_status",
     "decode_codex_output",
+    "describe_agent_folders",
     "detect_format",
     "detect_provider",
     "display_name",
@@ -481,6 +487,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AGENT_FOLDERS": ("store.capture.agents", "AGENT_FOLDERS"),
     "AgentFolders": ("store.capture.agents", "AgentFolders"),
     "agent_folders": ("store.capture.agents", "agent_folders"),
+    "describe_agent_folders": ("store.capture.agents", "describe_agent_folders"),
     "FileState": ("store.capture.files", "FileState"),
     "SessionSource": ("store.capture.files", "SessionSource"),
     "ServiceFile": ("store.capture.service", "ServiceFile"),
