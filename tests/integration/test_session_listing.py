@@ -47,7 +47,7 @@ def populate(opened: TranscriptStore) -> None:
     opened.append("empty", [], title="nothing yet")
     opened.append("a-sub", [message("sub0", "2025-01-05T11:00:00Z")], agent="codex",
                   parent=store.SessionLink("a", "subagent", "call-1"))
-    opened.fork("a", 1, "a-fork")
+    opened.create_session("a-fork", parent=store.SessionLink("a", "fork"))
 
 
 FILTERS: list[dict[str, Any]] = [
@@ -95,7 +95,7 @@ def test_the_stdlib_listing_writes_nothing(tmp_path: Path) -> None:
         extra.unlink()  # no WAL left: the listing opens the file immutable
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
 
-    assert len(store.list_sessions(str(path)).sessions) == 5
+    assert len(store.list_sessions(str(path)).sessions) == 7
 
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
 
