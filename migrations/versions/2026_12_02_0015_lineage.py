@@ -29,6 +29,7 @@ The downgrade drops the index and the columns (the metadata still holds what the
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
@@ -45,11 +46,15 @@ depends_on: str | Sequence[str] | None = None
 _BATCH = 2000
 
 
+_COLUMNS = ("parent_session_id", "lineage", "parent_call_id")
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("sessions") as batch:
-        batch.add_column(sa.Column("parent_session_id", sa.String(), nullable=True))
-        batch.add_column(sa.Column("lineage", sa.String(), nullable=True))
-        batch.add_column(sa.Column("parent_call_id", sa.String(), nullable=True))
+    # In place (ALTER TABLE ... ADD COLUMN on both backends): a copy-and-move of ``sessions``
+    # would drop the table every other one references, which with SQLite's foreign keys on
+    # deletes their rows.
+    for column in _COLUMNS:
+        op.add_column("sessions", sa.Column(column, sa.String(), nullable=True))
     op.create_index("ix_sessions_parent", "sessions", ["parent_session_id"])
     _fill_from_metadata()
 
@@ -118,7 +123,12 @@ def _fill_from_metadata() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_sessions_parent", table_name="sessions")
-    with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("parent_call_id")
-        batch.drop_column("lineage")
-        batch.drop_column("parent_session_id")
+    dialect = op.get_context().dialect.name
+    for column in reversed(_COLUMNS):
+        if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 35, 0):
+            op.execute(f"ALTER TABLE sessions DROP COLUMN {column}")  # in place (see upgrade)
+        elif dialect == "sqlite":
+            with op.batch_alter_table("sessions") as batch:
+                batch.drop_column(column)
+        else:
+            op.drop_column("sessions", column)

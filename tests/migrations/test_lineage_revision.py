@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import SessionLink, TranscriptStore
@@ -44,6 +45,9 @@ def at_0011_with_sessions(engine: Engine) -> None:
             if path is not None:
                 conn.execute(text("INSERT INTO session_sources (session_id, path) "
                                   "VALUES (:s, :p)"), {"s": sid, "p": path})
+        conn.execute(text("INSERT INTO messages (session_id, position, role, text, parts_json, "
+                          "created_at) VALUES ('parent', 0, 'user', 'hi', '[]', :t)"),
+                     {"t": NOW})
 
 
 def test_the_upgrade_fills_the_links_from_the_stored_metadata(engine: Engine,
@@ -77,11 +81,21 @@ def test_the_upgrade_fills_the_links_from_the_stored_metadata(engine: Engine,
             "forked", "parent:agent-a1", "parent:sidechain"]  # (stored at once: by id)
 
 
+def messages(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(text("SELECT count(*) FROM messages")).scalar_one())
+
+
 def test_the_downgrade_drops_the_columns_and_keeps_the_metadata(engine: Engine) -> None:
     at_0011_with_sessions(engine)
-    migrate.upgrade(engine, "0015")
+    with engine.begin() as conn:  # (a connection with SQLite's foreign keys on)
+        command.upgrade(migrate._config(conn), "0015")
+    assert messages(engine) == 1  # sessions altered in place: no cascade from a copy-and-move
 
-    migrate.downgrade(engine, "0011")
+    with engine.begin() as conn:
+        command.downgrade(migrate._config(conn), "0011")
+
+    assert messages(engine) == 1
 
     columns = {c["name"] for c in inspect(engine).get_columns("sessions")}
     assert not {"parent_session_id", "lineage", "parent_call_id"} & columns
