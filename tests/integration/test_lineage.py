@@ -224,3 +224,21 @@ class TestTheCommandLine:
         assert {u["tool"]: u["calls"] for u in usage} == {"bash": 2, "grep": 3, "read": 1}
         assert refused.exit_code == 2 and "--with-children applies with --session" in \
             refused.output
+
+
+def test_a_resume_read_as_it_is_written_still_continues_the_resumed_session(db, tmp_path):
+    """The resumed session's file read first with only the earlier session's lines, then
+    again from where that read stopped (as ``watch`` reads): the new id's lines still name
+    their parent."""
+    source = LINEAGE / "claude" / "projects" / "-home-u-proj" / f"{NEW}.jsonl"
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    copy = tmp_path / source.name
+    copy.write_text("".join(lines[:3]), encoding="utf-8")
+    imported(db, copy)
+    with copy.open("a", encoding="utf-8") as handle:
+        handle.write("".join(lines[3:]))
+
+    imported(db, copy)
+
+    assert db.get_session(NEW).parent == SessionLink(OLD, "continuation")
+    assert db.get_session(NEW).message_count == 3 and db.get_session(OLD).message_count == 3
