@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
     from store.audit.usage import ToolUsage, count_tools, tool_usage
-    from store.capture.agents import AGENT_FOLDERS, AgentFolders, agent_folders
+    from store.capture.agents import (
+        AGENT_FOLDERS,
+        AgentFolders,
+        agent_folders,
+        describe_agent_folders,
+    )
     from store.capture.files import FileState, SessionSource
     from store.capture.service import ServiceFile, hook_transcript, service_file
     from store.core.arguments import (
@@ -67,6 +72,7 @@ if TYPE_CHECKING:
         UsageError,
     )
     from store.core.keys import camelize_args
+    from store.core.lineage import LINEAGE_KINDS, SessionLink
     from store.core.model import (
         InvalidToolCall,
         Message,
@@ -83,6 +89,7 @@ if TYPE_CHECKING:
         AppendResult,
         LoadedCall,
         SessionInfo,
+        SessionTree,
         StoredMessage,
         ToolDefinition,
         Transcript,
@@ -186,6 +193,7 @@ __all__ = [
     "IndexUpdate",
     "InvalidToolCall",
     "KeyConflictError",
+    "LINEAGE_KINDS",
     "LoadedCall",
     "Message",
     "MissingExtra",
@@ -218,9 +226,11 @@ __all__ = [
     "ServiceFile",
     "SessionHeldError",
     "SessionInfo",
+    "SessionLink",
     "SessionNotFound",
     "SessionPage",
     "SessionSource",
+    "SessionTree",
     "SettingsError",
     "SigmaRule",
     "StoreError",
@@ -265,6 +275,7 @@ __all__ = [
     "count_tools",
     "database_status",
     "decode_codex_output",
+    "describe_agent_folders",
     "detect_format",
     "detect_provider",
     "display_name",
@@ -399,6 +410,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),
     "SessionInfo": ("store.core.transcript", "SessionInfo"),
+    "SessionLink": ("store.core.lineage", "SessionLink"),
+    "SessionTree": ("store.core.transcript", "SessionTree"),
+    "LINEAGE_KINDS": ("store.core.lineage", "LINEAGE_KINDS"),
     "SessionPage": ("store.db.lite", "SessionPage"),
     "list_sessions": ("store.db.lite", "list_sessions"),
     "SessionNotFound": ("store.core.errors", "SessionNotFound"),
@@ -473,6 +487,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AGENT_FOLDERS": ("store.capture.agents", "AGENT_FOLDERS"),
     "AgentFolders": ("store.capture.agents", "AgentFolders"),
     "agent_folders": ("store.capture.agents", "agent_folders"),
+    "describe_agent_folders": ("store.capture.agents", "describe_agent_folders"),
     "FileState": ("store.capture.files", "FileState"),
     "SessionSource": ("store.capture.files", "SessionSource"),
     "ServiceFile": ("store.capture.service", "ServiceFile"),

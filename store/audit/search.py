@@ -52,6 +52,7 @@ from store.core.errors import UsageError
 from store.core.model import content_text
 from store.db.base import alias_table
 from store.db.distribute import is_citus
+from store.db.lineage import descendant_ids
 from store.db.search_index import (
     CALL_VIEWS,
     KIND_CALL,
@@ -98,6 +99,9 @@ class CallQuery:
     agent: str | None = None
     #: Only calls of sessions whose working folder is this one or below it.
     cwd: str | None = None
+    #: With ``session_id``: the calls of that session and of every session below it (its
+    #: subagents, forks and continuations, store/db/lineage.py).
+    with_children: bool = False
 
     def __post_init__(self) -> None:
         statuses = (self.status,) if isinstance(self.status, str) else self.status
@@ -117,6 +121,8 @@ class CallQuery:
         if not all(isinstance(c, ViewCondition) for c in views):
             raise UsageError("CallQuery.views takes ViewCondition values")
         object.__setattr__(self, "views", views)
+        if self.with_children and self.session_id is None:
+            raise UsageError("with_children needs a session_id")
         if self.text is not None and len(self.text) < MIN_TEXT:
             raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
 
@@ -198,7 +204,7 @@ def catch_up(store: TranscriptStore, query: CallQuery) -> None:
     write (a read-only store scans what is not indexed yet instead; see
     ``store/db/search_index.py``)."""
     if (query.text is not None or query.where or query.views) and not store.read_only \
-            and query.session_id is None:
+            and (query.session_id is None or query.with_children):
         # (a search of one session scans its own unindexed tail exactly instead: it never
         # pays for a catch-up of the whole store, and on Citus stays on the session's shard)
         store.update_search_index()
@@ -252,7 +258,11 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
         conditions.append(tool_condition)
     if query.raw_name is not None:
         conditions.append(c.c.raw_name == query.raw_name)
-    if query.session_id is not None:
+    one = query.session_id  # the search helpers scope to one session's index tail
+    if query.session_id is not None and query.with_children:
+        conditions.append(c.c.session_id.in_(descendant_ids(conn, query.session_id)))
+        one = None
+    elif query.session_id is not None:
         conditions.append(c.c.session_id == query.session_id)
     if query.agent is not None or query.cwd is not None:
         conditions.append(c.c.session_id.in_(sessions_where(agent=query.agent, cwd=query.cwd)))
@@ -260,14 +270,13 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(conn, number, condition, query.session_id))
+        conditions.append(_argument_condition(conn, number, condition, one))
     for number, view in enumerate(query.views):
-        conditions.append(_view_condition(conn, number, view, query.session_id))
+        conditions.append(_view_condition(conn, number, view, one))
     source = calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
-        found = _text_hits(conn, query.text, results=True, prefix="text",
-                           session_id=query.session_id)
+        found = _text_hits(conn, query.text, results=True, prefix="text", session_id=one)
         if found is None:
             return None
         hits = found.subquery("hits")

@@ -35,7 +35,9 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
+from store.core.errors import UsageError
 from store.db.base import alias_table
+from store.db.lineage import descendant_ids
 from store.db.sessions import sessions_where
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.tools.names import AliasTable
@@ -73,6 +75,7 @@ def tool_usage(
     cwd: str | None = None,
     limit: int | None = 100,
     offset: int = 0,
+    with_children: bool = False,
 ) -> list[ToolUsage]:
     """Usage per current tool name, most called first (then by name), paged (``limit=None``:
     every tool; :func:`count_tools` gives the total).
@@ -87,15 +90,30 @@ def tool_usage(
     join with the sessions; the distinct sessions of a current name with several raw names
     are counted exactly from the distinct (raw name, session) pairs of those names.
     ``agent`` / ``cwd``: only the sessions of that agent, run in that folder or below it.
+    ``with_children`` (with ``session_id``): that session and every session below it (its
+    subagents, forks and continuations).
     """
     check_page(limit, offset)
-    scope = sessions_where(agent=agent, cwd=cwd) if agent or cwd else None
+    if with_children and session_id is None:
+        raise UsageError("with_children needs a session_id")
+    scope: Any = sessions_where(agent=agent, cwd=cwd) if agent or cwd else None
+    one = session_id
     with connect(store) as conn:
         no_jit(conn)
-        out = _usage(conn, since, until, session_id, scope)
+        if with_children and session_id is not None:
+            family = descendant_ids(conn, session_id)
+            scope = _family_scope(scope, family)
+            one = None
+        out = _usage(conn, since, until, one, scope)
         conn.rollback()
     out.sort(key=lambda u: (-u.calls, u.name))
     return out[offset:] if limit is None else out[offset:offset + limit]
+
+
+def _family_scope(scope: Any, family: list[str]) -> Any:
+    """The ids of ``family`` (within ``scope``, a subquery of session ids, when given)."""
+    base: Any = sessions_where() if scope is None else scope
+    return base.where(sessions.c.session_id.in_(family))
 
 
 def count_tools(

@@ -2,10 +2,14 @@
 
 Each row names an agent (its import format), the environment variable that moves the
 agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
-``QWEN_RUNTIME_DIR`` ...), the home
-used without it (relative to the user's home), and the session folders below that home
-(``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is adding
-a row.
+``QWEN_RUNTIME_DIR`` ...; a tuple
+names several, the first one set wins), the home used without it (relative to the user's
+home), and the session folders below that home (``*`` matches one folder name, as in
+:meth:`pathlib.Path.glob`). Adding an agent is adding a row: ``import`` and ``watch``
+without paths look in every row's folders (:func:`agent_folders`), and ``import DIR``
+enters the agents' homes it finds below ``DIR`` (:func:`agent_homes`), dot-directories
+included, so that a backup of a home folder gives every agent's sessions. docs/agents.md
+lists the rows.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["AGENT_FOLDERS", "AgentFolders", "agent_folders"]
+__all__ = ["AGENT_FOLDERS", "NOISE_FOLDERS", "AgentFolders", "agent_folders", "agent_homes",
+           "describe_agent_folders", "home_session_folders"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,17 +29,30 @@ class AgentFolders:
     else ``<user's home>/<default_home>``."""
 
     agent: str
-    env: str | None
+    env: str | tuple[str, ...] | None
     default_home: str
     folders: tuple[str, ...]
     #: The environment variable names a home *above* ``default_home`` (Gemini CLI's
     #: ``GEMINI_CLI_HOME`` replaces the user's home, and ``.gemini`` is below it).
     env_is_user_home: bool = False
+    #: The home is this folder below ``$<env>`` (``XDG_DATA_HOME`` -> ``<it>/opencode``),
+    #: when the variable names a folder above the home that is not the user's home.
+    env_below: str | None = None
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        """The variables that move the home, in the order they are looked at."""
+        if self.env is None:
+            return ()
+        return (self.env,) if isinstance(self.env, str) else tuple(self.env)
 
     def home(self, environ: Mapping[str, str], user_home: Path) -> Path:
-        value = environ.get(self.env) if self.env else None
-        if value:
-            return Path(value) / self.default_home if self.env_is_user_home else Path(value)
+        for name in self.env_names:
+            value = environ.get(name)
+            if value:
+                if self.env_below:
+                    return Path(value) / self.env_below
+                return Path(value) / self.default_home if self.env_is_user_home else Path(value)
         return user_home / self.default_home
 
 
@@ -55,20 +73,71 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
                  ("session-state", "history-session-state")),
 )
 
+#: Folder names an ``import DIR`` never enters below ``DIR``: version control, virtual
+#: environments, package and build caches. They hold many JSON files and never an agent's
+#: session (an agent's home below them is still found by ``import`` of that home itself).
+NOISE_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
+    ".pytest_cache", "__pycache__", "node_modules", ".npm", ".yarn", ".pnpm-store",
+    ".cargo", ".rustup", ".gradle", ".m2", ".cache", ".Trash",
+})
+
+
+def _expand(base: Path, pattern: str, existing: bool) -> list[Path]:
+    if "*" in pattern:
+        return [p for p in sorted(base.glob(pattern)) if p.is_dir()]
+    return [base / pattern] if not existing or (base / pattern).is_dir() else []
+
 
 def agent_folders(home: Path | None = None, environ: Mapping[str, str] | None = None,
                   *, existing: bool = True) -> list[tuple[str, Path]]:
-    """The agents' session folders as ``(agent, folder)``, in table order; only those that
-    exist unless ``existing=False`` (then a pattern's folders that exist, and a plain folder
-    whether or not it does)."""
+    """The agents' session folders as ``(agent, folder)``, in table order, each folder once;
+    only those that exist unless ``existing=False`` (then a pattern's folders that exist, and
+    a plain folder whether or not it does)."""
     env = os.environ if environ is None else environ
     user_home = home or Path.home()
     found: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
     for row in AGENT_FOLDERS:
         base = row.home(env, user_home)
         for pattern in row.folders:
-            if "*" in pattern:
-                found += [(row.agent, p) for p in sorted(base.glob(pattern)) if p.is_dir()]
-            elif not existing or (base / pattern).is_dir():
-                found.append((row.agent, base / pattern))
+            for folder in _expand(base, pattern, existing):
+                if folder not in seen:
+                    seen.add(folder)
+                    found.append((row.agent, folder))
     return found
+
+
+def agent_homes() -> dict[str, list[tuple[str, AgentFolders]]]:
+    """The agents' default homes by their first folder name below the user's home (``.claude``,
+    ``.codex``, ``.local`` for ``.local/share/<agent>`` ...), each with the rest of the home's
+    path (``""``, ``share/<agent>``) and its row: what ``import DIR`` looks for below ``DIR``."""
+    homes: dict[str, list[tuple[str, AgentFolders]]] = {}
+    for row in AGENT_FOLDERS:
+        parts = PurePosixPath(row.default_home).parts
+        if parts:
+            homes.setdefault(parts[0], []).append(("/".join(parts[1:]), row))
+    return homes
+
+
+def home_session_folders(folder: Path) -> list[tuple[str, Path]]:
+    """The session folders below ``folder`` when it is an agent's home as found below an
+    import's root (named as in :func:`agent_homes`), as ``(agent, folder)``; only existing
+    ones."""
+    found: list[tuple[str, Path]] = []
+    for rest, row in agent_homes().get(folder.name, []):
+        base = folder / rest if rest else folder
+        for pattern in row.folders:
+            found += [(row.agent, f) for f in _expand(base, pattern, existing=True)]
+    return found
+
+
+def describe_agent_folders() -> str:
+    """The agents' default session folders and their variables, one phrase each (for
+    messages): ``claude-code: ~/.claude/projects ($CLAUDE_CONFIG_DIR)``, ..."""
+    phrases = []
+    for row in AGENT_FOLDERS:
+        where = ", ".join(f"~/{row.default_home}/{f}" for f in row.folders)
+        moved = " or ".join(f"${name}" for name in row.env_names)
+        phrases.append(f"{row.agent}: {where}" + (f" (moved by {moved})" if moved else ""))
+    return "; ".join(phrases)

@@ -20,6 +20,7 @@ JSON in the middle of the file is reported once: the offset moves past it.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from collections.abc import Sequence
@@ -185,7 +186,7 @@ def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offs
     count = lines + data.count(b"\n", 0, resume - offset)
     return FileRead(parsed, change, FileState(
         str(path), identity_of(info), size, info.st_mtime_ns, resume, count,
-        window_digest(fd, resume), fmt, _carried(fmt, context, records),
+        window_digest(fd, resume), fmt, _carried(fmt, context, records, path),
         bool(parsed.deferred)))
 
 
@@ -201,11 +202,28 @@ def _pread_all(fd: int, length: int, offset: int) -> bytes:
     return b"".join(chunks)
 
 
-def _carried(fmt: str, context: Sequence[Record], records: list[Record]
-             ) -> tuple[Record, ...]:
+#: A Claude Code session file's name (``<session id>.jsonl``).
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _carried(fmt: str, context: Sequence[Record], records: list[Record],
+             path: Path | None = None) -> tuple[Record, ...]:
     """The records a later read of the file needs from before its offset: a Codex rollout's
     first record (``session_meta``, or an old rollout's header) and its latest
-    ``turn_context`` (the model of the messages after it); a Kward session's header."""
+    ``turn_context`` (the model of the messages after it); a Kward session's header; the
+    first line of a Claude Code file named after another session than that line's (a
+    resume: the lines of the new session that follow continue that one)."""
+    if fmt == "claude-code":
+        if context:
+            return tuple(context)
+        first = next((r for r in records if isinstance(r[1], dict)
+                      and isinstance(r[1].get("sessionId"), str)
+                      and r[1].get("isSidechain") is not True
+                      and isinstance(r[1].get("message"), dict)), None)
+        if (first is not None and path is not None and _UUID.fullmatch(path.stem)
+                and first[1]["sessionId"] != path.stem):
+            return (first,)
+        return ()
     if fmt == "codex":
         first = context[0] if context else (records[0] if records else None)
         turn = next((r for r in reversed(records) if _kind(r[1]) == "turn_context"),

@@ -68,7 +68,7 @@ def _query(tool: str | None, raw_name: str | None, session: str | None,
            where: tuple[str, ...], contains: tuple[str, ...], text: str | None,
            views: dict[str, str | None] | None = None, ignore_case: bool = False,
            regex: bool = False, agent: str | None = None,
-           cwd: str | None = None) -> store.CallQuery:
+           cwd: str | None = None, with_children: bool = False) -> store.CallQuery:
     op = "regex" if regex else "icontains" if ignore_case else "contains"
     if regex and ignore_case:
         op = "regex"
@@ -80,6 +80,7 @@ def _query(tool: str | None, raw_name: str | None, session: str | None,
         return store.CallQuery(
             tool=tool, raw_name=raw_name, session_id=session, since=since,
             until=until, status=status or None, agent=agent, cwd=cwd,
+            with_children=with_children,
             where=tuple(_condition(w, "eq") for w in where)
             + tuple(_condition(c, op) for c in contains),
             text=text, views=view_conditions)
@@ -87,11 +88,18 @@ def _query(tool: str | None, raw_name: str | None, session: str | None,
         raise click.BadParameter(str(exc)) from exc
 
 
+_WITH_CHILDREN = click.option(
+    "--with-children", is_flag=True,
+    help="With --session: also the sessions below it (its subagents, forks and "
+         "continuations, and theirs).")
+
+
 def _filters(function: Any) -> Any:
     for option in reversed([
         click.option("--tool", help="Current tool name (aliases apply)."),
         click.option("--raw-name", help="The name exactly as recorded."),
         click.option("--session", help="One session (its id or a unique prefix of it)."),
+        _WITH_CHILDREN,
         scope_options,
         time_options("Calls made"),
         click.option("--status", multiple=True, type=click.Choice(store.CALL_STATUSES),
@@ -134,6 +142,7 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
 @db_option
 @time_options("Calls made")
 @click.option("--session", help="One session (its id or a unique prefix of it).")
+@_WITH_CHILDREN
 @scope_options
 @click.option("--limit", type=count(), default=100, show_default=True,
               help="At most this many tools (0: all).")
@@ -143,11 +152,14 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
                    "results carried into the context (estimated), with a sparkline or bar.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
 def audit_usage(db_url: str | None, since: datetime | None, until: datetime | None,
-                session: str | None, agent: str | None, cwd: str | None, limit: int,
-                offset: int, by: str | None, as_json: bool) -> None:
+                session: str | None, with_children: bool, agent: str | None,
+                cwd: str | None, limit: int, offset: int, by: str | None,
+                as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
+    if with_children and session is None:
+        raise click.UsageError("--with-children applies with --session")
     if by is not None:
         from store.cli.toolsby import tools_by
 
@@ -157,7 +169,7 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
         if session is not None:
             session = resolve_session(opened, session)
         every = store.tool_usage(opened, since=since, until=until, session_id=session,
-                                 agent=agent, cwd=cwd, limit=None)
+                                 agent=agent, cwd=cwd, limit=None, with_children=with_children)
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")
@@ -200,8 +212,8 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
                    "reads it from stdin). Other filters do not apply.")
 @redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
-                 session: str | None, agent: str | None, cwd: str | None,
-                 since: datetime | None, until: datetime | None,
+                 session: str | None, with_children: bool, agent: str | None,
+                 cwd: str | None, since: datetime | None, until: datetime | None,
                  status: tuple[str, ...], where: tuple[str, ...], contains: tuple[str, ...],
                  text: str | None, command_view: str | None, path_view: str | None,
                  pattern_view: str | None, url_view: str | None, ignore_case: bool,
@@ -216,12 +228,14 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     if secret is not None:
         secret_calls(db_url, secret, as_json)
         return
+    if with_children and session is None:
+        raise click.UsageError("--with-children applies with --session")
     if session is not None:
         with open_store(db_url, read_only=True) as opened:
             session = resolve_session(opened, session)
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
-                    "url": url_view}, ignore_case, regex, agent, cwd)
+                    "url": url_view}, ignore_case, regex, agent, cwd, with_children)
     if keep_formulas and csv_path is None:
         raise click.UsageError("--keep-formulas applies with --csv only")
     if csv_path is not None:

@@ -44,10 +44,12 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
     could not be imported (each is reported with its file and line).
 
-    Without PATHS: the agents' own session folders found on this machine
-    (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
-    are listed, then imported once you confirm (--yes: without asking). To keep an archive
-    as the agents write, use `transcript-store watch`.
+    Without PATHS: every supported agent's own session folders found on this machine (each
+    agent's default folder, or where its own variable moves it: $CLAUDE_CONFIG_DIR,
+    $CODEX_HOME, $GEMINI_CLI_HOME ...; docs/agents.md lists them) are listed, then imported
+    once you confirm (--yes: without asking). A folder given (a backup of a home folder) is
+    searched for the agents' homes too, dot-directories included (.claude, .codex, .gemini
+    ...). To keep an archive as the agents write, use `transcript-store watch`.
 
     Files that fail for the same reason are grouped into one line with a count;
     `transcript-store -v import` lists each of them.
@@ -136,8 +138,8 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
     found = store.agent_folders()
     if not found:
         raise click.UsageError(
-            "no PATHS given and no agent session folder found (~/.claude/projects, "
-            "~/.codex/sessions, ~/.gemini/tmp/*/chats): give the files or folders to import")
+            "no PATHS given and no agent session folder found (looked for "
+            f"{store.describe_agent_folders()}): give the files or folders to import")
     click.echo("agent session folders found:", err=True)
     for agent, folder in found:
         files = sum(1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl"))

@@ -33,6 +33,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.lineage import lineage_lines, session_json, sessions_tree
 from store.cli.trust import erase, explain_missing, hold, release
 from store.core.depth import deep_dumps
 
@@ -46,19 +47,8 @@ def sessions() -> None:
     """List, show, fork, rename, tag, delete, erase and hold stored sessions."""
 
 
-for _command in (erase, hold, release):
+for _command in (erase, hold, release, sessions_tree):
     sessions.add_command(_command)
-
-
-def session_json(info: store.SessionInfo) -> dict[str, Any]:
-    """A session in the JSON names of docs/json/session.schema.json."""
-    return {
-        "session_id": info.session_id, "title": info.title, "agent": info.agent,
-        "provider": info.provider, "model": info.model, "cwd": info.cwd,
-        "tags": list(info.tags), "messages": info.message_count, "calls": info.call_count,
-        "started_at": info.started_at, "updated_at": info.last_active_at,
-        "stored_at": info.created_at,
-    }
 
 
 @sessions.command("list")
@@ -68,6 +58,9 @@ def session_json(info: store.SessionInfo) -> dict[str, Any]:
 @click.option("--model", help="Only sessions of this model.")
 @click.option("--tag", help="Only sessions with this tag.")
 @click.option("--title", "title_contains", help="Only sessions whose title contains this.")
+@click.option("--parent", help="Only the sessions whose parent is this one (its subagents, "
+                               "forks and continuations).")
+@click.option("--roots", is_flag=True, help="Only sessions without a parent.")
 @time_options("With a message")
 @click.option("--sort", type=click.Choice(SORTS), default="updated", show_default=True,
               help="Newest or largest first: last activity, first message, messages, calls.")
@@ -79,14 +72,22 @@ def session_json(info: store.SessionInfo) -> dict[str, Any]:
 @redaction_options
 def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
                   provider: str | None, model: str | None, tag: str | None,
-                  title_contains: str | None, since: datetime | None, until: datetime | None,
+                  title_contains: str | None, parent: str | None, roots: bool,
+                  since: datetime | None, until: datetime | None,
                   sort: str, limit: int, offset: int, as_json: bool, wide: bool, redact: bool,
                   patterns: tuple[str, ...]) -> None:
     """List sessions by their own last activity (the time of their last message), newest
     first; --sort orders them otherwise."""
+    if parent is not None:
+        with open_store(db_url, read_only=True) as opened:
+            try:
+                parent = resolve_session(opened, parent)
+            except store.SessionNotFound:
+                pass  # (children may name a parent that is not stored)
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
                                "title_contains": title_contains, "agent": agent, "cwd": cwd,
-                               "since": since, "until": until}
+                               "since": since, "until": until, "parent": parent,
+                               "roots": roots}
     page = store.list_sessions(db_url, **filters, sort=sort, limit=page_limit(limit),
                                offset=offset)
     total = page.total
@@ -172,6 +173,8 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
             explain_missing(opened, session_id)  # a tombstone says what happened
             raise
         sources = opened.session_sources(transcript.session.session_id)
+        ancestors = opened.session_ancestors(session_id)
+        tree = opened.session_tree(session_id)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}
@@ -187,6 +190,8 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     out.print(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
               f"{escape(info.provider or '')} {escape(info.model or '')}  "
               f"{info.message_count} messages")
+    for line in lineage_lines(ancestors, tree, redactor):
+        out.print(line)
     for source in sources:
         if source.gone_at is None:
             out.print(f"[dim]source: {escape(source.path)}[/dim]")

@@ -124,9 +124,9 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
                   idle: float, poll: bool, install: bool, quiet: bool) -> None:
     """Keep an archive of the agents' sessions as they are written.
 
-    Follows PATHS, or without them every supported agent's session folder that exists
-    ($CLAUDE_CONFIG_DIR or ~/.claude/projects, $CODEX_HOME or ~/.codex/sessions and
-    archived_sessions, $GEMINI_CLI_HOME or ~/.gemini/tmp/*/chats), and stores new messages
+    Follows PATHS, or without them every supported agent's session folder that exists (each
+    agent's default folder, or where its own variable moves it: $CLAUDE_CONFIG_DIR,
+    $CODEX_HOME, $GEMINI_CLI_HOME ...; docs/agents.md lists them), and stores new messages
     as they appear: a pass reads only what changed since the last one (import and watch share
     where each file was read up to). A session whose source file is deleted stays, marked
     gone (sessions show says since when). Prints one line per pass that stored something,
@@ -139,8 +139,8 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
     folders = _folders(paths)
     if not folders and once:
         raise click.UsageError(
-            "no PATHS given and no agent session folder found (see --help): give the "
-            "folders to watch")
+            "no PATHS given and no agent session folder found (looked for "
+            f"{store.describe_agent_folders()}): give the folders to watch")
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)  # also where a shell started it ignoring SIGINT
     started = datetime.now().astimezone()

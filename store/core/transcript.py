@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from store.core.arguments import parse_object_text
+from store.core.lineage import SessionLink
 from store.core.model import (
     EMPTY_EXTRAS,
     InvalidToolCall,
@@ -41,6 +42,7 @@ __all__ = [
     "CallRef",
     "LoadedCall",
     "SessionInfo",
+    "SessionTree",
     "StoredMessage",
     "ToolDefinition",
     "Transcript",
@@ -78,12 +80,33 @@ class SessionInfo:
     ended_at: datetime | None = None
     #: How many tool calls the session holds, when the listing counted them.
     call_count: int | None = None
+    #: Its parent session, when it descends from one (store.core.lineage).
+    parent: SessionLink | None = None
 
     @property
     def last_active_at(self) -> datetime:
         """The session's own last activity: its last message time, else when it was stored
         (what ``sessions list`` orders by)."""
         return self.ended_at or self.created_at
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTree:
+    """A session and the sessions below it (subagents, forks, continuations), each with its
+    call count (``session.call_count``), children ordered by when they were stored."""
+
+    session: SessionInfo
+    children: tuple[SessionTree, ...] = ()
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, SessionTree]]:
+        """Every node, depth first, with its depth (this one: ``depth``)."""
+        yield depth, self
+        for child in self.children:
+            yield from child.walk(depth + 1)
+
+    def session_ids(self) -> list[str]:
+        """The ids of this session and of every session below it."""
+        return [node.session.session_id for _, node in self.walk()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from store.core.arguments import dumps_json, loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import DatabaseError
+from store.core.lineage import SessionLink, session_link
 from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
@@ -347,6 +348,7 @@ def _session_row(
     metadata: Mapping[str, Any] | None,
     now: datetime,
     agent: str | None = None,
+    parent: SessionLink | None = None,
 ) -> dict[str, Any]:
     tag_list = list(tags)
     if not all(isinstance(t, str) for t in tag_list):
@@ -366,6 +368,9 @@ def _session_row(
         "metadata_json": metadata_json,
         "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
         "chain_digest": None,
+        "parent_session_id": parent.parent_session_id if parent else None,
+        "lineage": parent.kind if parent else None,
+        "parent_call_id": parent.parent_call_id if parent else None,
     }
 
 
@@ -374,5 +379,6 @@ def _session_info(row: Any) -> SessionInfo:
         row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
         tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
         _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
-        row.get("agent"),
+        row.get("agent"), parent=session_link(row),
     )
+

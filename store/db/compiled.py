@@ -289,7 +289,7 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
         cast(func.json_agg(func.json_build_array(*triple)), Text) if postgres
         else func.json_group_array(func.json_array(*triple))).scalar_subquery()
     shape: tuple[tuple[int, Any], ...] = (
-        (4, Integer()), (8, Text()), (2, DateTime(timezone=True)), (1, Boolean()))
+        (4, Integer()), (11, Text()), (2, DateTime(timezone=True)), (1, Boolean()))
 
     def row(kind: int, *groups: list[Any]) -> list[Any]:
         out: list[Any] = [literal_column(str(kind), Integer)]
@@ -300,7 +300,8 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
     return union_all(
         select(*row(LOAD_SESSION, [s.next_position, s.indexed_position, start],
                     [s.session_id, s.title, s.provider, s.model, s.cwd, s.agent, s.tags_json,
-                     s.metadata_json], [s.created_at, s.updated_at], []))
+                     s.metadata_json, s.parent_session_id, s.lineage, s.parent_call_id],
+                    [s.created_at, s.updated_at], []))
         .where(s.session_id == sid),
         select(*row(LOAD_MESSAGES, [m.position],
                     [m.message_key, m.role, m.source, m.parts_json, m.extras_json,

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from store.core.arguments import dumps_json, loads_json
+from store.core.lineage import session_link
 from store.core.transcript import SessionInfo
 from store.db.sqlitefile import (
     connect_read_only,
@@ -48,7 +49,7 @@ _ORDER = {
 }
 
 _COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
-            "created_at, updated_at, next_position")
+            "created_at, updated_at, next_position, parent_session_id, lineage, parent_call_id")
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -85,8 +86,10 @@ class SessionListing:
                       tag: str | None = None, title_contains: str | None = None,
                       since: datetime | None = None, until: datetime | None = None,
                       limit: int | None = 50, offset: int = 0, agent: str | None = None,
-                      cwd: str | None = None, sort: str = "updated") -> list[SessionInfo]:
-        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd)
+                      cwd: str | None = None, sort: str = "updated", parent: str | None = None,
+                      roots: bool = False) -> list[SessionInfo]:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
+                               parent, roots)
         if sort not in _ORDER:
             from store.core.errors import UsageError
 
@@ -114,29 +117,39 @@ class SessionListing:
             self._conn.execute("COMMIT")
         out = []
         for (sid, title, provider_, model_, cwd, agent_, tags, meta, created, updated,
-             next_position) in rows:
+             next_position, parent_id, lineage, parent_call) in rows:
             started, ended = spans.get(sid, (None, None))
             out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
                                    read_time(created), read_time(updated), next_position,
                                    loads_json(meta), agent_, started, ended,
-                                   calls.get(sid, 0)))
+                                   calls.get(sid, 0), session_link({
+                                       "parent_session_id": parent_id, "lineage": lineage,
+                                       "parent_call_id": parent_call})))
         return out
 
     def count_sessions(self, *, provider: str | None = None, model: str | None = None,
                        tag: str | None = None, title_contains: str | None = None,
                        since: datetime | None = None, until: datetime | None = None,
-                       agent: str | None = None, cwd: str | None = None) -> int:
-        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd)
+                       agent: str | None = None, cwd: str | None = None,
+                       parent: str | None = None, roots: bool = False) -> int:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
+                               parent, roots)
         return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
                                       params).fetchone()[0])
 
 
 def _where(provider: str | None, model: str | None, tag: str | None,
            title_contains: str | None, since: datetime | None, until: datetime | None,
-           agent: str | None, cwd: str | None = None) -> tuple[str, list[Any]]:
+           agent: str | None, cwd: str | None = None, parent: str | None = None,
+           roots: bool = False) -> tuple[str, list[Any]]:
     """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them."""
     terms: list[str] = []
     params: list[Any] = []
+    if parent is not None:
+        terms.append("parent_session_id = ?")
+        params.append(parent)
+    if roots:
+        terms.append("parent_session_id IS NULL")
     for column, value in (("agent", agent), ("provider", provider), ("model", model)):
         if value is not None:
             terms.append(f"{column} = ?")
@@ -198,7 +211,8 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                   title_contains: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, agent: str | None = None,
                   cwd: str | None = None, sort: str = "updated",
-                  limit: int | None = 50, offset: int = 0) -> SessionPage:
+                  limit: int | None = 50, offset: int = 0, parent: str | None = None,
+                  roots: bool = False) -> SessionPage:
     """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the
     user's SQLite file), by their own last activity, newest first (``sort``: see
     ``store.db.sessions.SESSION_SORTS``), as ``TranscriptStore.list_sessions``
@@ -212,7 +226,8 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
         raise UsageError("limit and offset must not be negative")
     filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
                                "title_contains": title_contains, "since": since,
-                               "until": until, "agent": agent, "cwd": cwd}
+                               "until": until, "agent": agent, "cwd": cwd,
+                               "parent": parent, "roots": roots}
     listing: Any = open_listing(url or default_url(), scripted_head)
     if listing is not None:
         try:

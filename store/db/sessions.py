@@ -21,6 +21,7 @@ from store.core.errors import (
     SessionNotFound,
     UsageError,
 )
+from store.core.lineage import SessionLink
 from store.core.transcript import (
     SessionInfo,
     StoredMessage,
@@ -115,12 +116,14 @@ class SessionsMixin(StoreBase):
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
         agent: str | None = None,
+        parent: SessionLink | None = None,
     ) -> SessionInfo:
         """Create a session (a generated id when none is given); an existing id raises.
-        ``agent`` names the agent that records it (aliases scoped to it apply)."""
+        ``agent`` names the agent that records it (aliases scoped to it apply); ``parent``
+        the session it descends from (store.core.lineage)."""
         sid = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
         now = _now()
-        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now, agent)
+        row = _session_row(sid, title, provider, model, cwd, tags, metadata, now, agent, parent)
         with self._write() as conn:
             exists = conn.execute(
                 select(sessions.c.session_id).where(sessions.c.session_id == sid)
@@ -156,11 +159,15 @@ class SessionsMixin(StoreBase):
         agent: str | None = None,
         cwd: str | None = None,
         sort: str = "updated",
+        parent: str | None = None,
+        roots: bool = False,
     ) -> list[SessionInfo]:
         """Sessions, by their own last activity, newest first, filtered and paged
         (``limit=None``: all); ``sort`` orders them otherwise (:data:`SESSION_SORTS`).
 
-        ``cwd``: sessions whose working folder is that folder or below it.
+        ``cwd``: sessions whose working folder is that folder or below it. ``parent``: the
+        sessions whose parent is that session (its subagents, forks and continuations);
+        ``roots``: only sessions without a parent.
 
         ``since`` / ``until``: sessions with a message in that time range (inclusive,
         exclusive), by the times the sessions recorded (Claude Code and Codex line
@@ -171,7 +178,7 @@ class SessionsMixin(StoreBase):
         if (limit is not None and limit < 0) or offset < 0:
             raise UsageError("limit and offset must not be negative")
         query = self._sessions_query(provider, model, tag, title_contains, since, until, agent,
-                                     cwd)
+                                     cwd, parent, roots)
         query = query.order_by(*_order(sort))
         if limit is not None:
             query = query.limit(limit)
@@ -195,10 +202,12 @@ class SessionsMixin(StoreBase):
         until: datetime | None = None,
         agent: str | None = None,
         cwd: str | None = None,
+        parent: str | None = None,
+        roots: bool = False,
     ) -> int:
         """How many sessions :meth:`list_sessions` would list without a limit."""
         query = self._sessions_query(provider, model, tag, title_contains, since, until, agent,
-                                     cwd)
+                                     cwd, parent, roots)
         with self._read() as conn:
             return int(conn.execute(select(func.count()).select_from(query.subquery()))
                        .scalar_one())
@@ -206,8 +215,13 @@ class SessionsMixin(StoreBase):
     def _sessions_query(self, provider: str | None, model: str | None, tag: str | None,
                         title_contains: str | None, since: datetime | None,
                         until: datetime | None, agent: str | None,
-                        cwd: str | None = None) -> Any:
+                        cwd: str | None = None, parent: str | None = None,
+                        roots: bool = False) -> Any:
         query = select(sessions)
+        if parent is not None:
+            query = query.where(sessions.c.parent_session_id == parent)
+        if roots:
+            query = query.where(sessions.c.parent_session_id.is_(None))
         if agent is not None:
             query = query.where(sessions.c.agent == agent)
         if cwd is not None:
@@ -354,6 +368,7 @@ class SessionsMixin(StoreBase):
                 "agent": src["agent"], "tags_json": src["tags_json"],
                 "metadata_json": dumps_json(metadata),
                 "created_at": now, "updated_at": now, "next_position": copied,
+                "parent_session_id": session_id, "lineage": "fork",
             }])
             for table in (messages, tool_calls, tool_results, tool_definitions):
                 columns = [c for c in table.columns if c.name != "session_id"]

@@ -35,6 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from store.capture.files import FileState
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
+from store.core.lineage import SessionLink
 from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
 from store.core.times import as_utc
 from store.core.transcript import (
@@ -61,6 +62,7 @@ from store.db.compiled import (
     statements,
 )
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
+from store.db.lineage import LineageMixin
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
@@ -84,13 +86,15 @@ __all__ = ["TranscriptStore"]
 
 #: The session row's text columns, in the order the one-statement load returns them.
 _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", "tags_json",
-                    "metadata_json")
+                    "metadata_json", "parent_session_id", "lineage", "parent_call_id")
+#: Where the load statement's times start (after 4 integer and 11 text columns).
+_TIMES = 16
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
 
 
 
-class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
+class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -151,6 +155,7 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
         agent: str | None = None,
         on_key_conflict: Literal["skip", "raise"] = "skip",
         source: FileState | None = None,
+        parent: SessionLink | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -163,10 +168,12 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
         ``KeyConflictError`` and nothing is stored (the importer uses it to notice a file
         that was rewritten). ``source``: where the read of the file these messages come from
         stopped, stored in the same transaction (the importer's; see ``store/db/sources.py``).
+        ``parent``: the session a new session descends from (``store.core.lineage``).
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
-        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent)
+        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent,
+                                   parent)
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
 
@@ -245,7 +252,7 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
             calls.setdefault(pos, {})[idx] = call
         results: dict[int, dict[int, ToolResult]] = {}
         links: dict[CallRef, CallRef] = {}
-        for (_, pos, idx, cpos, cidx, call_id, content, name, extras, source, _, _, _, _, _,
+        for (_, pos, idx, cpos, cidx, call_id, content, name, extras, source, *_,
              is_error) in rrows:
             results.setdefault(pos, {})[idx] = decode_result(
                 call_id, content, bool(is_error), name, extras, source
@@ -255,15 +262,17 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
         out = []
         no_calls: dict[int, ToolCall | InvalidToolCall] = {}
         no_results: dict[int, ToolResult] = {}
-        for (_, pos, _, _, _, key, role, source, parts, extras, meta, message_id, _, created, _,
-             _) in mrows:
+        for row in mrows:
+            (_, pos, _, _, _, key, role, source, parts, extras, meta, message_id) = row[:12]
+            created = row[_TIMES]
             parts_t = decode_parts(parts, calls.get(pos, no_calls), results.get(pos, no_results))
             message = Message(role, parts_t, source, message_id,
                               loads_json(extras) if extras else EMPTY_EXTRAS,
                               loads_json(meta) if meta else EMPTY_EXTRAS)
             out.append(StoredMessage(pos, message, key, read_time(created)))
-        info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:13], strict=True),
-                                  created_at=read_time(srow[13]), updated_at=read_time(srow[14]),
+        info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:_TIMES], strict=True),
+                                  created_at=read_time(srow[_TIMES]),
+                                  updated_at=read_time(srow[_TIMES + 1]),
                                   next_position=srow[1], indexed_position=srow[2]))
         if out and start == 0:
             info = replace(info, started_at=min(m.created_at for m in out),
@@ -377,8 +386,12 @@ class TranscriptStore(SessionsMixin, SourcesMixin, TrustMixin):
 
     # -- counts ---------------------------------------------------------------------------------
 
-    def count_calls(self, session_id: str | None = None) -> int:
-        """How many tool calls are stored (in one session, or in all)."""
+    def count_calls(self, session_id: str | None = None, *,
+                    with_children: bool = False) -> int:
+        """How many tool calls are stored (in one session, or in all); ``with_children``:
+        those of the session and of every session below it (store/db/lineage.py)."""
+        if with_children and session_id is not None:
+            return self.count_session_calls(session_id, with_children=True)
         query = select(func.count()).select_from(tool_calls)
         if session_id is not None:
             query = query.where(tool_calls.c.session_id == session_id)

@@ -106,10 +106,18 @@ sessions = Table(
     ),
     Column("chain_digest", String,
            doc="digest of the last message's chain (store.trust.chain; revision 0011)"),
+    # Lineage (revision 0015, store.core.lineage): the session it descends from (not a
+    # foreign key: a subagent's file may be imported before its parent's), how (subagent,
+    # fork, continuation) and the parent's call that spawned it.
+    Column("parent_session_id", String, doc="the parent session's id (store.core.lineage)"),
+    Column("lineage", String, doc="subagent | fork | continuation (when it has a parent)"),
+    Column("parent_call_id", String, doc="the parent's call that spawned it (a subagent)"),
     # The sessions whose new messages the search index has not caught up with (revision 0005).
     Index("ix_sessions_search_behind", "session_id",
           sqlite_where=text("next_position > indexed_position"),
           postgresql_where=text("next_position > indexed_position")),
+    # A session's children (revision 0015): `sessions list --parent`, trees, --with-children.
+    Index("ix_sessions_parent", "parent_session_id"),
 )
 
 messages = Table(

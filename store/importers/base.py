@@ -30,6 +30,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
+from store.core.lineage import SessionLink
 from store.core.model import Message
 from store.importers.titles import prompt_title
 from store.normalize.messages import NotAMessage, normalize_message
@@ -105,6 +106,9 @@ class ParsedSession:
     #: The token usage the file records, by message key (one entry per response, however many
     #: lines repeated it); stored beside the messages (``TranscriptStore.record_usage``).
     usage: dict[str, TokenUsage] = field(default_factory=dict)
+    #: The session it descends from, when the file says (a subagent's parent, the session a
+    #: fork or a resume continues): stored in the session's row (store.core.lineage).
+    parent: SessionLink | None = None
 
 
 @dataclass(slots=True)

@@ -6,8 +6,11 @@ ends the file with no ``stop_reason`` may still be growing: it is deferred unles
 settled. Subagent lines (``isSidechain`` with an ``agentId``; files
 ``<session>/subagents/agent-<id>.jsonl`` or, 2.0.x, ``agent-<id>.jsonl``) go to their own
 session ``<sessionId>:agent-<agentId>``, linked to the parent session and to the parent's
-``Task`` / ``Agent`` call (metadata ``parent_session``, ``parent_call_id``); 1.x inline
-sidechain lines (no ``agentId``) to ``<sessionId>:sidechain``. Results are separate lines,
+``Task`` / ``Agent`` call (the session's ``parent``, kind ``subagent``; metadata
+``parent_session``, ``parent_call_id``); 1.x inline sidechain lines (no ``agentId``) to
+``<sessionId>:sidechain``. A resume writes a new file that starts with the resumed
+session's lines (under its ``sessionId``) and goes on under a new ``sessionId``: that
+session's parent is the resumed one (kind ``continuation``). Results are separate lines,
 paired to calls by id when stored, whatever their order. A turn's token usage (each of its lines
 repeats the response's ``usage``, growing while it streams) is counted once, from its line with
 the most tokens (as ccusage does). ``summary`` lines give the title; other
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.core.arguments import loads_json
+from store.core.lineage import SessionLink
 from store.core.model import Message, Part
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of
@@ -65,6 +69,9 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
     info: dict[str, dict[str, Any]] = {}
     summaries: list[tuple[str, Any]] = []
     uuids: set[str] = set()
+    owner: dict[str, str] = {}  # line uuid -> the chain it first appeared in
+    order: list[str] = []  # chains in the order the file shows them
+    first_parent: dict[str, str | None] = {}  # chain -> its first line's parentUuid
     for line, record in records:
         top = record_top(record, line, collector, "Claude Code")
         if top is None:
@@ -97,6 +104,10 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         uuid = text_of(top.get("uuid"))
         if uuid is not None:
             uuids.add(uuid)
+            owner.setdefault(uuid, chain)
+        if chain not in info:
+            order.append(chain)
+            first_parent[chain] = text_of(top.get("parent_uuid"))
         meta = info.setdefault(chain, {"parent": sid, "agent_id": agent_id})
         if "cwd" not in meta and text_of(top.get("cwd")):
             meta["cwd"] = top["cwd"]
@@ -137,6 +148,8 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
             link = _subagent_link(collector.source.path, records, meta["parent"], agent_id)
         kind = "subagent" if agent_id is not None else "sidechain"
         label = link.get("agent_type")
+        parent = (SessionLink(meta["parent"], "subagent", link.get("parent_call_id")) if side
+                  else _continued(chain, order, info, owner, first_parent))
         session = collector.session(
             chain, title=(f"{title or meta['parent']} ({kind}"
                           + (f" {label})" if label else ")") if side else title),
@@ -150,6 +163,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                                         ("agent_type", label),
                                         ("spawn_depth", link.get("spawn_depth")))
                       if v is not None},
+            parent=parent,
         )
         for line, value, key in items:
             if isinstance(value, _Turn):
@@ -160,6 +174,21 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                 collector.add(session, value.message(), key, line, usage=value.usage)
             else:
                 collector.add(session, value, key, line)
+
+
+def _continued(chain: str, order: list[str], info: dict[str, dict[str, Any]],
+               owner: dict[str, str], first_parent: dict[str, str | None]) -> SessionLink | None:
+    """The session a main chain continues, when the file holds several: a resumed session's
+    file starts with the earlier session's lines (under the earlier ``sessionId``), then the
+    new id's; the new one continues the chain its first line's ``parentUuid`` belongs to,
+    else the main chain before it in the file."""
+    mains = [c for c in order if c == info[c]["parent"]]
+    if chain not in mains or mains.index(chain) == 0:
+        return None
+    parent = owner.get(first_parent.get(chain) or "")
+    if parent is None or parent == chain or parent not in mains:
+        parent = mains[mains.index(chain) - 1]
+    return SessionLink(parent, "continuation")
 
 
 def _subagent_link(path: Any, records: list[Record], parent: str,

@@ -1,6 +1,7 @@
 """Reader of Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``; domain).
 
-``session_meta`` gives the session (id, cwd, provider, CLI version), ``turn_context`` the model,
+``session_meta`` gives the session (id, cwd, provider, CLI version; its parent when it was
+spawned by another thread or forked from one: :func:`codex_parent`), ``turn_context`` the model,
 ``response_item`` payloads the messages (dated by their line's ``timestamp``), a ``compacted``
 record a user message holding its summary (the record kept whole in the metadata);
 ``event_msg``, ``ghost_snapshot`` ... are skipped with a reason. The ``token_count`` events give
@@ -18,6 +19,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.keys import canonical_keys
+from store.core.lineage import SessionLink
 from store.core.model import Message, TextPart
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of, with_metadata
@@ -44,7 +46,23 @@ def decode_codex_output(text: Any) -> Any:
     return text
 
 
-_CODEX_META = ("cli_version", "originator", "source", "timestamp", "git", "instructions")
+_CODEX_META = ("cli_version", "originator", "source", "timestamp", "git", "instructions",
+               "forked_from_id", "agent_nickname", "agent_role")
+
+
+def codex_parent(meta: Mapping[str, Any]) -> SessionLink | None:
+    """The thread a rollout descends from, as its ``session_meta`` says (codex-rs protocol
+    ``SessionMeta``): a thread spawned by another (``source: {"subagent": {"thread_spawn":
+    {"parent_thread_id": ...}}}``) is its subagent; one with ``forked_from_id`` its fork.
+    Review and compaction subagents name no parent."""
+    source = meta.get("source")
+    spawned = source.get("subagent") if isinstance(source, Mapping) else None
+    spawn = spawned.get("thread_spawn") if isinstance(spawned, Mapping) else None
+    if isinstance(spawn, Mapping) and text_of(spawn.get("parent_thread_id")):
+        return SessionLink(spawn["parent_thread_id"], "subagent")
+    if text_of(meta.get("forked_from_id")):
+        return SessionLink(meta["forked_from_id"], "fork")
+    return None
 
 
 def _stamp(message: Message, top: Mapping[str, Any]) -> Any:
@@ -124,7 +142,10 @@ def read_codex(records: list[Record], collector: Collector) -> None:
         if message is not None:
             pending.append((line, with_metadata(message, "codex", timestamp=top.get("timestamp"))))
     sid = sid or path_session_id(collector.source.path)
+    parent = codex_parent(meta)
     session = collector.session(sid, provider=provider or "openai", model=model, cwd=cwd,
-                                metadata=meta)
+                                metadata=meta,
+                                parent=parent if parent and parent.parent_session_id != sid
+                                else None)
     for at, (line, message) in enumerate(pending):
         collector.add(session, message, f"{sid}:{line}", line, usage=usage.get(at))

@@ -16,6 +16,8 @@ thoughts?, toolCalls?, model?, tokens?}``. The CLI rewrites the whole file as th
 * A ``gemini`` message's ``tokens`` are its response's token usage
   (:func:`store.usage.tokens.gemini_cli_usage`).
 * Keys: the message ``id`` (``<id>:results`` for the results), else ``<session id>:<index>``.
+* A subagent's chat (``kind: "subagent"``) is written to ``chats/<parent session id>/<its
+  id>.jsonl``: its parent is that folder's name (kind ``subagent``).
 * ``info`` / ``error`` / ``warning`` entries are CLI notices, not conversation: skipped with
   a reason. The last message, when it is the model's, may still gain tool calls or results
   while the CLI runs: it is deferred unless the file is settled.
@@ -28,6 +30,7 @@ from typing import Any
 
 from store.core.errors import AmbiguousRecord, StoreError
 from store.core.keys import canonical_keys, snake_key
+from store.core.lineage import SessionLink
 from store.core.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
 from store.importers.base import Collector, path_session_id
 from store.normalize.calls import read_call
@@ -117,8 +120,12 @@ def read_gemini_cli(document: Any, collector: Collector) -> None:
         sid = path_session_id(collector.source.path)
     model = next((m.get("model") for m in messages if isinstance(m, Mapping)
                   and m.get("type") == "gemini" and isinstance(m.get("model"), str)), None)
+    parent = None
+    folder = collector.source.path.parent.name
+    if top.get("kind") == "subagent" and folder not in ("chats", "", sid):
+        parent = SessionLink(folder, "subagent")  # chats/<parent session id>/<id>.jsonl
     session = collector.session(
-        sid, provider="google", model=model,
+        sid, provider="google", model=model, parent=parent,
         tags=("gemini-cli", "subagent") if top.get("kind") == "subagent" else (),
         metadata={k: top[k] for k in ("project_hash", "start_time", "kind", "summary")
                   if top.get(k) is not None},

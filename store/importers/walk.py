@@ -7,11 +7,16 @@ importing a file again stores nothing twice and a file that grew adds only its n
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
 ``.jsonl`` (any case), agents' sidecars left out (Claude Code's ``*.meta.json``, a Kimi CLI
-session folder's ``state.json`` and ``meta.json``); directories whose name starts with ``.``
-below a given root are not entered, nor a Copilot CLI session's ``checkpoints`` and
-``files``. Paths are resolved; a symbolic link leading out of the
-root it was found under is not followed, and a non-regular file (FIFO, device) is refused:
-both are reported in ``failed_files``. A file given explicitly is read whatever its name.
+session folder's ``state.json`` and ``meta.json``, a Copilot CLI session's ``checkpoints``
+and ``files``). Below a given root, a directory whose name starts with ``.`` is
+entered only when it is an agent's home (:func:`~store.capture.agents.agent_homes`:
+``.claude``, ``.codex``, ``.gemini`` ...), and then only its session folders (the
+``AGENT_FOLDERS`` rows), so that ``import ~/backup-home`` finds every agent's sessions and
+not their settings; folders that only hold tools' and packages' files
+(:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``, ``.git``, ``.venv`` ...) are
+never entered. Paths are resolved; a symbolic link leading out of the root it was found under
+is not followed, and a non-regular file (FIFO, device) is refused: both are reported in
+``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
 (:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
@@ -44,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
 from store.capture.files import FileState
 from store.capture.reading import read_changes
 from store.core.errors import (
@@ -52,6 +58,7 @@ from store.core.errors import (
     RecordError,
     SessionNotFound,
     StoreError,
+    UsageError,
 )
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
@@ -199,19 +206,24 @@ def _resolve(path: Path) -> Path | FailedFile:
         return FailedFile(path, f"cannot resolve: {exc.strerror or exc}")
 
 
-def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
+def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path | FailedFile]:
+    """The files below ``top`` (default: ``root``); links must stay inside ``root``."""
     failures: list[FailedFile] = []
+    homes = agent_homes()
 
     def report(exc: OSError) -> None:
         failures.append(FailedFile(Path(exc.filename or root), f"cannot list: {exc.strerror}"))
 
-    for folder, dirs, files in os.walk(root, onerror=report):
+    for folder, dirs, files in os.walk(top or root, onerror=report):
         base = Path(folder)
         kept = []
+        agents: list[Path] = []
         for name in sorted(dirs):
             child = base / name
-            if name.startswith(".") or (name in _COPILOT_ASIDE and "events.jsonl" in files):
+            if name in _COPILOT_ASIDE and "events.jsonl" in files:
                 continue  # (a Copilot CLI session's checkpoints and files: not its log)
+            if name in NOISE_FOLDERS and name not in homes:
+                continue
             if child.is_symlink():
                 target = _resolve(child)
                 if isinstance(target, FailedFile):
@@ -221,6 +233,10 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
                     yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
                                             "not followed")
                 continue  # a link inside the root: its target is walked on its own
+            if name.startswith("."):
+                # an agent's home (.claude, .codex ...): only its session folders
+                agents += [found for _, found in home_session_folders(child)]
+                continue
             kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
@@ -243,6 +259,15 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             yield _regular(target)
         yield from failures
         failures.clear()
+        for found in agents:
+            target = _resolve(found)
+            if isinstance(target, FailedFile):
+                yield target
+            elif not target.is_relative_to(root):
+                yield FailedFile(found, f"symbolic link to {target}, outside {root}: "
+                                        "not followed")
+            else:
+                yield from _walk(root, seen, target)
     yield from failures  # the root itself could not be listed
 
 
@@ -388,7 +413,7 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     sid = target or original
     try:
         created = _ensure_session(store, session, sid, path)
-    except RecordError as exc:
+    except (RecordError, UsageError) as exc:
         summary.problems.append(ImportProblem(path, None, f"session {sid!r}: {exc}"))
         return
     summary.sessions += 1
@@ -399,7 +424,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         return store.append(sid, items, keys=keys, title=session.title,
                             provider=session.provider, model=session.model, cwd=session.cwd,
                             tags=session.tags, agent=session.agent,
-                            on_key_conflict="raise" if check else "skip", source=source)
+                            on_key_conflict="raise" if check else "skip", source=source,
+                            parent=session.parent)
 
     results: list[AppendResult] = []
     try:
@@ -510,12 +536,16 @@ def _ensure_session(store: TranscriptStore, session: ParsedSession,
         if path is not None and stored.title == path.name and session.title \
                 and session.title != path.name:
             store.rename_session(sid, session.title)
+        if session.parent is not None and stored.parent != session.parent and (
+                stored.parent is None or stored.parent.parent_call_id is None):
+            # stored before its link was known (or before revision 0015 could fill it)
+            store.link_session(sid, session.parent)
         return False
     try:
         store.create_session(sid, title=session.title,
                              provider=session.provider, model=session.model, cwd=session.cwd,
                              tags=session.tags, metadata=session.metadata,
-                             agent=session.agent)
+                             agent=session.agent, parent=session.parent)
     except DatabaseError as exc:
         try:  # created meanwhile by another importer?
             store.get_session(sid)

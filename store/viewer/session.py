@@ -45,6 +45,8 @@ class Viewer(Protocol):
     messages_per_page: int
     transcripts: TranscriptCache
 
+    def redact(self, text: str) -> str: ...
+
 __all__ = ["TranscriptCache", "route"]
 
 _CHANGES_PER_PAGE = 100
@@ -140,6 +142,32 @@ def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
                 title=info.title or info.session_id, facts=facts, counts=counts, meta=meta)
 
 
+def _lineage(viewer: Viewer, info: store.SessionInfo) -> Markup:
+    """Links to the session's parent (with how it came from it) and to its children."""
+    items: list[Markup] = []
+    link = info.parent
+    if link is not None:
+        call = (html(" from call <code>{c}</code>", c=link.parent_call_id)
+                if link.parent_call_id else Markup(""))
+        items.append(html('<li class="parent">{kind} of <a href="{href}"><code>{pid}</code>'
+                          "</a>{call}</li>", kind=link.kind,
+                          href=url("session", link.parent_session_id),
+                          pid=link.parent_session_id, call=call))
+    for child in viewer.store.session_children(info.session_id):
+        how = child.parent
+        call = (html(" from call <code>{c}</code>", c=how.parent_call_id)
+                if how is not None and how.parent_call_id else Markup(""))
+        items.append(html(
+            '<li class="child">{kind} <a href="{href}">{title}</a>{call} <small>{n} messages'
+            "</small></li>", kind=how.kind if how else "", href=url("session", child.session_id),
+            title=viewer.redact(child.title or child.session_id), call=call,
+            n=child.message_count))
+    if not items:
+        return Markup("")
+    return html('<nav class="lineage"><h2>Lineage</h2><ul>{items}</ul></nav>',
+                items=join(items))
+
+
 def _tools_bar(session_id: str, chosen: str | None = None) -> Markup:
     exports = join(html('<li><span class="target">{t}</span> <a href="{raw}" download>as '
                          'stored</a> · <a href="{fixed}" download>repaired</a></li>', t=t,
@@ -175,6 +203,7 @@ def session_page(viewer: Viewer, request: Request, session_id: str) -> Response:
         '{head}{tools}<h2 class="transcript-title">Transcript <small>messages {a}–{b} of '
         '{n}</small></h2>{bar}<div class="transcript">{messages}</div>{bar}',
         head=join((_session_head(transcript.session, index),
+                   _lineage(viewer, transcript.session),
                    _sources(viewer.store.session_sources(session_id)))),
         tools=_tools_bar(session_id),
         a=window[0].position if window else 0, b=window[-1].position if window else 0,

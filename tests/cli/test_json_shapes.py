@@ -28,7 +28,7 @@ SHAPES = {
     "import": "import-summary", "db history": "revision", "db distribute": "table-action",
     "usage": "usage", "rules check": "finding", "rules test": "finding",
     "rules findings": "finding", "rules list": "rule", "sessions erase": "receipt",
-    "prune": "receipt", "audit secrets": "secret-summary",
+    "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
 }
 
 
@@ -92,6 +92,13 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
                               str(AGENTS / "claude"), str(AGENTS / "codex"),
                               str(AGENTS / "gemini"))
     written["sessions list"] = lines("sessions", "list", "--db", db, "--json", "--limit", "0")
+    parent = "55550000-0000-4000-8000-000000000001"
+    written["sessions tree"] = lines("sessions", "tree", f"{parent}:agent-a1b2c3d4e5f6a7b8c",
+                                     "--db", db, "--json")
+    assert [(r["depth"], r["lineage"]) for r in written["sessions tree"]] == [
+        (-1, None), (0, "subagent")]
+    assert any(r["parent_session_id"] == parent and r["parent_call_id"] == "toolu_agent"
+               for r in written["sessions list"])
     written["sessions show"] = lines("sessions", "show", "mixed-providers", "--db", db,
                                      "--json")
     written["calls search"] = lines("calls", "search", "--db", db, "--json", "--limit", "0")

@@ -45,6 +45,9 @@ def populate(opened: TranscriptStore) -> None:
         {"id": f"c{n}", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
         for n in range(3)]}])
     opened.append("empty", [], title="nothing yet")
+    opened.append("a-sub", [message("sub0", "2025-01-05T11:00:00Z")], agent="codex",
+                  parent=store.SessionLink("a", "subagent", "call-1"))
+    opened.create_session("a-fork", parent=store.SessionLink("a", "fork"))
 
 
 FILTERS: list[dict[str, Any]] = [
@@ -61,6 +64,8 @@ FILTERS: list[dict[str, Any]] = [
     {"cwd": "/home/u/100%_x"}, {"cwd": "/home/u/100"}, {"cwd": "/"},
     {"sort": "started"}, {"sort": "messages"}, {"sort": "calls"},
     {"sort": "calls", "cwd": "/home/u", "agent": "claude-code"},
+    {"parent": "a"}, {"parent": "a-sub"}, {"roots": True}, {"roots": True, "agent": "codex"},
+    {"parent": "a", "sort": "messages"},
 ]
 PAGES = [(50, 0), (2, 0), (2, 3), (None, 0), (0, 0), (1, 10)]
 
@@ -90,7 +95,7 @@ def test_the_stdlib_listing_writes_nothing(tmp_path: Path) -> None:
         extra.unlink()  # no WAL left: the listing opens the file immutable
     before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
 
-    assert len(store.list_sessions(str(path)).sessions) == 5
+    assert len(store.list_sessions(str(path)).sessions) == 7
 
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
 
