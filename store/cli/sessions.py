@@ -102,7 +102,7 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
         more_rows(len(rows), total, offset, "sessions")
         return
     when = "started" if sort == "started" else "updated"
-    columns = [Column("session", flexible=True, minimum=10), Column(when, keep=True),
+    columns = [Column("session", keep=True), Column(when, keep=True),
                Column("title", flexible=True, minimum=12, weight=3), Column("agent", minimum=6),
                Column("model", flexible=True), Column("msgs", justify="right", keep=True),
                Column("calls", justify="right", keep=True), Column("cwd", flexible=True)]
