@@ -32,6 +32,12 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist gives its workers COLUMNS=80 / LINES; a serial run has none (tables then
+    # fit 200 columns, the width for output to a file or pipe). The tests that care set it.
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 from backends import (  # noqa: E402
     ADMIN_URL,
     BACKENDS,

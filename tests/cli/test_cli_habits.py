@@ -294,7 +294,8 @@ def test_tables_fit_the_terminal_and_wide_shows_everything(seeded: str):
         opened.append("abc-new", [bash("long", "echo " + "x" * 300)])
     for args in (("sessions", "list"), ("calls", "search"), ("demo",)):
         out = run(*args, "--db", seeded, env={"COLUMNS": "100"}).stdout
-        widths = [len(line) for line in out.splitlines()]
+        # (the demo's "stored in <url>" line is whole on purpose: a URL is never cut)
+        widths = [len(line) for line in out.splitlines() if not line.startswith("stored in ")]
         assert max(widths) <= 100, (args, out)
     cut = run("calls", "search", "--db", seeded, env={"COLUMNS": "100"}).stdout
     assert "…" in cut and "x" * 300 not in cut
