@@ -1,10 +1,11 @@
 """Where each agent writes its sessions: one table, :data:`AGENT_FOLDERS` (domain).
 
 Each row names an agent (its import format), the environment variable that moves the
-agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``), the home
+agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
+``CLINE_DATA_DIR``; for VS Code extensions the editor's: ``XDG_CONFIG_HOME``, ``APPDATA``), the home
 used without it (relative to the user's home), and the session folders below that home
 (``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is adding
-a row.
+a row (an agent may have several: one per place it writes).
 """
 
 from __future__ import annotations
@@ -37,12 +38,26 @@ class AgentFolders:
         return user_home / self.default_home
 
 
+#: Where VS Code builds keep their user data, by platform: the variable that moves it and
+#: its default below the user's home (Linux, macOS, Windows).
+_VSCODE_HOMES: tuple[tuple[str | None, str], ...] = (
+    ("XDG_CONFIG_HOME", ".config"), (None, "Library/Application Support"),
+    ("APPDATA", "AppData/Roaming"))
+
 #: Every supported agent's session folders (the companion issue adds rows here).
 AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     AgentFolders("claude-code", "CLAUDE_CONFIG_DIR", ".claude", ("projects",)),
     AgentFolders("codex", "CODEX_HOME", ".codex", ("sessions", "archived_sessions")),
     AgentFolders("gemini-cli", "GEMINI_CLI_HOME", ".gemini", ("tmp/*/chats",),
                  env_is_user_home=True),
+    # Cline: the CLI's data folder (SDK sessions, older CLI tasks), then the VS Code
+    # extension's global storage in every VS Code build (Code, Code - Insiders, VSCodium,
+    # Cursor, Windsurf ...: the ``*``) on Linux, macOS and Windows.
+    AgentFolders("cline", "CLINE_DATA_DIR", ".cline/data", ("sessions", "tasks")),
+    *(AgentFolders(agent, env, home, (f"*/User/globalStorage/{extension}/tasks",))
+      for agent, extension in (("cline", "saoudrizwan.claude-dev"),
+                               ("roo-code", "rooveterinaryinc.roo-cline"))
+      for env, home in _VSCODE_HOMES),
 )
 
 

@@ -6,7 +6,9 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are not
+``.jsonl`` (any case), except the files a session's main file reads beside it (a Cline or
+Roo Code task's ``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`);
+directories whose name starts with ``.`` below a given root are not
 entered. Paths are resolved; a symbolic link leading out of the root it was found under is
 not followed, and a non-regular file (FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
@@ -60,6 +62,7 @@ from store.importers.base import (
     ImportFileError,
     ImportProblem,
 )
+from store.importers.cline import task_siblings
 from store.importers.formats import ParsedSession, check_format
 from store.records.codec import encode_message
 
@@ -216,8 +219,10 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
                 continue  # a link inside the root: its target is walked on its own
             kept.append(name)
         dirs[:] = kept
+        read_with = task_siblings(folder, files)  # read with their session's main file
         for name in sorted(files):
-            if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
+            if (not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json")
+                    or name in read_with):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             child = base / name
             target = _resolve(child)

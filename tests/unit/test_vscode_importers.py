@@ -1,0 +1,93 @@
+"""Cline / Roo Code / OpenHands readers without a database: detection, tool calls written
+as XML, titles, and the frozen vocabulary copies of the migrations."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from store.core.model import Message, TextPart
+from store.importers.formats import read_sessions
+from store.importers.titles import prompt_title
+from store.tools.vocabulary import VOCABULARY
+
+MIGRATIONS = Path(__file__).parent.parent.parent / "migrations" / "versions"
+
+
+def write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return path
+
+
+def test_a_task_history_is_told_by_its_name_and_folder(tmp_path: Path) -> None:
+    history = [{"role": "user", "content": "<task>\nhello\n</task>"}]
+    cline = write(tmp_path / "tasks" / "1" / "api_conversation_history.json", history)
+    roo = write(tmp_path / "rooveterinaryinc.roo-cline" / "tasks" / "2" /
+                "api_conversation_history.json", history)
+    plain = write(tmp_path / "messages.json", history)
+
+    assert read_sessions(cline).format == "cline"
+    assert read_sessions(roo).format == "roo-code"
+    assert read_sessions(plain).format == "openai-chat"
+    assert read_sessions(cline).sessions[0].title == "hello"
+
+
+def test_an_sdk_messages_file_is_not_taken_for_a_gemini_chat(tmp_path: Path) -> None:
+    path = write(tmp_path / "s1" / "s1.messages.json", {
+        "version": 1, "sessionId": "s1", "agent": "lead",
+        "messages": [{"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+
+    parsed = read_sessions(path)
+
+    assert parsed.format == "cline" and parsed.sessions[0].session_id == "s1"
+
+
+def test_xml_calls_a_partial_tag_and_a_call_not_executed(tmp_path: Path) -> None:
+    path = write(tmp_path / "tasks" / "7" / "api_conversation_history.json", [
+        {"role": "user", "content": "<task>go</task>"},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<write_to_file>\n<path>a.md</path>\n<content>\n<b>x</b>\n</content>\n"
+            "</write_to_file>\n<list_files>\n<path>.</path>\n</list_files>"}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "[write_to_file for 'a.md'] Result:"},
+            {"type": "text", "text": "The user denied this operation."},
+            {"type": "text", "text": "Tool [list_files] was not executed because a tool has "
+                                     "already been used in this message."}]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<read_file>\n<path>b.md</path>\n"}]},  # cut off: no call
+    ])
+
+    items = read_sessions(path).sessions[0].items
+    write_call, list_call = items[1].tool_calls
+    denied, skipped = items[2].tool_results
+
+    assert write_call.input == {"path": "a.md", "content": "<b>x</b>"}
+    assert list_call.input == {"path": "."}
+    assert (denied.call_id, denied.is_error) == (write_call.id, True)
+    assert (skipped.call_id, skipped.is_error) == (list_call.id, True)
+    assert items[3].tool_calls == ()
+
+
+def test_titles_unwrap_cline_and_roo_prompts() -> None:
+    for text in ("<task>\nFix it\n</task>\n<environment_details>x</environment_details>",
+                 "<user_message>\nFix it\n</user_message>"):
+        assert prompt_title([Message("user", (TextPart(text),))]) == "Fix it"
+
+
+def _frozen(path: Path) -> list[tuple[str | None, str, str]]:
+    source = path.read_text(encoding="utf-8")
+    start = source.index("_VOCABULARY: list")
+    namespace: dict[str, Any] = {}
+    exec(source[start:source.index("]\n", start) + 2], namespace)  # noqa: S102
+    return list(namespace["_VOCABULARY"])
+
+
+def test_the_migrations_frozen_rows_are_the_vocabulary() -> None:
+    rows = (_frozen(MIGRATIONS / "2026_12_01_0006_agent_vocabulary.py")
+            + _frozen(MIGRATIONS / "2026_12_02_0014_agents_vscode_vocabulary.py"))
+
+    assert len(rows) == len(set(rows)) and set(rows) == set(VOCABULARY)
