@@ -16,8 +16,8 @@ read with it: ``ui_messages.json`` (what the panel showed, each entry with ``ts`
   calls as XML in the assistant's text (``<read_file><path>a.py</path></read_file>``): each
   known tool tag becomes a call (id ``<task id>:<index>:<n>``, the text kept as it was), and
   its result is the user message's text block ``[<tool> for '...'] Result:`` and the blocks
-  after it. A result saying the tool failed (``<error>``), the user denied it or it was not
-  executed is an error; a call with no result has none.
+  after it. A result saying the tool failed (``<error>``; Roo Code's ``{"status": "error"}``),
+  the user denied it or it was not executed is an error; a call with no result has none.
 * Times: a message's own ``ts``, else the ``ui_messages.json`` requests: the n-th assistant
   message answers the n-th request that recorded tokens (its time: the last panel entry
   before the next request), the user message before it is that request's input (its time:
@@ -49,7 +49,14 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import StoreError
-from store.core.model import Message, Part, TextPart, ToolResult, make_tool_call
+from store.core.model import (
+    Message,
+    Part,
+    TextPart,
+    ToolResult,
+    content_text,
+    make_tool_call,
+)
 from store.importers.base import Collector, ParsedSession
 from store.importers.lines import text_of
 from store.usage.tokens import TokenUsage
@@ -280,12 +287,41 @@ def _task_message(raw: Any, index: int, key: str, calls: dict[str, list[str]],
         elif message.role == "user" and calls:
             parts = _xml_results(message.parts, calls)
         else:
-            parts = message.parts
+            parts = _failed_results(message.parts)
     except (StoreError, TypeError, ValueError) as exc:
         collector.problem(None, f"tool call in text not read: {exc}", index)
         parts = message.parts
     return Message(message.role, parts, message.source or collector.format, message.message_id,
                    message.extras, metadata)
+
+
+def _failed(text: str) -> bool:
+    """A result text saying the tool failed or was refused: Cline's and older Roo Code's
+    sentences, Roo Code's JSON (``{"status": "error" | "denied", ...}``)."""
+    text = text.lstrip()
+    if text.startswith(_FAILED):
+        return True
+    if text.startswith("{\"status\""):
+        try:
+            status = loads_json(text).get("status")
+        except (ValueError, AttributeError):
+            return False
+        return status in ("error", "denied")
+    return False
+
+
+def _failed_results(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """Native results not flagged ``is_error`` whose text says the tool failed, flagged."""
+    if not any(isinstance(p, ToolResult) and not p.is_error for p in parts):
+        return parts
+    out: list[Part] = []
+    for part in parts:
+        if (isinstance(part, ToolResult) and not part.is_error
+                and _failed(content_text(part.content))):
+            part = ToolResult(part.call_id, part.content, True, part.name,
+                              {**part.extras, "error_from": "text"}, part.source)
+        out.append(part)
+    return tuple(out)
 
 
 def _xml_calls(parts: tuple[Part, ...], key: str, calls: dict[str, list[str]]) -> tuple[Part, ...]:
@@ -334,7 +370,7 @@ def _xml_results(parts: tuple[Part, ...], calls: dict[str, list[str]]) -> tuple[
             return
         name, call_id, header, content = current
         body = "\n\n".join(content)
-        failed = any(c.lstrip().startswith(_FAILED) for c in content)
+        failed = any(_failed(c) for c in content)
         out.append(ToolResult(call_id, body, failed or bool(_NOT_EXECUTED.match(header)),
                               name, {"header": header}, "cline_xml"))
 

@@ -26,6 +26,8 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "vscode"
 CLINE_TASK = "1757318400000"
 CLINE_SDK = "1757404800000_abcde"
 CLINE_SUB = f"{CLINE_SDK}__reviewer"
+ROO = "0199b0c0-1111-7000-8000-000000000001"
+ROO_CHILD = "0199b0c0-2222-7000-8000-000000000002"
 
 
 def copy_fixtures(target: Path, part: str) -> Path:
@@ -145,6 +147,58 @@ class TestCline:
         assert len(cline.load(CLINE_TASK).messages) == len(before) == 6
 
 
+class TestRooCode:
+    @pytest.fixture
+    def roo(self, store: store.TranscriptStore, tmp_path: Path) -> store.TranscriptStore:
+        return imported(store, tmp_path, "roo")
+
+    def test_native_calls_results_errors_and_a_missing_result(self, roo):
+        assert calls(roo, ROO) == [
+            ("bash", "execute_command", "Command executed. Exit code: 0", False),
+            ("read", "read_file", '{"status":"error","message":"The tool execution failed",'
+                                  '"error":"File not found"}', True),
+            ("task", "new_task", f"Subtask {ROO_CHILD} completed: docs written.", False),
+            ("edit", "apply_diff", None, None),
+        ]
+        assert calls(roo, ROO_CHILD) == [
+            ("grep", "search_files", [{"type": "text", "text": "Found 0 results."}], False)]
+        found = search_calls(roo, CallQuery(tool="bash", views=(
+            ViewCondition("command", "rm -rf build"),)))
+        assert [m.session_id for m in found] == [ROO]
+        edit = search_calls(roo, CallQuery(tool="edit", views=(
+            ViewCondition("path", "build.sh"),)))
+        assert [m.session_id for m in edit] == [ROO]
+
+    def test_the_task_has_its_times_cwd_model_title_and_mode(self, roo):
+        task = session(roo, ROO)
+
+        assert task.agent == "roo-code" and "roo-code" in task.tags
+        assert task.title == "Audit the build script and delegate the docs"
+        assert (task.cwd, task.model) == ("/home/u/roo-proj", "anthropic/claude-sonnet-4.5")
+        assert task.metadata["mode"] == "code"
+        assert task.started_at == ms(1757577600000)
+        assert task.ended_at == ms(1757577663000)
+
+    def test_each_request_s_tokens_go_with_its_answer(self, roo):
+        model = "anthropic/claude-sonnet-4.5"
+        assert usage_rows(roo, ROO) == [
+            (1, model, 900, 50, 800, 0), (3, model, 20, 30, 100, 800),
+            (5, model, 15, 45, 60, 900), (7, model, 10, 90, 40, 960)]
+        assert usage_rows(roo, ROO_CHILD) == [(1, model, 100, 20, 0, 0)]
+
+    def test_a_subtask_is_linked_to_its_parent(self, roo):
+        child = session(roo, ROO_CHILD)
+
+        assert child.metadata["parent_session"] == ROO
+        assert child.metadata["root_task"] == ROO
+        assert "subtask" in child.tags and child.agent == "roo-code"
+        assert child.title == "Write the docs" and child.metadata["mode"] == "architect"
+
+    def test_the_tasks_index_and_task_files_are_not_imported_alone(self, roo, tmp_path):
+        summary = import_paths(roo, [tmp_path / "roo"])
+        assert summary.ok and summary.unchanged == 2 and summary.files == 0
+
+
 class TestDefaultFolders:
     """``import`` with no paths finds each agent's folder under a fake home."""
 
@@ -160,6 +214,9 @@ class TestDefaultFolders:
         shutil.copytree(fixtures / "cline" / "globalStorage" / "saoudrizwan.claude-dev" / "tasks",
                         home / ".config" / "Code - Insiders" / storage)
         shutil.copytree(fixtures / "cline" / "data", home / ".cline" / "data")
+        roo = "User/globalStorage/rooveterinaryinc.roo-cline/tasks"
+        shutil.copytree(fixtures / "roo" / "globalStorage" / "rooveterinaryinc.roo-cline" /
+                        "tasks", home / ".config" / "VSCodium" / roo)
         for name in ("XDG_CONFIG_HOME", "APPDATA", "CLINE_DATA_DIR", "CLAUDE_CONFIG_DIR",
                      "CODEX_HOME", "GEMINI_CLI_HOME"):
             monkeypatch.delenv(name, raising=False)
@@ -169,10 +226,12 @@ class TestDefaultFolders:
         declined = runner.invoke(cli, ["import", "--db", store_url], input="n\n")
         assert declined.exit_code == 1
         for agent, folder in (("cline", f".config/Code - Insiders/{storage}"),
-                              ("cline", ".cline/data/sessions")):
+                              ("cline", ".cline/data/sessions"),
+                              ("roo-code", f".config/VSCodium/{roo}")):
             assert f"{agent:12} {home / folder}" in declined.stderr
         done = runner.invoke(cli, ["import", "--db", store_url, "--yes", "--settle", "0"])
         assert done.exit_code == 0, done.output
         with store.TranscriptStore.open(store_url) as opened:
             assert {s.session_id: s.agent for s in opened.list_sessions(limit=None)} == {
-                CLINE_TASK: "cline", CLINE_SDK: "cline", CLINE_SUB: "cline"}
+                CLINE_TASK: "cline", CLINE_SDK: "cline", CLINE_SUB: "cline",
+                ROO: "roo-code", ROO_CHILD: "roo-code"}
