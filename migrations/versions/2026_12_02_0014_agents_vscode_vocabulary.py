@@ -1,4 +1,4 @@
-"""agents-vscode vocabulary: Cline's newer tool names (and its SDK's), Roo Code's
+"""agents-vscode vocabulary: Cline, Roo Code and OpenHands V1 tool names
 
 Revision ID: 0014
 Revises: 0011
@@ -49,6 +49,21 @@ _VOCABULARY: list[tuple[str | None, str, str]] = [
     ('roo-code', 'new_task', 'task'),
     ('roo-code', 'update_todo_list', 'todo'),
     ('roo-code', 'switch_mode', 'plan_mode'),
+    ('openhands', 'terminal', 'bash'),
+    ('openhands', 'file_editor', 'edit'),
+    ('openhands', 'planning_file_editor', 'edit'),
+    ('openhands', 'list_directory', 'list'),
+    ('openhands', 'delegate', 'task'),
+    ('openhands', 'browser_navigate', 'browser'),
+    ('openhands', 'browser_click', 'browser'),
+    ('openhands', 'browser_type', 'browser'),
+    ('openhands', 'browser_get_state', 'browser'),
+    ('openhands', 'browser_get_content', 'browser'),
+    ('openhands', 'browser_scroll', 'browser'),
+    ('openhands', 'browser_go_back', 'browser'),
+    ('openhands', 'browser_list_tabs', 'browser'),
+    ('openhands', 'browser_switch_tab', 'browser'),
+    ('openhands', 'browser_close_tab', 'browser'),
 ]
 
 

@@ -2,10 +2,11 @@
 
 Each row names an agent (its import format), the environment variable that moves the
 agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
-``CLINE_DATA_DIR``; for VS Code extensions the editor's: ``XDG_CONFIG_HOME``, ``APPDATA``), the home
-used without it (relative to the user's home), and the session folders below that home
-(``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is adding
-a row (an agent may have several: one per place it writes).
+``CLINE_DATA_DIR``, ``OH_PERSISTENCE_DIR``; for VS Code extensions the editor's:
+``XDG_CONFIG_HOME``, ``APPDATA``), the home used without it (relative to the user's home),
+and the session folders below that home (``*`` matches one folder name, as in
+:meth:`pathlib.Path.glob`). Adding an agent is adding a row (an agent may have several: one
+per place it writes).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
       for agent, extension in (("cline", "saoudrizwan.claude-dev"),
                                ("roo-code", "rooveterinaryinc.roo-cline"))
       for env, home in _VSCODE_HOMES),
+    # OpenHands: the SDK / CLI conversations (V1) and the file store's sessions (V0).
+    AgentFolders("openhands", "OH_PERSISTENCE_DIR", ".openhands", ("conversations", "sessions")),
 )
 
 

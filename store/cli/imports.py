@@ -41,14 +41,15 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI,
-    Kward, Cline and Roo Code sessions. Importing again adds only what is new. Exit 1 when a
-    line or a file could not be imported (each is reported with its file and line).
+    Kward, Cline, Roo Code and OpenHands sessions. Importing again adds only what is new.
+    Exit 1 when a line or a file could not be imported (each is reported with its file and
+    line).
 
     Without PATHS: the agents' own session folders found on this machine
     (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats,
-    ~/.cline/data, VS Code's globalStorage for Cline and Roo Code) are listed, then imported
-    once you confirm (--yes: without asking). To keep an archive as the agents write, use
-    `transcript-store watch`.
+    ~/.cline/data, VS Code's globalStorage for Cline and Roo Code, ~/.openhands) are listed,
+    then imported once you confirm (--yes: without asking). To keep an archive as the agents
+    write, use `transcript-store watch`.
 
     Files that fail for the same reason are grouped into one line with a count;
     `transcript-store -v import` lists each of them.

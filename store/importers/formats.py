@@ -14,7 +14,9 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
 * ``cline``, ``roo-code``: a task's ``api_conversation_history.json`` (told by its name; the
   task folder tells Roo Code from Cline) with its sibling files, and Cline SDK
-  ``<id>.messages.json`` sessions (:mod:`store.importers.cline`).
+  ``<id>.messages.json`` sessions (:mod:`store.importers.cline`); ``openhands``: a
+  conversation's ``base_state.json`` (V1) or ``metadata.json`` (V0) beside its ``events``
+  folder, read with its events (:mod:`store.importers.openhands`).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -59,6 +61,7 @@ from store.importers.cline import (
 from store.importers.codex import decode_codex_output, read_codex
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.kward import read_kward
+from store.importers.openhands import conversation_main, read_openhands
 
 __all__ = [
     "DEFAULT_SETTLE_SECONDS",
@@ -230,7 +233,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     if format is not None:
         check_forced(file, format, sample, proven_only=True)
     task = file.name == HISTORY_FILE and isinstance(document, list)
-    fmt = format or (task_agent(file) if task else detect_format(file, sample))
+    fmt = format or (task_agent(file) if task else "openhands" if conversation_main(file)
+                     else detect_format(file, sample))
     collector.format = fmt
     if fmt in _JSON_LINES:
         if document is not NO_DOCUMENT:  # a one-line file read as a document
@@ -248,6 +252,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
                                             f"{len(records)} JSON lines")
         if document is not NO_DOCUMENT:
             read_gemini_cli(document, collector)
+    elif fmt == "openhands":
+        read_openhands(document if document is not NO_DOCUMENT else None, collector)
     elif fmt in ("cline", "roo-code") and isinstance(document, Mapping):
         try:
             top, _ = canonical_keys(document)

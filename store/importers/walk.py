@@ -7,7 +7,8 @@ importing a file again stores nothing twice and a file that grew adds only its n
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
 ``.jsonl`` (any case), except the files a session's main file reads beside it (a Cline or
-Roo Code task's ``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`);
+Roo Code task's ``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`; an
+OpenHands conversation's event files: :func:`~store.importers.openhands.conversation_siblings`);
 directories whose name starts with ``.`` below a given root are not
 entered. Paths are resolved; a symbolic link leading out of the root it was found under is
 not followed, and a non-regular file (FIFO, device) is refused: both are reported in
@@ -64,6 +65,7 @@ from store.importers.base import (
 )
 from store.importers.cline import task_siblings
 from store.importers.formats import ParsedSession, check_format
+from store.importers.openhands import conversation_siblings
 from store.records.codec import encode_message
 
 __all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
@@ -219,7 +221,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
                 continue  # a link inside the root: its target is walked on its own
             kept.append(name)
         dirs[:] = kept
-        read_with = task_siblings(folder, files)  # read with their session's main file
+        # files read with their session's main file
+        read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
         for name in sorted(files):
             if (not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json")
                     or name in read_with):

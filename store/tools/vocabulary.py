@@ -38,7 +38,12 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
 * OpenHands: ``All-Hands-AI/OpenHands`` ``openhands/llm/tool_names.py`` and
   ``openhands/agenthub/codeact_agent/tools/`` (execute_bash, execute_powershell,
   str_replace_editor, execute_ipython_cell, browser, think, finish, task_tracker; ``fetch`` is
-  its default MCP fetch server).
+  its default MCP fetch server); V1: ``OpenHands/software-agent-sdk`` @611629e6
+  ``openhands-tools/openhands/tools/`` (a tool's name is its class name in snake case:
+  terminal, file_editor, planning_file_editor, glob, grep, apply_patch, task_tracker,
+  browser_navigate ... browser_close_tab, delegate, task, gemini-style read_file, write_file,
+  edit, list_directory) and ``openhands-sdk/openhands/sdk/tool/builtins`` (finish, think);
+  the V1 rows since revision 0014.
 * Cline: ``cline/cline`` ``src/core/assistant-message/index.ts`` ``toolUseNames`` and
   ``src/shared/tools.ts`` (execute_command, read_file, write_to_file, replace_in_file,
   search_files, list_files, list_code_definition_names, browser_action,
@@ -130,7 +135,13 @@ _SCOPED: dict[str, dict[str, str]] = {
                    "ask_user": "ask_user", "complete_task": "finish"},
     "codex": {"read_file": "read", "view_image": "read", "web_search": "web_search"},
     "openhands": {"fetch": "web_fetch", "web_read": "web_fetch", "browser": "browser",
-                  "think": "think", "finish": "finish", "edit_file": "edit"},
+                  "think": "think", "finish": "finish", "edit_file": "edit",
+                  # V1 (the OpenHands SDK): tool names from their class names
+                  "terminal": "bash", "file_editor": "edit", "planning_file_editor": "edit",
+                  "list_directory": "list", "delegate": "task",
+                  **{f"browser_{action}": "browser" for action in (
+                      "navigate", "click", "type", "get_state", "get_content", "scroll",
+                      "go_back", "list_tabs", "switch_tab", "close_tab")}},
     "cline": {"search_files": "grep", "list_files": "list",
               "list_code_definition_names": "list", "new_task": "task",
               "web_search": "web_search", "focus_chain": "todo", "new_rule": "write",
@@ -162,7 +173,8 @@ VOCABULARY: tuple[tuple[str | None, str, str], ...] = (
 VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 
 # Tools whose ``command`` argument is a sub-command, not a shell command.
-_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor"})
+_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
+                        "planning_file_editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",

@@ -28,6 +28,9 @@ CLINE_SDK = "1757404800000_abcde"
 CLINE_SUB = f"{CLINE_SDK}__reviewer"
 ROO = "0199b0c0-1111-7000-8000-000000000001"
 ROO_CHILD = "0199b0c0-2222-7000-8000-000000000002"
+OH = "0c1d2e3f40514a6b8c9d0e1f2a3b4c5d"
+OH_SUB = "9f8e7d6c5b4a49388716a5b4c3d2e1f0"
+OH_V0 = "5e6f7a8b9c0d4e1f"
 
 
 def copy_fixtures(target: Path, part: str) -> Path:
@@ -199,6 +202,83 @@ class TestRooCode:
         assert summary.ok and summary.unchanged == 2 and summary.files == 0
 
 
+class TestOpenHands:
+    @pytest.fixture
+    def openhands(self, store: store.TranscriptStore, tmp_path: Path) -> store.TranscriptStore:
+        return imported(store, tmp_path, "openhands")
+
+    def test_v1_events_become_calls_with_results_errors_and_a_missing_one(self, openhands):
+        assert calls(openhands, OH) == [
+            ("bash", "terminal", "", False),
+            ("grep", "grep", "grep: src: No such file or directory", True),
+            ("edit", "file_editor", "Not that file", True),  # rejected by the user
+            ("task", "delegate", None, None),
+        ]
+        assert calls(openhands, OH_SUB) == [("browser", "browser_navigate", "Navigated.", False)]
+        url = search_calls(openhands, CallQuery(tool="browser", views=(
+            ViewCondition("url", "https://example.com/docs"),)))
+        assert [m.session_id for m in url] == [OH_SUB]
+        command = search_calls(openhands, CallQuery(tool="bash", views=(
+            ViewCondition("command", "rm -rf build"),)))
+        assert [m.session_id for m in command] == [OH]
+        edit = search_calls(openhands, CallQuery(tool="edit", views=(
+            ViewCondition("command", "view"),)))
+        assert edit == []  # the editor's sub-command is not a shell command
+
+    def test_v1_times_cwd_model_title_usage_and_lineage(self, openhands):
+        conv = session(openhands, OH)
+        sub = session(openhands, OH_SUB)
+        model = "litellm_proxy/claude-sonnet-4-5"
+
+        assert conv.agent == "openhands"
+        assert (conv.cwd, conv.model) == ("/home/u/oh-proj", model)
+        assert conv.title == "Remove the build folder and look for TODOs in src"
+        assert conv.started_at == datetime(2025, 9, 15, 10, 0, 1, tzinfo=UTC)
+        assert conv.ended_at == datetime(2025, 9, 15, 10, 0, 15, tzinfo=UTC)
+        # one response with two calls counts once; input is prompt less cache reads
+        assert usage_rows(openhands, OH) == [
+            (1, model, 1000, 90, 800, 2000), (3, model, 400, 120, 100, 2800),
+            (7, model, 500, 60, 200, 3000)]
+        assert sub.metadata["parent_session"] == OH and "subagent" in sub.tags
+
+    def test_v0_file_store_sessions(self, openhands):
+        v0 = session(openhands, OH_V0)
+        sonnet = "claude-sonnet-4-20250514"
+
+        assert calls(openhands, OH_V0) == [
+            ("bash", "execute_bash", "1 failed", True),
+            ("edit", "str_replace_editor", "def test_app(): assert 1 == 2", False),
+            ("bash", "execute_bash", None, None),
+        ]
+        assert [m.message.role for m in openhands.load(OH_V0).messages] == [
+            "user", "assistant", "tool", "assistant", "tool", "assistant", "assistant"]
+        assert (v0.title, v0.model, v0.cwd) == (
+            "Fix the failing test", "anthropic/claude-sonnet-4-20250514", None)
+        assert v0.metadata["selected_repository"] == "u/shop"
+        assert v0.started_at == datetime(2025, 9, 16, 9, 0, 1, tzinfo=UTC)
+        assert v0.ended_at == datetime(2025, 9, 16, 9, 0, 9, tzinfo=UTC)
+        assert usage_rows(openhands, OH_V0) == [
+            (1, sonnet, 500, 50, 0, 1500), (3, sonnet, 200, 40, 0, 1900),
+            (6, sonnet, 300, 20, 0, 2000)]
+
+    def test_only_each_conversation_s_main_file_is_walked(self, openhands, tmp_path):
+        summary = import_paths(openhands, [tmp_path / "openhands"])
+        assert summary.ok and summary.unchanged == 3 and summary.files == 0
+
+    def test_a_new_event_adds_only_itself(self, openhands, tmp_path):
+        folder = tmp_path / "openhands" / "conversations" / OH
+        event = folder / "events" / "event-00010-00000000-0000-4000-8000-000000000011.json"
+        event.write_text('{"kind": "MessageEvent", "id": "00000000-0000-4000-8000-000000000011",'
+                         ' "timestamp": "2025-09-15T10:01:00", "source": "user", "llm_message":'
+                         ' {"role": "user", "content": [{"type": "text", "text": "thanks"}]}}',
+                         encoding="utf-8")
+        (folder / "base_state.json").touch()  # the state is saved with every event
+
+        summary = import_paths(openhands, [folder], settle=0)
+
+        assert summary.messages_added == 1 and summary.messages_already_stored == 8
+
+
 class TestDefaultFolders:
     """``import`` with no paths finds each agent's folder under a fake home."""
 
@@ -214,10 +294,12 @@ class TestDefaultFolders:
         shutil.copytree(fixtures / "cline" / "globalStorage" / "saoudrizwan.claude-dev" / "tasks",
                         home / ".config" / "Code - Insiders" / storage)
         shutil.copytree(fixtures / "cline" / "data", home / ".cline" / "data")
+        shutil.copytree(fixtures / "openhands", home / ".openhands")
         roo = "User/globalStorage/rooveterinaryinc.roo-cline/tasks"
         shutil.copytree(fixtures / "roo" / "globalStorage" / "rooveterinaryinc.roo-cline" /
                         "tasks", home / ".config" / "VSCodium" / roo)
-        for name in ("XDG_CONFIG_HOME", "APPDATA", "CLINE_DATA_DIR", "CLAUDE_CONFIG_DIR",
+        for name in ("XDG_CONFIG_HOME", "APPDATA", "CLINE_DATA_DIR", "OH_PERSISTENCE_DIR",
+                     "CLAUDE_CONFIG_DIR",
                      "CODEX_HOME", "GEMINI_CLI_HOME"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("HOME", str(home))
@@ -227,11 +309,14 @@ class TestDefaultFolders:
         assert declined.exit_code == 1
         for agent, folder in (("cline", f".config/Code - Insiders/{storage}"),
                               ("cline", ".cline/data/sessions"),
-                              ("roo-code", f".config/VSCodium/{roo}")):
+                              ("roo-code", f".config/VSCodium/{roo}"),
+                              ("openhands", ".openhands/conversations"),
+                              ("openhands", ".openhands/sessions")):
             assert f"{agent:12} {home / folder}" in declined.stderr
         done = runner.invoke(cli, ["import", "--db", store_url, "--yes", "--settle", "0"])
         assert done.exit_code == 0, done.output
         with store.TranscriptStore.open(store_url) as opened:
             assert {s.session_id: s.agent for s in opened.list_sessions(limit=None)} == {
                 CLINE_TASK: "cline", CLINE_SDK: "cline", CLINE_SUB: "cline",
-                ROO: "roo-code", ROO_CHILD: "roo-code"}
+                ROO: "roo-code", ROO_CHILD: "roo-code", OH: "openhands",
+                OH_SUB: "openhands", OH_V0: "openhands"}

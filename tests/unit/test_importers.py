@@ -426,7 +426,7 @@ class TestDetectionAndFiles:
     def test_formats(self):
         assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
                            "codex", "gemini-cli", "kward", "cline", "roo-code",
-                           "transcript-store")
+                           "openhands", "transcript-store")
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),
