@@ -6,8 +6,8 @@ Create Date: 2026-12-02
 
 Issue 26 (more agents): the alias rows of ``store.tools.vocabulary`` added with the Cline,
 Roo Code and OpenHands importers, seeded into existing databases. Rows already present (a
-user's edits) are left as they are; the downgrade removes the seeded rows that still hold
-their seeded name.
+user's edits) are left as they are; the downgrade keeps the rows (they fit revision 0011's
+table, and a downgrade loses no row).
 """
 
 from __future__ import annotations
@@ -84,9 +84,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    aliases = _aliases()
-    conn = op.get_bind()
-    for agent, raw, current in _VOCABULARY:
-        conn.execute(aliases.delete().where(aliases.c.agent == (agent or ""),
-                                            aliases.c.raw_name == raw,
-                                            aliases.c.current_name == current))
+    """Nothing to undo: the rows fit revision 0011's table, and a downgrade keeps every row
+    (a user may have edited them since); upgrading again leaves present rows as they are."""
