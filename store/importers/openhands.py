@@ -68,11 +68,20 @@ def conversation_siblings(folder: str, names: list[str]) -> set[str]:
     return set()
 
 
-def _json(path: Path) -> Any:
+def _event(path: Path, index: int, collector: Collector) -> Mapping[str, Any] | None:
+    """An event file's object, else ``None`` after reporting why (the rest is read)."""
     try:
-        return loads_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        event = loads_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        collector.problem(None, f"event {path.name}: cannot read: {exc.strerror or exc}", index)
         return None
+    except ValueError as exc:
+        collector.problem(None, f"event {path.name}: not JSON: {exc}", index)
+        return None
+    if not isinstance(event, Mapping):
+        collector.problem(None, f"event {path.name}: not a JSON object", index)
+        return None
+    return event
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -123,9 +132,8 @@ def _read_v1(state: Mapping[str, Any], path: Path, collector: Collector) -> None
                     if (m := _V1_EVENT.match(p.name))), key=lambda pair: pair[0])
     counted: set[str] = set()
     for index, file in files:
-        event = _json(file)
-        if not isinstance(event, Mapping):
-            collector.problem(None, f"event {file.name}: not a JSON object", index)
+        event = _event(file, index, collector)
+        if event is None:
             continue
         try:
             message = _v1_message(event)
@@ -220,9 +228,8 @@ def _read_v0(meta: Mapping[str, Any], path: Path, collector: Collector) -> None:
                    if p.suffix == ".json" and p.stem.isdigit())
     counted: set[str] = set()
     for index, file in files:
-        event = _json(file)
-        if not isinstance(event, Mapping):
-            collector.problem(None, f"event {file.name}: not a JSON object", index)
+        event = _event(file, index, collector)
+        if event is None:
             continue
         try:
             message, usage = _v0_message(event, counted)

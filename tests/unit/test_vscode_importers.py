@@ -91,3 +91,26 @@ def test_the_migrations_frozen_rows_are_the_vocabulary() -> None:
             + _frozen(MIGRATIONS / "2026_12_02_0014_agents_vscode_vocabulary.py"))
 
     assert len(rows) == len(set(rows)) and set(rows) == set(VOCABULARY)
+
+
+def test_bad_events_and_messages_are_problems_and_the_rest_is_read(tmp_path: Path) -> None:
+    conversation = tmp_path / "conversations" / "abc"
+    write(conversation / "base_state.json", {"id": "abc", "agent": {"llm": {"model": "m"}},
+                                             "workspace": {"working_dir": "/w"}})
+    (conversation / "events").mkdir()
+    (conversation / "events" / "event-00000-aaaaaaaa.json").write_text("{not json")
+    write(conversation / "events" / "event-00001-bbbbbbbb.json", {
+        "kind": "MessageEvent", "id": "bbbbbbbb", "timestamp": "2025-09-15T10:00:00",
+        "source": "user", "llm_message": {"role": "user", "content": [
+            {"type": "text", "text": "hello"}]}})
+    history = write(tmp_path / "tasks" / "9" / "api_conversation_history.json",
+                    ["not a message", {"role": "user", "content": "<task>hi</task>"}])
+
+    parsed = read_sessions(conversation / "base_state.json")
+    task = read_sessions(history)
+
+    [problem] = parsed.problems
+    assert str(problem).startswith(f"{conversation / 'base_state.json'}: item 0: event "
+                                   "event-00000-aaaaaaaa.json: not JSON: ")
+    assert [m.text for m in parsed.sessions[0].items] == ["hello"]
+    assert [p.item for p in task.problems] == [0] and len(task.sessions[0].items) == 1
