@@ -68,15 +68,21 @@ def conversation_siblings(folder: str, names: list[str]) -> set[str]:
     return set()
 
 
-def _event(path: Path, index: int, collector: Collector) -> Mapping[str, Any] | None:
-    """An event file's object, else ``None`` after reporting why (the rest is read)."""
+def _event(path: Path, index: int, collector: Collector,
+           last: bool) -> Mapping[str, Any] | None:
+    """An event file's object, else ``None`` after reporting why (the rest is read). The
+    last event of a conversation still being written may be cut short: held back (deferred)
+    until the conversation settles, not reported."""
     try:
         event = loads_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
         collector.problem(None, f"event {path.name}: cannot read: {exc.strerror or exc}", index)
         return None
     except ValueError as exc:
-        collector.problem(None, f"event {path.name}: not JSON: {exc}", index)
+        if last and not collector.source.settled:
+            collector.defer(None, index)
+        else:
+            collector.problem(None, f"event {path.name}: not JSON: {exc}", index)
         return None
     if not isinstance(event, Mapping):
         collector.problem(None, f"event {path.name}: not a JSON object", index)
@@ -132,7 +138,7 @@ def _read_v1(state: Mapping[str, Any], path: Path, collector: Collector) -> None
                     if (m := _V1_EVENT.match(p.name))), key=lambda pair: pair[0])
     counted: set[str] = set()
     for index, file in files:
-        event = _event(file, index, collector)
+        event = _event(file, index, collector, file == files[-1][1])
         if event is None:
             continue
         try:
@@ -228,7 +234,7 @@ def _read_v0(meta: Mapping[str, Any], path: Path, collector: Collector) -> None:
                    if p.suffix == ".json" and p.stem.isdigit())
     counted: set[str] = set()
     for index, file in files:
-        event = _event(file, index, collector)
+        event = _event(file, index, collector, file == files[-1][1])
         if event is None:
             continue
         try:

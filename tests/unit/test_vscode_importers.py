@@ -114,3 +114,19 @@ def test_bad_events_and_messages_are_problems_and_the_rest_is_read(tmp_path: Pat
                                    "event-00000-aaaaaaaa.json: not JSON: ")
     assert [m.text for m in parsed.sessions[0].items] == ["hello"]
     assert [p.item for p in task.problems] == [0] and len(task.sessions[0].items) == 1
+
+
+def test_a_last_event_cut_short_waits_while_the_conversation_is_written(tmp_path: Path) -> None:
+    conversation = tmp_path / "sessions" / "s0"
+    write(conversation / "metadata.json", {"conversation_id": "s0", "title": "t"})
+    write(conversation / "events" / "0.json", {"id": 0, "source": "user", "action": "message",
+                                                "args": {"content": "hi"}})
+    (conversation / "events" / "1.json").write_text('{"id": 1, "source": "ag')
+    (conversation / "metadata.json").touch()  # being written now
+
+    young = read_sessions(conversation / "metadata.json", settle=300)
+    settled = read_sessions(conversation / "metadata.json", settle=0)
+
+    assert young.problems == [] and [d.item for d in young.deferred] == [1]
+    assert [p.item for p in settled.problems] == [1] and settled.deferred == []
+    assert [m.text for m in young.sessions[0].items] == ["hi"]
