@@ -27,7 +27,8 @@ read with it: ``ui_messages.json`` (what the panel showed, each entry with ``ts`
   Directory (...)`` / ``Current Workspace Directory (...)``; model: the message's
   ``modelInfo``, Cline's ``model_usage``, else the environment details' ``<model>``.
 * Title: Roo Code's ``task``, else the first prompt (``<task>``, ``<user_message>`` unwrapped by
-  :mod:`store.importers.titles`). Lineage: Roo Code's ``parentTaskId`` (``parent_session``).
+  :mod:`store.importers.titles`). Lineage: Roo Code's ``parentTaskId`` (``parent_session``),
+  and the parent's ``new_task`` call whose result names the subtask (``parent_call_id``).
   Cline's ``new_task`` starts an unrelated task (no link is recorded).
 
 **Cline SDK sessions** (``~/.cline/data/sessions/<id>/<id>.messages.json``, the Cline CLI and
@@ -150,8 +151,10 @@ def read_vscode_task(document: Any, collector: Collector) -> None:
         if isinstance(model_usage, list) else None
     found_model = _MODEL.search(env_text)
     found_cwd = _CWD.search(env_text)
+    parent = text_of(item.get("parentTaskId"))
     metadata = {k: v for k, v in (
-        ("parent_session", text_of(item.get("parentTaskId"))),
+        ("parent_session", parent),
+        ("parent_call_id", _delegating_call(path, parent, sid) if parent else None),
         ("root_task", text_of(item.get("rootTaskId"))),
         ("mode", text_of(item.get("mode"))), ("status", text_of(item.get("status"))),
         ("total_cost", item.get("totalCost")),
@@ -190,6 +193,22 @@ def read_vscode_task(document: Any, collector: Collector) -> None:
             message = Message(message.role, message.parts, message.source, message.message_id,
                               message.extras, {**message.metadata, "timestamp": stamp})
         collector.add(session, message, key, item=index, usage=usage)
+
+
+def _delegating_call(path: Path, parent: str, child: str) -> str | None:
+    """The id of the parent's ``new_task`` call that started a Roo Code subtask: the call
+    whose result says ``Subtask <child id> completed`` (Roo Code writes it into the parent's
+    history when the subtask ends); ``None`` while it runs or when the parent is gone."""
+    history = _sibling(path.parent.parent / parent / HISTORY_FILE, HISTORY_FILE)
+    prefix = f"Subtask {child} completed"
+    for message in history if isinstance(history, list) else ():
+        content = _mapping(message).get("content")
+        for block in content if isinstance(content, list) else ():
+            if (isinstance(block, Mapping) and block.get("type") == "tool_result"
+                    and content_text(block.get("content")).startswith(prefix)
+                    and text_of(block.get("tool_use_id"))):
+                return str(block["tool_use_id"])
+    return None
 
 
 def _title(task: Any) -> str | None:

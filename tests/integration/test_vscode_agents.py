@@ -160,7 +160,8 @@ class TestRooCode:
             ("bash", "execute_command", "Command executed. Exit code: 0", False),
             ("read", "read_file", '{"status":"error","message":"The tool execution failed",'
                                   '"error":"File not found"}', True),
-            ("task", "new_task", f"Subtask {ROO_CHILD} completed: docs written.", False),
+            ("task", "new_task", f"Subtask {ROO_CHILD} completed.\n\nResult:\nDocs written.",
+             False),
             ("edit", "apply_diff", None, None),
         ]
         assert calls(roo, ROO_CHILD) == [
@@ -193,6 +194,7 @@ class TestRooCode:
         child = session(roo, ROO_CHILD)
 
         assert child.metadata["parent_session"] == ROO
+        assert child.metadata["parent_call_id"] == "toolu_r3"  # the parent's new_task call
         assert child.metadata["root_task"] == ROO
         assert "subtask" in child.tags and child.agent == "roo-code"
         assert child.title == "Write the docs" and child.metadata["mode"] == "architect"
