@@ -2,10 +2,11 @@
 
 Each row names an agent (its import format), the environment variable that moves the
 agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
-``QWEN_RUNTIME_DIR`` ...; a tuple
-names several, the first one set wins), the home used without it (relative to the user's
-home), and the session folders below that home (``*`` matches one folder name, as in
-:meth:`pathlib.Path.glob`). Adding an agent is adding a row: ``import`` and ``watch``
+``QWEN_RUNTIME_DIR``, ``CLINE_DATA_DIR``, ``OH_PERSISTENCE_DIR`` ...; for VS Code extensions the
+editor's: ``XDG_CONFIG_HOME``, ``APPDATA``; a tuple names several, the first one set wins),
+the home used without it (relative to the user's home), and the session folders below that
+home (``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is
+adding a row (an agent may have several: one per place it writes): ``import`` and ``watch``
 without paths look in every row's folders (:func:`agent_folders`), and ``import DIR``
 enters the agents' homes it finds below ``DIR`` (:func:`agent_homes`), dot-directories
 included, so that a backup of a home folder gives every agent's sessions. docs/agents.md
@@ -56,6 +57,12 @@ class AgentFolders:
         return user_home / self.default_home
 
 
+#: Where VS Code builds keep their user data, by platform: the variable that moves it and
+#: its default below the user's home (Linux, macOS, Windows).
+_VSCODE_HOMES: tuple[tuple[str | None, str], ...] = (
+    ("XDG_CONFIG_HOME", ".config"), (None, "Library/Application Support"),
+    ("APPDATA", "AppData/Roaming"))
+
 #: Every supported agent's session folders (the companion issue adds rows here).
 AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     AgentFolders("claude-code", "CLAUDE_CONFIG_DIR", ".claude", ("projects",)),
@@ -71,6 +78,16 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
     # history-session-state is where versions before 0.0.342 kept sessions.
     AgentFolders("copilot-cli", "COPILOT_HOME", ".copilot",
                  ("session-state", "history-session-state")),
+    # Cline: the CLI's data folder (SDK sessions, older CLI tasks), then the VS Code
+    # extension's global storage in every VS Code build (Code, Code - Insiders, VSCodium,
+    # Cursor, Windsurf ...: the ``*``) on Linux, macOS and Windows.
+    AgentFolders("cline", "CLINE_DATA_DIR", ".cline/data", ("sessions", "tasks")),
+    *(AgentFolders(agent, env, home, (f"*/User/globalStorage/{extension}/tasks",))
+      for agent, extension in (("cline", "saoudrizwan.claude-dev"),
+                               ("roo-code", "rooveterinaryinc.roo-cline"))
+      for env, home in _VSCODE_HOMES),
+    # OpenHands: the SDK / CLI conversations (V1) and the file store's sessions (V0).
+    AgentFolders("openhands", "OH_PERSISTENCE_DIR", ".openhands", ("conversations", "sessions")),
 )
 
 #: Folder names an ``import DIR`` never enters below ``DIR``: version control, virtual

@@ -40,9 +40,10 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl).
 
-    Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
-    and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
-    could not be imported (each is reported with its file and line).
+    Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI,
+    Kward, Cline, Roo Code and OpenHands sessions. Importing again adds only what is new.
+    Exit 1 when a line or a file could not be imported (each is reported with its file and
+    line).
 
     Without PATHS: every supported agent's own session folders found on this machine (each
     agent's default folder, or where its own variable moves it: $CLAUDE_CONFIG_DIR,

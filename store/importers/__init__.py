@@ -4,5 +4,6 @@
 #: options need none of the readers).
 FORMATS: tuple[str, ...] = (
     "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
-    "transcript-store", "qwen-code", "kimi-cli", "copilot-cli",
+    "cline", "roo-code", "openhands", "transcript-store", "qwen-code", "kimi-cli",
+    "copilot-cli",
 )

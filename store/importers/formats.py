@@ -12,6 +12,11 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   (:mod:`store.importers.claude_code`, ``codex``, ``kward``); ``gemini-cli``: Gemini CLI chats
   (:mod:`store.importers.gemini_cli`); ``transcript-store``: this store's own
   ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
+* ``cline``, ``roo-code``: a task's ``api_conversation_history.json`` (told by its name; the
+  task folder tells Roo Code from Cline) with its sibling files, and Cline SDK
+  ``<id>.messages.json`` sessions (:mod:`store.importers.cline`); ``openhands``: a
+  conversation's ``base_state.json`` (V1) or ``metadata.json`` (V0) beside its ``events``
+  folder, read with its events (:mod:`store.importers.openhands`).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -46,11 +51,19 @@ from store.importers.base import (
 )
 from store.importers.canonical import is_canonical_record, read_canonical
 from store.importers.claude_code import read_claude_code
+from store.importers.cline import (
+    HISTORY_FILE,
+    is_cline_sdk_document,
+    read_cline_sdk,
+    read_vscode_task,
+    task_agent,
+)
 from store.importers.codex import decode_codex_output, read_codex
 from store.importers.copilot_cli import is_copilot_cli_event, read_copilot_cli
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.kimi_cli import KIMI_CONTEXT_ROLES, is_kimi_wire_record, read_kimi_cli
 from store.importers.kward import read_kward
+from store.importers.openhands import conversation_main, read_openhands
 from store.importers.qwen_code import is_qwen_code_record, read_qwen_code
 
 __all__ = [
@@ -132,6 +145,8 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return "kward"
     if "payload" in top and kind in _CODEX_TYPES:
         return "codex"
+    if is_cline_sdk_document(top):
+        return "cline"
     if "session_id" in top and isinstance(top.get("messages"), list):
         return "gemini-cli"
     if "session_id" in top and "project_hash" in top:  # a Gemini CLI JSON-lines header
@@ -227,7 +242,9 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     sample = [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
     if format is not None:
         check_forced(file, format, sample, proven_only=True)
-    fmt = format or detect_format(file, sample)
+    task = file.name == HISTORY_FILE and isinstance(document, list)
+    fmt = format or (task_agent(file) if task else "openhands" if conversation_main(file)
+                     else detect_format(file, sample))
     collector.format = fmt
     if fmt in _JSON_LINES:
         if document is not NO_DOCUMENT:  # a one-line file read as a document
@@ -245,6 +262,16 @@ def read_sessions(path: Path | str, format: str | None = None, *,
                                             f"{len(records)} JSON lines")
         if document is not NO_DOCUMENT:
             read_gemini_cli(document, collector)
+    elif fmt == "openhands":
+        read_openhands(document if document is not NO_DOCUMENT else None, collector)
+    elif fmt in ("cline", "roo-code") and isinstance(document, Mapping):
+        try:
+            top, _ = canonical_keys(document)
+        except AmbiguousRecord as exc:
+            raise ImportFileError(file, str(exc)) from None
+        read_cline_sdk(top, collector)
+    elif fmt in ("cline", "roo-code") and document is not NO_DOCUMENT:
+        read_vscode_task(document, collector)
     elif document is not NO_DOCUMENT:
         _read_plain_document(document, fmt, collector)
     else:
@@ -257,7 +284,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 
 #: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
 #: which another plain format may read as well.
-_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store",
+_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "cline", "transcript-store",
                      "qwen-code", "kimi-cli", "copilot-cli"})
 
 

@@ -4,7 +4,8 @@ Agent transcripts seldom store a title, and a file name (``rollout-2025-...jsonl
 tells a reader nothing. The first thing the user asked does, once what the agent wrapped
 around it is left out: ``/command`` invocations and their output (Claude Code's
 ``<command-name>`` blocks), system reminders, environment and instruction blocks that Codex
-sends as user messages, tool results, interruptions.
+sends as user messages, Cline's and Roo Code's environment details (their ``<task>`` and
+``<user_message>`` tags are taken off the prompt), tool results, interruptions.
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ TITLE_CHARS = 80
 _WRAPPERS = re.compile(
     r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
     r"local-command-stderr|local-command-caveat|environment_context|user_instructions|"
-    r"INSTRUCTIONS|user_shell_command|turn_aborted|ide_opened_file|ide_selection)>"
+    r"INSTRUCTIONS|user_shell_command|turn_aborted|ide_opened_file|ide_selection|"
+    r"environment_details)>"
     r".*?</\1>", re.DOTALL)
+
+#: Blocks around what the user typed (Cline's ``<task>``, Roo Code's ``<user_message>``):
+#: their tags are left out, their text kept.
+_UNWRAP = re.compile(r"<(task|user_message)>\s*(.*?)\s*</\1>", re.DOTALL)
 
 #: Whole messages that are not a prompt (after the wrappers are removed).
 _NOT_A_PROMPT = re.compile(
@@ -38,7 +44,7 @@ def prompt_title(messages: Iterable[Message]) -> str | None:
     for message in messages:
         if message.role != "user" or message.tool_results:
             continue
-        text = _WRAPPERS.sub("", message.text or "").strip()
+        text = _UNWRAP.sub(r"\2", _WRAPPERS.sub("", message.text or "")).strip()
         if not text or _NOT_A_PROMPT.match(text):
             continue
         line = next(line.strip() for line in text.splitlines() if line.strip())

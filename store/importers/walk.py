@@ -8,14 +8,17 @@ importing a file again stores nothing twice and a file that grew adds only its n
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
 ``.jsonl`` (any case), agents' sidecars left out (Claude Code's ``*.meta.json``, a Kimi CLI
 session folder's ``state.json`` and ``meta.json``, a Copilot CLI session's ``checkpoints``
-and ``files``). Below a given root, a directory whose name starts with ``.`` is
-entered only when it is an agent's home (:func:`~store.capture.agents.agent_homes`:
-``.claude``, ``.codex``, ``.gemini`` ...), and then only its session folders (the
-``AGENT_FOLDERS`` rows), so that ``import ~/backup-home`` finds every agent's sessions and
-not their settings; folders that only hold tools' and packages' files
-(:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``, ``.git``, ``.venv`` ...) are
-never entered. Paths are resolved; a symbolic link leading out of the root it was found under
-is not followed, and a non-regular file (FIFO, device) is refused: both are reported in
+and ``files``, the files a session's main file reads beside it: a Cline or Roo Code task's
+``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`; an OpenHands
+conversation's event files: :func:`~store.importers.openhands.conversation_siblings`). Below
+a given root, a directory whose name starts with ``.`` is entered only when it is an agent's
+home (:func:`~store.capture.agents.agent_homes`: ``.claude``, ``.codex``, ``.gemini`` ...),
+and then only its session folders (the ``AGENT_FOLDERS`` rows), so that
+``import ~/backup-home`` finds every agent's sessions and not their settings; folders that
+only hold tools' and packages' files (:data:`~store.capture.agents.NOISE_FOLDERS`:
+``node_modules``, ``.git``, ``.venv`` ...) are never entered. Paths are resolved; a symbolic
+link leading out of the root it was found under is not followed, and a non-regular file
+(FIFO, device) is refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
@@ -69,7 +72,9 @@ from store.importers.base import (
     ImportFileError,
     ImportProblem,
 )
+from store.importers.cline import task_siblings
 from store.importers.formats import ParsedSession, check_format
+from store.importers.openhands import conversation_siblings
 from store.records.codec import encode_message
 
 __all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
@@ -239,8 +244,11 @@ def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path
                 continue
             kept.append(name)
         dirs[:] = kept
+        # files read with their session's main file
+        read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
         for name in sorted(files):
-            if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
+            if (not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json")
+                    or name in read_with):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
                 continue  # a Kimi CLI session's (or subagent's) state.json / meta.json

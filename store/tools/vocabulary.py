@@ -10,12 +10,13 @@ Kward's map (``run_shell_command`` -> ``bash``, ``read_file`` -> ``read``, ``edi
 
 **Rows** (:data:`VOCABULARY`): ``(agent, raw name, canonical name)``; ``agent`` ``None`` is a
 global alias (the raw name means the same for every agent that uses it), an agent name
-(``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``agents-sdk``,
-``kward``, ``qwen-code`` ...: the session's ``agent``) scopes it, because two agents use one
-raw name for different things or because the name is too generic to claim for everyone
-(``replace``, ``fetch``, ``search_files``). A scoped alias wins over a global one. The rows
-are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; rows added later by later
-revisions, 0012 for Qwen Code, Kimi CLI and Copilot CLI) and are user-editable from then on
+(``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``roo-code``,
+``agents-sdk``, ``kward``, ``qwen-code`` ...: the session's ``agent``) scopes it, because two
+agents use one raw name for different things or because the name is too generic to claim for
+everyone (``replace``, ``fetch``, ``search_files``). A scoped alias wins over a global one. The
+rows are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; rows added later by
+later revisions: 0012 for Qwen Code, Kimi CLI and Copilot CLI, 0014 for Cline's newer names,
+Roo Code and OpenHands V1) and are user-editable from then on
 (``transcript-store aliases add|remove``).
 
 Sources (read 2026-12-01; see ``docs/architecture.md``):
@@ -39,11 +40,24 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
 * OpenHands: ``All-Hands-AI/OpenHands`` ``openhands/llm/tool_names.py`` and
   ``openhands/agenthub/codeact_agent/tools/`` (execute_bash, execute_powershell,
   str_replace_editor, execute_ipython_cell, browser, think, finish, task_tracker; ``fetch`` is
-  its default MCP fetch server).
+  its default MCP fetch server); V1: ``OpenHands/software-agent-sdk`` @611629e6
+  ``openhands-tools/openhands/tools/`` (a tool's name is its class name in snake case:
+  terminal, file_editor, planning_file_editor, glob, grep, apply_patch, task_tracker,
+  browser_navigate ... browser_close_tab, delegate, task, gemini-style read_file, write_file,
+  edit, list_directory) and ``openhands-sdk/openhands/sdk/tool/builtins`` (finish, think);
+  the V1 rows since revision 0014.
 * Cline: ``cline/cline`` ``src/core/assistant-message/index.ts`` ``toolUseNames`` and
   ``src/shared/tools.ts`` (execute_command, read_file, write_to_file, replace_in_file,
   search_files, list_files, list_code_definition_names, browser_action,
-  ask_followup_question, attempt_completion, plan_mode_respond, new_task, web_fetch).
+  ask_followup_question, attempt_completion, plan_mode_respond, new_task, web_fetch,
+  focus_chain, new_rule, use_subagents) @21cb8d25, and the Cline SDK's
+  ``sdk/packages/core/src/extensions/tools/definitions.ts`` (run_commands, read_files,
+  search_codebase, fetch_web_content, editor, ask_question, submit_and_exit, spawn_agent).
+  Cline's seeded rows since revision 0006; the newer ones and Roo Code's since 0014.
+* Roo Code: ``RooCodeInc/Roo-Code`` ``packages/types/src/tool.ts`` ``toolNames`` @cb836567
+  (Cline's names, plus apply_diff, edit, search_and_replace, search_replace, edit_file,
+  insert_content (older), codebase_search, update_todo_list, switch_mode,
+  read_command_output; MCP, skill and slash-command tools have no canonical name).
 * Qwen Code: ``QwenLM/qwen-code`` ``packages/core/src/tools/tool-names.ts`` @1af67c6e
   (``ToolNames``: edit, write_file, read_file, grep_search, glob, run_shell_command,
   todo_write, save_memory, task, skill, exit_plan_mode, web_fetch, web_search,
@@ -141,10 +155,27 @@ _SCOPED: dict[str, dict[str, str]] = {
                    "ask_user": "ask_user", "complete_task": "finish"},
     "codex": {"read_file": "read", "view_image": "read", "web_search": "web_search"},
     "openhands": {"fetch": "web_fetch", "web_read": "web_fetch", "browser": "browser",
-                  "think": "think", "finish": "finish", "edit_file": "edit"},
+                  "think": "think", "finish": "finish", "edit_file": "edit",
+                  # V1 (the OpenHands SDK): tool names from their class names
+                  "terminal": "bash", "file_editor": "edit", "planning_file_editor": "edit",
+                  "list_directory": "list", "delegate": "task",
+                  **{f"browser_{action}": "browser" for action in (
+                      "navigate", "click", "type", "get_state", "get_content", "scroll",
+                      "go_back", "list_tabs", "switch_tab", "close_tab")}},
     "cline": {"search_files": "grep", "list_files": "list",
               "list_code_definition_names": "list", "new_task": "task",
-              "web_search": "web_search"},
+              "web_search": "web_search", "focus_chain": "todo", "new_rule": "write",
+              "use_subagents": "task",
+              # the Cline SDK's tools (the CLI and newer extensions)
+              "run_commands": "bash", "read_files": "read", "search_codebase": "grep",
+              "fetch_web_content": "web_fetch", "editor": "edit", "ask_question": "ask_user",
+              "submit_and_exit": "finish", "team_spawn_teammate": "task"},
+    # (Cline's names it shares with the global rows: execute_command, read_file ...)
+    "roo-code": {"read_command_output": "bash_io", "apply_diff": "edit", "edit": "edit",
+                 "search_and_replace": "edit", "search_replace": "edit",
+                 "insert_content": "edit", "search_files": "grep", "list_files": "list",
+                 "list_code_definition_names": "list", "codebase_search": "grep",
+                 "new_task": "task", "update_todo_list": "todo", "switch_mode": "plan_mode"},
     "agents-sdk": {"computer": "browser", "shell": "bash", "apply_patch": "patch"},
     # Qwen Code's own names (the Gemini CLI ones it kept are global above).
     "qwen-code": {"edit": "edit", "replace": "edit", "glob": "glob", "list_directory": "list",
@@ -177,7 +208,8 @@ VOCABULARY: tuple[tuple[str | None, str, str], ...] = (
 VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 
 # Tools whose ``command`` argument is a sub-command, not a shell command.
-_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor"})
+_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
+                        "planning_file_editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
@@ -218,6 +250,14 @@ def _path(raw_name: str, args: Mapping[str, Any]) -> str | None:
         value = args.get(key)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             return "\n".join(value)
+    for key in ("files", "file_paths"):  # Cline SDK read_files
+        value = args.get(key)
+        if isinstance(value, list) and value:
+            found = [v if isinstance(v, str) else v.get("path") for v in value
+                     if isinstance(v, str | Mapping)]
+            paths = [f for f in found if isinstance(f, str) and f]
+            if paths and len(paths) == len(found):
+                return "\n".join(paths)
     operation = args.get("operation")  # Responses apply_patch_call
     if isinstance(operation, Mapping) and isinstance(operation.get("path"), str):
         return str(operation["path"])
@@ -234,6 +274,11 @@ def _pattern(args: Mapping[str, Any]) -> str | None:
         value = args.get(key)
         if isinstance(value, str) and value:
             return value
+    queries = args.get("queries")  # Cline SDK search_codebase
+    if isinstance(queries, str) and queries:
+        return queries
+    if isinstance(queries, list) and queries and all(isinstance(q, str) for q in queries):
+        return "\n".join(queries)
     return None
 
 
@@ -242,6 +287,12 @@ def _url(raw_name: str, args: Mapping[str, Any]) -> str | None:
         value = args.get(key)
         if isinstance(value, str) and value:
             return value
+    requests = args.get("requests")  # Cline SDK fetch_web_content
+    if isinstance(requests, list):
+        urls = [r["url"] for r in requests if isinstance(r, Mapping)
+                and isinstance(r.get("url"), str) and r["url"]]
+        if urls:
+            return "\n".join(urls)
     if raw_name == "web_fetch" and isinstance(args.get("prompt"), str):  # Gemini CLI
         found = _URL.findall(args["prompt"])
         if found:
@@ -257,9 +308,11 @@ def argument_views(raw_name: str, arguments: Any) -> tuple[str | None, ...]:
     ``X``, any other argv its shell-quoted join), ``cmd``, ``commands`` (joined by newlines)
     or ``action.command``, except for tools whose ``command`` is a sub-command
     (``str_replace_editor``, ``task_tracker``); ``path`` from ``file_path``, ``path``,
-    ``absolute_path``, ``notebook_path``, ``dir_path`` ..., a patch's ``*** Update File:``
-    lines; ``pattern`` from ``pattern`` or ``regex``; ``url`` from ``url`` or ``uri``, or the
-    URLs in a Gemini CLI ``web_fetch`` prompt. Each is cut to 2,000 characters.
+    ``absolute_path``, ``notebook_path``, ``dir_path`` ..., the paths of ``files`` /
+    ``file_paths`` (Cline SDK), a patch's ``*** Update File:`` lines; ``pattern`` from
+    ``pattern``, ``regex`` or ``queries`` (joined by newlines); ``url`` from ``url`` or
+    ``uri``, the ``requests``' URLs (Cline SDK), or the URLs in a Gemini CLI ``web_fetch``
+    prompt. Each is cut to 2,000 characters.
     """
     if not isinstance(arguments, Mapping):
         return (None, None, None, None)

@@ -425,8 +425,9 @@ class TestPlainLists:
 class TestDetectionAndFiles:
     def test_formats(self):
         assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
-                           "codex", "gemini-cli", "kward", "transcript-store", "qwen-code",
-                           "kimi-cli", "copilot-cli")
+                           "codex", "gemini-cli", "kward", "cline", "roo-code",
+                           "openhands", "transcript-store", "qwen-code", "kimi-cli",
+                           "copilot-cli")
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),

@@ -1,0 +1,465 @@
+"""Reader of Cline and Roo Code tasks (VS Code extensions and the Cline CLI; domain).
+
+**Task folders** (``<globalStorage>/saoudrizwan.claude-dev/tasks/<taskId>/``,
+``.../rooveterinaryinc.roo-cline/tasks/<taskId>/``): the conversation is
+``api_conversation_history.json``, a JSON array of Anthropic messages (Cline may add ``ts``,
+``id``, ``modelInfo`` and ``metrics`` to each; Roo Code ``ts``); the task's other files are
+read with it: ``ui_messages.json`` (what the panel showed, each entry with ``ts``; an
+``api_req_started`` entry's ``text`` holds the request's ``tokensIn``, ``tokensOut``,
+``cacheWrites``, ``cacheReads`` and ``cost``), ``task_metadata.json`` (Cline: ``model_usage``,
+``environment_history``) and ``history_item.json`` (Roo Code: ``task``, ``workspace``,
+``parentTaskId``, ``mode``). The walk reads the history file only (:func:`task_siblings`).
+
+* The session id is the task folder's name (the task id); each message's key is
+  ``<task id>:<index>`` (the file is rewritten whole as the task goes on: indexes are stable).
+* Tool calls: native ``tool_use`` / ``tool_result`` blocks as recorded; older versions wrote
+  calls as XML in the assistant's text (``<read_file><path>a.py</path></read_file>``): each
+  known tool tag becomes a call (id ``<task id>:<index>:<n>``, the text kept as it was), and
+  its result is the user message's text block ``[<tool> for '...'] Result:`` and the blocks
+  after it. A result saying the tool failed (``<error>``; Roo Code's ``{"status": "error"}``),
+  the user denied it or it was not executed is an error; a call with no result has none.
+* Times: a message's own ``ts``, else the ``ui_messages.json`` requests: the n-th assistant
+  message answers the n-th request that recorded tokens (its time: the last panel entry
+  before the next request), the user message before it is that request's input (its time:
+  the request's). Token usage pairs the same way; ``metrics`` on the message (Cline) when no
+  request recorded tokens.
+* cwd: Roo Code's ``workspace``, else the environment details' ``Current Working
+  Directory (...)`` / ``Current Workspace Directory (...)``; model: the message's
+  ``modelInfo``, Cline's ``model_usage``, else the environment details' ``<model>``.
+* Title: Roo Code's ``task``, else the first prompt (``<task>``, ``<user_message>`` unwrapped by
+  :mod:`store.importers.titles`). Lineage: Roo Code's ``parentTaskId`` (``parent_session``),
+  and the parent's ``new_task`` call whose result names the subtask (``parent_call_id``).
+  Cline's ``new_task`` starts an unrelated task (no link is recorded).
+
+**Cline SDK sessions** (``~/.cline/data/sessions/<id>/<id>.messages.json``, the Cline CLI and
+newer extensions): ``{version, sessionId, agent, messages: [...]}``, messages keyed by their
+``id``, ``ts`` and ``modelInfo`` on assistant messages, ``metrics`` (``inputTokens``,
+``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens``) on the last one of a turn (a
+message without ``ts`` is dated by the one before it, the first by the manifest's
+``started_at``); the manifest ``<id>.json`` beside it gives ``cwd``, the model and the
+title. A child file (``<root>/<stem>.messages.json`` with another stem: a subagent or team
+task) is linked to the root session (``parent_session``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from store.core.arguments import loads_json
+from store.core.errors import StoreError
+from store.core.model import (
+    Message,
+    Part,
+    TextPart,
+    ToolResult,
+    content_text,
+    make_tool_call,
+)
+from store.importers.base import Collector, ParsedSession
+from store.importers.lines import text_of
+from store.usage.tokens import TokenUsage
+
+__all__ = ["HISTORY_FILE", "is_cline_sdk_document", "read_cline_sdk", "read_vscode_task",
+           "task_agent", "task_siblings"]
+
+HISTORY_FILE = "api_conversation_history.json"
+_SIBLINGS = frozenset({"ui_messages.json", "task_metadata.json", "history_item.json",
+                       "context_history.json", "settings.json"})
+_STORAGE_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent",
+                 "truncationId", "truncationParent", "isTruncationMarker")
+
+#: Tools Cline and Roo Code wrote as XML tags (Cline ``src/shared/tools.ts``, Roo Code
+#: ``packages/types/src/tool.ts`` and older releases).
+XML_TOOLS = frozenset({
+    "execute_command", "read_file", "write_to_file", "replace_in_file", "search_files",
+    "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
+    "access_mcp_resource", "load_mcp_documentation", "ask_followup_question",
+    "attempt_completion", "plan_mode_respond", "act_mode_respond", "new_task", "new_rule",
+    "condense", "summarize_task", "report_bug", "web_fetch", "web_search", "focus_chain",
+    "apply_patch", "use_skill", "use_subagents", "apply_diff", "insert_content",
+    "search_and_replace", "search_replace", "edit_file", "switch_mode", "codebase_search",
+    "update_todo_list", "run_slash_command", "fetch_instructions", "generate_image",
+    "read_command_output", "skill",
+})
+_TOOL_TAG = re.compile(r"<(" + "|".join(sorted(XML_TOOLS)) + r")>(.*?)</\1>", re.DOTALL)
+_PARAM_OPEN = re.compile(r"<([a-z_]+)>")
+_GREEDY_PARAMS = frozenset({"content", "diff"})  # may hold tags of their own
+_RESULT_HEADER = re.compile(r"^\[([a-z_]+)(?: for [^\n]*)?\] Result:")
+_NOT_EXECUTED = re.compile(r"^Tool \[([a-z_]+)\] was not executed")
+_FAILED = ("The tool execution failed with the following error:", "The user denied this "
+           "operation.")
+_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]+)\)")
+_MODEL = re.compile(r"<model>([^<\n]+)</model>")
+
+
+def task_agent(path: Path) -> str:
+    """``roo-code`` for a Roo Code task folder (``history_item.json`` beside the history, or a
+    ``rooveterinaryinc.roo-cline`` storage folder), else ``cline``."""
+    if (path.parent / "history_item.json").is_file():
+        return "roo-code"
+    return "roo-code" if any("roo-cline" in part.lower() for part in path.parts) else "cline"
+
+
+def task_siblings(folder: str, names: list[str]) -> set[str]:
+    """The files of a folder the walk leaves to their session's main file: a task's files
+    beside ``api_conversation_history.json``, Roo Code's ``tasks/_index.json``, and an SDK
+    session's manifest, ``hooks.jsonl`` and compaction file beside ``<id>.messages.json``."""
+    found: set[str] = set()
+    if HISTORY_FILE in names:
+        found |= _SIBLINGS & set(names)
+    if Path(folder).name == "tasks" and "_index.json" in names:
+        found.add("_index.json")
+    stems = {n.removesuffix(".messages.json") for n in names if n.endswith(".messages.json")}
+    if stems:
+        found |= {n for n in names if n == "hooks.jsonl" or n.endswith(".compaction.json")
+                  or n.removesuffix(".json") in stems}
+    return found
+
+
+def _sibling(path: Path, name: str) -> Any:
+    try:
+        return loads_json((path.parent / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+# -- task folders ----------------------------------------------------------------------------
+
+
+def read_vscode_task(document: Any, collector: Collector) -> None:
+    """A task's ``api_conversation_history.json`` and its siblings (module docstring)."""
+    path = collector.source.path
+    if not isinstance(document, list):
+        collector.problem(None, f"a {collector.format} task history must be a JSON array")
+        return
+    sid = path.parent.name
+    item = _mapping(_sibling(path, "history_item.json"))
+    meta = _mapping(_sibling(path, "task_metadata.json"))
+    ui = _sibling(path, "ui_messages.json")
+    requests = _requests(ui if isinstance(ui, list) else [])
+    env_text = "\n".join(_texts(document[:2]))
+    model_usage = meta.get("model_usage")
+    model = next((text_of(m.get("model_id")) for m in reversed(model_usage)
+                  if isinstance(m, Mapping) and text_of(m.get("model_id"))), None) \
+        if isinstance(model_usage, list) else None
+    found_model = _MODEL.search(env_text)
+    found_cwd = _CWD.search(env_text)
+    parent = text_of(item.get("parentTaskId"))
+    metadata = {k: v for k, v in (
+        ("parent_session", parent),
+        ("parent_call_id", _delegating_call(path, parent, sid) if parent else None),
+        ("root_task", text_of(item.get("rootTaskId"))),
+        ("mode", text_of(item.get("mode"))), ("status", text_of(item.get("status"))),
+        ("total_cost", item.get("totalCost")),
+        ("version", _version(meta.get("environment_history")))) if v is not None}
+    session = collector.session(
+        sid, provider=None, title=_title(item.get("task")),
+        model=model or (found_model.group(1).strip() if found_model else None),
+        cwd=text_of(item.get("workspace")) or (found_cwd.group(1) if found_cwd else None),
+        metadata=metadata,
+        tags=(collector.format, "subtask") if "parent_session" in metadata else ())
+    calls: dict[str, list[str]] = {}  # XML calls waiting for a result, by tool name
+    answered = 0
+    for index, raw in enumerate(document):
+        key = f"{sid}:{index}"
+        message = _task_message(raw, index, key, calls, collector)
+        if message is None:
+            continue
+        stamp, usage = message.metadata.get("timestamp"), None
+        if message.role == "assistant":
+            request = requests[answered] if answered < len(requests) else None
+            answered += 1
+            if request is not None:
+                usage, done = request["usage"], request["done"]
+                stamp = stamp if stamp is not None else done
+            usage = usage or _metrics_usage(_mapping(raw).get("metrics"))
+            model_id = text_of(_mapping(_mapping(raw).get("modelInfo")).get("modelId"))
+            if model_id and session.model is None:
+                session.model = model_id
+            if usage is not None and (model_id or session.model):
+                usage = TokenUsage(usage.input_tokens, usage.output_tokens,
+                                   usage.cache_creation_tokens, usage.cache_read_tokens,
+                                   model=model_id or session.model)
+        elif stamp is None and answered < len(requests):
+            stamp = requests[answered]["ts"]
+        if stamp is not None and "timestamp" not in message.metadata:
+            message = Message(message.role, message.parts, message.source, message.message_id,
+                              message.extras, {**message.metadata, "timestamp": stamp})
+        collector.add(session, message, key, item=index, usage=usage)
+
+
+def _delegating_call(path: Path, parent: str, child: str) -> str | None:
+    """The id of the parent's ``new_task`` call that started a Roo Code subtask: the call
+    whose result says ``Subtask <child id> completed`` (Roo Code writes it into the parent's
+    history when the subtask ends); ``None`` while it runs or when the parent is gone."""
+    history = _sibling(path.parent.parent / parent / HISTORY_FILE, HISTORY_FILE)
+    prefix = f"Subtask {child} completed"
+    for message in history if isinstance(history, list) else ():
+        content = _mapping(message).get("content")
+        for block in content if isinstance(content, list) else ():
+            if (isinstance(block, Mapping) and block.get("type") == "tool_result"
+                    and content_text(block.get("content")).startswith(prefix)
+                    and text_of(block.get("tool_use_id"))):
+                return str(block["tool_use_id"])
+    return None
+
+
+def _title(task: Any) -> str | None:
+    text = text_of(task)
+    if text is None:
+        return None
+    from store.importers.titles import prompt_title
+
+    return prompt_title([Message("user", (TextPart(text),))])
+
+
+def _version(history: Any) -> str | None:
+    if isinstance(history, list):
+        for entry in reversed(history):
+            if isinstance(entry, Mapping) and text_of(entry.get("cline_version")):
+                return str(entry["cline_version"])
+    return None
+
+
+def _texts(messages: list[Any]) -> list[str]:
+    out: list[str] = []
+    for raw in messages:
+        content = _mapping(raw).get("content")
+        if isinstance(content, str):
+            out.append(content)
+        elif isinstance(content, list):
+            out += [b["text"] for b in content if isinstance(b, Mapping)
+                    and isinstance(b.get("text"), str)]
+    return out
+
+
+def _requests(ui: list[Any]) -> list[dict[str, Any]]:
+    """The API requests the panel recorded, in order: ``ts`` (when the request was made),
+    ``done`` (the panel's last entry before the next request) and ``usage``; only those that
+    recorded tokens, unless none did."""
+    found: list[dict[str, Any]] = []
+    for entry in ui:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("ts"), int | float):
+            continue
+        if entry.get("say") == "api_req_started":
+            info: Any = None
+            if isinstance(entry.get("text"), str):
+                try:
+                    info = loads_json(entry["text"])
+                except ValueError:
+                    info = None
+            found.append({"ts": entry["ts"], "done": entry["ts"], "usage": _ui_usage(info)})
+        elif found:
+            found[-1]["done"] = entry["ts"]
+    counted = [r for r in found if r["usage"] is not None]
+    return counted or found
+
+
+def _count(value: Any) -> int:
+    return max(int(value), 0) if isinstance(value, int | float) and not isinstance(
+        value, bool) and value == value else 0
+
+
+def _ui_usage(info: Any) -> TokenUsage | None:
+    if not isinstance(info, Mapping):
+        return None
+    usage = TokenUsage(_count(info.get("tokensIn")), _count(info.get("tokensOut")),
+                       _count(info.get("cacheWrites")), _count(info.get("cacheReads")))
+    return usage if usage.total else None
+
+
+def _metrics_usage(metrics: Any) -> TokenUsage | None:
+    tokens = _mapping(_mapping(metrics).get("tokens"))
+    cached = _count(tokens.get("cached"))
+    usage = TokenUsage(max(_count(tokens.get("prompt")) - cached, 0),
+                       _count(tokens.get("completion")), 0, cached)
+    return usage if usage.total else None
+
+
+def _task_message(raw: Any, index: int, key: str, calls: dict[str, list[str]],
+                  collector: Collector) -> Message | None:
+    if not isinstance(raw, Mapping):
+        collector.problem(None, "a task message must be an object", index)
+        return None
+    record = {k: v for k, v in raw.items() if k not in _STORAGE_KEYS}
+    if record.get("type") == "reasoning" and "role" not in record:  # Roo Code reasoning items
+        collector.skip(f"{collector.format}: reasoning item")
+        return None
+    message = collector.read(record, None, index)
+    if message is None:
+        return None
+    stamp = raw.get("ts")
+    metadata = {**message.metadata,
+                **({"timestamp": stamp} if isinstance(stamp, int | float) else {}),
+                **{k: raw[k] for k in ("isSummary", "condenseParent", "truncationParent")
+                   if k in raw}}
+    try:
+        if message.role == "assistant" and not message.tool_calls:
+            parts = _xml_calls(message.parts, key, calls)
+        elif message.role == "user" and calls:
+            parts = _xml_results(message.parts, calls)
+        else:
+            parts = _failed_results(message.parts)
+    except (StoreError, TypeError, ValueError) as exc:
+        collector.problem(None, f"tool call in text not read: {exc}", index)
+        parts = message.parts
+    return Message(message.role, parts, message.source or collector.format, message.message_id,
+                   message.extras, metadata)
+
+
+def _failed(text: str) -> bool:
+    """A result text saying the tool failed or was refused: Cline's and older Roo Code's
+    sentences, Roo Code's JSON (``{"status": "error" | "denied", ...}``)."""
+    text = text.lstrip()
+    if text.startswith(_FAILED):
+        return True
+    if text.startswith("{\"status\""):
+        try:
+            status = loads_json(text).get("status")
+        except (ValueError, AttributeError):
+            return False
+        return status in ("error", "denied")
+    return False
+
+
+def _failed_results(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """Native results not flagged ``is_error`` whose text says the tool failed, flagged."""
+    if not any(isinstance(p, ToolResult) and not p.is_error for p in parts):
+        return parts
+    out: list[Part] = []
+    for part in parts:
+        if (isinstance(part, ToolResult) and not part.is_error
+                and _failed(content_text(part.content))):
+            part = ToolResult(part.call_id, part.content, True, part.name,
+                              {**part.extras, "error_from": "text"}, part.source)
+        out.append(part)
+    return tuple(out)
+
+
+def _xml_calls(parts: tuple[Part, ...], key: str, calls: dict[str, list[str]]) -> tuple[Part, ...]:
+    """The parts, with a call after each text part for each tool tag in it."""
+    out: list[Part] = []
+    number = 0
+    for part in parts:
+        out.append(part)
+        if not isinstance(part, TextPart):
+            continue
+        for found in _TOOL_TAG.finditer(part.text):
+            name = found.group(1)
+            call_id = f"{key}:{number}"
+            number += 1
+            out.append(make_tool_call(call_id, name, _params(found.group(2)),
+                                      extras={"from_text": True}, source="cline_xml"))
+            calls.setdefault(name, []).append(call_id)
+    return tuple(out)
+
+
+def _params(body: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    position = 0
+    while True:
+        opened = _PARAM_OPEN.search(body, position)
+        if opened is None:
+            return params
+        name = opened.group(1)
+        close = f"</{name}>"
+        end = (body.rfind(close) if name in _GREEDY_PARAMS else body.find(close, opened.end()))
+        if end < opened.end():
+            return params  # an unclosed tag (a partial response): nothing more to read
+        value = body[opened.end():end]
+        params[name] = value.strip("\n") if name in _GREEDY_PARAMS else value.strip()
+        position = end + len(close)
+
+
+def _xml_results(parts: tuple[Part, ...], calls: dict[str, list[str]]) -> tuple[Part, ...]:
+    """A user message's ``[tool] Result:`` text blocks (and the text blocks after each, up to
+    the next header, an image or the environment details) as results of the waiting calls."""
+    out: list[Part] = []
+    current: tuple[str, str, str, list[str]] | None = None  # name, call id, header, texts
+
+    def close() -> None:
+        if current is None:
+            return
+        name, call_id, header, content = current
+        body = "\n\n".join(content)
+        failed = any(_failed(c) for c in content)
+        out.append(ToolResult(call_id, body, failed or bool(_NOT_EXECUTED.match(header)),
+                              name, {"header": header}, "cline_xml"))
+
+    for part in parts:
+        text = part.text if isinstance(part, TextPart) else None
+        header = _RESULT_HEADER.match(text) or _NOT_EXECUTED.match(text) if text else None
+        if text is not None and header is not None and calls.get(header.group(1)):
+            close()
+            name = header.group(1)
+            rest = text[header.end():].strip("\n") if _RESULT_HEADER.match(text) else text
+            current = (name, calls[name].pop(0), text.split("\n", 1)[0], [rest] if rest else [])
+            continue
+        if (current is not None and text is not None
+                and not text.lstrip().startswith("<environment_details>")):
+            current[3].append(text)
+            continue
+        close()
+        current = None
+        out.append(part)
+    close()
+    return tuple(out)
+
+
+# -- Cline SDK sessions ----------------------------------------------------------------------
+
+
+def is_cline_sdk_document(top: Mapping[str, Any]) -> bool:
+    """True for a Cline SDK ``<id>.messages.json`` document (keys in snake case)."""
+    return (isinstance(top.get("messages"), list) and "version" in top
+            and ("agent" in top or "updated_at" in top) and "project_hash" not in top)
+
+
+def read_cline_sdk(top: Mapping[str, Any], collector: Collector) -> None:
+    """A Cline SDK session's messages file and its manifest (module docstring)."""
+    path = collector.source.path
+    stem = path.name.removesuffix(".messages.json")
+    sid = text_of(top.get("session_id")) or stem
+    manifest = _mapping(_sibling(path, f"{sid}.json"))
+    info = _mapping(manifest.get("metadata"))
+    parent = path.parent.name if stem != path.parent.name else None
+    session: ParsedSession = collector.session(
+        sid, provider=text_of(manifest.get("provider")), model=text_of(manifest.get("model")),
+        cwd=text_of(manifest.get("cwd")), title=_title(info.get("title")),
+        metadata={k: v for k, v in (("parent_session", parent),
+                                    ("agent_role", text_of(top.get("agent"))),
+                                    ("started_at", manifest.get("started_at")),
+                                    ("ended_at", manifest.get("ended_at")),
+                                    ("status", manifest.get("status"))) if v is not None},
+        tags=("cline", "subagent") if parent else ())
+    last_stamp: Any = manifest.get("started_at")
+    for index, raw in enumerate(top["messages"]):
+        if not isinstance(raw, Mapping):
+            collector.problem(None, "a Cline message must be an object", index)
+            continue
+        record = {k: v for k, v in raw.items() if k not in ("ts", "modelInfo", "metrics")}
+        message = collector.read(record, None, index)
+        if message is None:
+            continue
+        model_info = _mapping(raw.get("modelInfo"))
+        stamp = raw.get("ts")
+        stamp = last_stamp = stamp if stamp is not None else last_stamp
+        metadata = {**message.metadata, **({"timestamp": stamp} if stamp is not None else {})}
+        if text_of(model_info.get("id")) and session.model is None:
+            session.model = model_info["id"]
+        metrics = _mapping(raw.get("metrics"))
+        usage = TokenUsage(_count(metrics.get("inputTokens")), _count(metrics.get("outputTokens")),
+                           _count(metrics.get("cacheWriteTokens")),
+                           _count(metrics.get("cacheReadTokens")),
+                           model=text_of(model_info.get("id")))
+        key = text_of(raw.get("id")) or f"{sid}:{index}"
+        collector.add(session, Message(message.role, message.parts, "cline", message.message_id,
+                                       message.extras, metadata),
+                      key, item=index, usage=usage if usage.total else None)
