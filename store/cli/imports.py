@@ -140,7 +140,8 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
             "~/.codex/sessions, ~/.gemini/tmp/*/chats): give the files or folders to import")
     click.echo("agent session folders found:", err=True)
     for agent, folder in found:
-        files = sum(1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl"))
+        files = 1 if folder.is_file() else sum(
+            1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl", ".db"))
         click.echo(f"  {agent:12} {folder}  ({files} files)", err=True)
     if not yes and not click.confirm("import them?", default=True, err=True):
         raise click.ClickException("nothing imported")

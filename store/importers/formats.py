@@ -12,6 +12,8 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   (:mod:`store.importers.claude_code`, ``codex``, ``kward``); ``gemini-cli``: Gemini CLI chats
   (:mod:`store.importers.gemini_cli`); ``transcript-store``: this store's own
   ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
+* ``crush``, ``opencode``: an agent's SQLite database, read read-only in one snapshot
+  (:mod:`store.importers.agentdb`; a file is one when it starts with SQLite's header).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -30,6 +32,7 @@ from typing import Any
 from store.core.errors import AmbiguousRecord, ConfigurationError
 from store.core.keys import canonical_keys
 from store.importers import FORMATS
+from store.importers.agentdb import DB_FORMATS, is_sqlite_file, read_agent_db
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -206,6 +209,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     """
     check_format(format)
     file = Path(path)
+    if format in DB_FORMATS or (format is None and is_sqlite_file(file)):
+        return read_agent_db(file, format, settle=settle, max_file_bytes=max_file_bytes)
     source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
         return ParsedFile(file, format or "unknown", skipped={"empty file": 1})

@@ -6,10 +6,12 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case); directories whose name starts with ``.`` below a given root are not
-entered. Paths are resolved; a symbolic link leading out of the root it was found under is
-not followed, and a non-regular file (FIFO, device) is refused: both are reported in
-``failed_files``. A file given explicitly is read whatever its name.
+``.jsonl`` (any case) and the agents' SQLite databases (:data:`AGENT_DATABASES`: read
+read-only by :mod:`~store.importers.agentdb`, whole when they changed); directories whose
+name starts with ``.`` below a given root are not entered. Paths are resolved; a symbolic
+link leading out of the root it was found under is not followed, and a non-regular file
+(FIFO, device) is refused: both are reported in ``failed_files``. A file given explicitly
+is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
 (:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
@@ -63,10 +65,19 @@ from store.importers.base import (
 from store.importers.formats import ParsedSession, check_format
 from store.records.codec import encode_message
 
-__all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
-           "iter_import_files", "refused_value"]
+__all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "ImportSummary",
+           "import_paths", "iter_import_files", "refused_value"]
 
 _SUFFIXES = (".json", ".jsonl")
+#: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
+#: are not walked into (a folder may hold any database).
+AGENT_DATABASES = frozenset({"crush.db", "opencode.db", "sessions.db"})
+
+
+def is_agent_database(name: str) -> bool:
+    """A file name of an agent's database (also OpenCode's per-channel
+    ``opencode-<channel>.db``)."""
+    return name in AGENT_DATABASES or (name.startswith("opencode-") and name.endswith(".db"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +228,8 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
             kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
-            if not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"):
+            if not is_agent_database(name) and (not name.lower().endswith(_SUFFIXES)
+                                                or name.endswith(".meta.json")):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             child = base / name
             target = _resolve(child)

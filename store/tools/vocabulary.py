@@ -11,10 +11,11 @@ Kward's map (``run_shell_command`` -> ``bash``, ``read_file`` -> ``read``, ``edi
 **Rows** (:data:`VOCABULARY`): ``(agent, raw name, canonical name)``; ``agent`` ``None`` is a
 global alias (the raw name means the same for every agent that uses it), an agent name
 (``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``agents-sdk``,
-``kward``: the session's ``agent``) scopes it, because two agents use one raw name for
-different things or because the name is too generic to claim for everyone (``replace``,
-``fetch``, ``search_files``). A scoped alias wins over a global one. The rows are seeded into
-``tool_aliases`` by migration 0005 (a frozen copy) and are user-editable from then on
+``kward``, ``crush``, ``opencode``, ``goose``: the session's ``agent``) scopes it, because
+two agents use one raw name for different things or because the name is too generic to
+claim for everyone (``replace``, ``fetch``, ``search_files``). A scoped alias wins over a
+global one. The rows are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; the
+rows of Crush, OpenCode and Goose by 0013) and are user-editable from then on
 (``transcript-store aliases add|remove``).
 
 Sources (read 2026-12-01; see ``docs/architecture.md``):
@@ -43,6 +44,13 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
   ``src/shared/tools.ts`` (execute_command, read_file, write_to_file, replace_in_file,
   search_files, list_files, list_code_definition_names, browser_action,
   ask_followup_question, attempt_completion, plan_mode_respond, new_task, web_fetch).
+* Crush: ``charmbracelet/crush`` ``internal/agent/tools/*.go`` (``*ToolName`` constants:
+  bash, job_output, job_kill, view, write, edit, multiedit, glob, grep, ls, fetch,
+  agentic_fetch, web_fetch, web_search, download, todos, question, sourcegraph, lsp_*) and
+  ``internal/agent/agent_tool.go`` (agent).
+* OpenCode: ``sst/opencode`` ``packages/opencode/src/tool/*.ts`` (tool ids: bash, read,
+  write, edit, multiedit, patch, apply_patch, glob, grep, list, webfetch, websearch,
+  codesearch, todowrite, todoread, task, question, skill, lsp, batch, plan_enter, plan_exit).
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -127,6 +135,16 @@ _SCOPED: dict[str, dict[str, str]] = {
               "list_code_definition_names": "list", "new_task": "task",
               "web_search": "web_search"},
     "agents-sdk": {"computer": "browser", "shell": "bash", "apply_patch": "patch"},
+    "crush": {"bash": "bash", "job_output": "bash_io", "job_kill": "bash_io", "view": "read",
+              "write": "write", "edit": "edit", "multiedit": "edit", "glob": "glob",
+              "grep": "grep", "ls": "list", "fetch": "web_fetch", "agentic_fetch": "web_fetch",
+              "download": "web_fetch", "web_search": "web_search", "todos": "todo",
+              "agent": "task", "question": "ask_user"},
+    "opencode": {"bash": "bash", "read": "read", "write": "write", "edit": "edit",
+                 "multiedit": "edit", "patch": "patch", "glob": "glob", "grep": "grep",
+                 "list": "list", "webfetch": "web_fetch", "websearch": "web_search",
+                 "todowrite": "todo", "todoread": "todo", "task": "task",
+                 "question": "ask_user", "plan_enter": "plan_mode", "plan_exit": "plan_mode"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.
@@ -147,7 +165,7 @@ _NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
-              "target_file")
+              "target_file", "filePath")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)

@@ -14,6 +14,12 @@ reports: ``input_tokens`` (input read neither from nor into a cache), ``output_t
   ``cached``; ``output`` = ``candidatesTokenCount``; ``thoughts``; ``tool`` =
   ``toolUsePromptTokenCount``): input is ``input - cached + tool``, output ``output +
   thoughts`` (thinking is billed as output), cache read ``cached``.
+* **OpenCode** (an assistant message's ``tokens``: ``input`` already without the cached
+  parts, ``output``, ``reasoning`` apart from it, ``cache.read``, ``cache.write``): input as
+  it is, output ``output + reasoning``, cache creation ``cache.write``, cache read
+  ``cache.read``.
+* **Goose** (a message's ``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
+  ``cache_creation_input_tokens``, Anthropic's way): as they are.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage"]
+__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage", "opencode_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,4 +114,19 @@ def gemini_cli_usage(tokens: Any, *, model: Any = None,
     return _usage_or_none(TokenUsage(
         max(prompt - cached, 0) + _count(tokens.get("tool")),
         _count(tokens.get("output")) + thoughts, 0, min(cached, prompt), thoughts,
+        _text(model), None, _text(response_id)))
+
+
+def opencode_usage(tokens: Any, *, model: Any = None,
+                   response_id: Any = None) -> TokenUsage | None:
+    """An OpenCode assistant message's ``tokens`` (input without the cache; reasoning counted
+    apart from ``output``)."""
+    if not isinstance(tokens, Mapping):
+        return None
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, Mapping) else {}
+    reasoning = _count(tokens.get("reasoning"))
+    return _usage_or_none(TokenUsage(
+        _count(tokens.get("input")), _count(tokens.get("output")) + reasoning,
+        _count(cache.get("write")), _count(cache.get("read")), reasoning,
         _text(model), None, _text(response_id)))

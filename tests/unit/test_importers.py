@@ -425,7 +425,8 @@ class TestPlainLists:
 class TestDetectionAndFiles:
     def test_formats(self):
         assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
-                           "codex", "gemini-cli", "kward", "transcript-store")
+                           "codex", "gemini-cli", "kward", "transcript-store", "crush",
+                           "opencode")
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),
