@@ -258,3 +258,105 @@ def write_opencode(data_home: Path) -> Path:
     w.close()
     return path
 
+
+# -- Goose --------------------------------------------------------------------------------------
+
+GOOSE_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY,
+    applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+    user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user',
+    working_dir TEXT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, extension_data TEXT DEFAULT '{}',
+    total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+    accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER,
+    accumulated_output_tokens INTEGER, schedule_id TEXT, recipe_json TEXT,
+    user_recipe_values_json TEXT, provider_name TEXT, model_config_json TEXT);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL, content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
+    timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT);
+INSERT INTO schema_version (version) VALUES (6);
+"""
+
+GOOSE_SESSION = "20250904_1"
+GOOSE_DIR = "/work/goose-proj"
+
+
+def goose_text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def goose_request(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "toolRequest", "id": call_id,
+            "toolCall": {"status": "success", "value": {"name": name, "arguments": arguments}}}
+
+
+def goose_response(call_id: str, text: str, error: bool = False) -> dict[str, Any]:
+    return {"type": "toolResponse", "id": call_id, "toolResult": {
+        "status": "success", "value": {"content": [{"type": "text", "text": text}],
+                                       "isError": error}}}
+
+
+class GooseWriter:
+    """Writes rows as Goose's session storage does: ``add_message`` appends a row, and
+    ``replace_conversation`` deletes a session's rows and inserts them again."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = connect(path)
+        self.conn.executescript(GOOSE_SCHEMA)
+
+    def session(self, sid: str, name: str, kind: str = "user", model: str = MODEL) -> None:
+        self.conn.execute(
+            "INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at,"
+            " accumulated_input_tokens, accumulated_output_tokens, accumulated_total_tokens,"
+            " provider_name, model_config_json) VALUES (?, ?, ?, ?, '2025-09-04 10:00:00',"
+            " '2025-09-04 10:05:00', 12000, 800, 12800, 'anthropic', ?)",
+            (sid, name, kind, GOOSE_DIR, json.dumps({"model_name": model})))
+
+    def message(self, sid: str, role: str, content: list[dict[str, Any]], at: int) -> None:
+        self.conn.execute(
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp, "
+            "metadata_json) VALUES (?, ?, ?, ?, ?)",
+            (sid, role, json.dumps(content), at,
+             json.dumps({"userVisible": True, "agentVisible": True})))
+
+    def replace(self, sid: str) -> None:
+        rows = self.conn.execute("SELECT role, content_json, created_timestamp FROM messages "
+                                 "WHERE session_id = ? ORDER BY id", (sid,)).fetchall()
+        self.conn.execute("BEGIN")
+        self.conn.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        for role, content, at in rows:
+            self.conn.execute("INSERT INTO messages (session_id, role, content_json, "
+                              "created_timestamp) VALUES (?, ?, ?, ?)", (sid, role, content, at))
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def write_goose(data_home: Path) -> Path:
+    """A Goose database: a session with calls (one failing, one without its response) and
+    a sub-agent session."""
+    path = data_home / "goose" / "sessions" / "sessions.db"
+    w = GooseWriter(path)
+    sid, t = GOOSE_SESSION, SEPT
+    w.session(sid, "Fix the build")
+    w.message(sid, "user", [goose_text("please fix the build")], t)
+    w.message(sid, "assistant", [
+        {"type": "thinking", "thinking": "Look first.", "signature": "sig"},
+        goose_text("Cleaning up."),
+        goose_request("call-rm", "developer__shell", {"command": "rm -rf build"}),
+        goose_request("call-view", "developer__text_editor",
+                      {"command": "view", "path": "src/app.py"}),
+        goose_request("call-false", "developer__shell", {"command": "false"}),
+        goose_request("call-grep", "developer__shell", {"command": "rg TODO"})], t + 1)
+    w.message(sid, "user", [goose_response("call-rm", ""),
+                            goose_response("call-view", "print('hi')"),
+                            goose_response("call-false", "exit 1", error=True)], t + 5)
+    w.message(sid, "assistant", [goose_text("Done.")], t + 30)
+    w.session("20250904_2", "", kind="sub_agent", model="claude-haiku-4-5")
+    w.message("20250904_2", "user", [goose_text("find the tests")], t + 10)
+    w.close()
+    return path

@@ -59,6 +59,14 @@ _VOCABULARY: list[tuple[str, str, str]] = [
     ('opencode', 'question', 'ask_user'),
     ('opencode', 'plan_enter', 'plan_mode'),
     ('opencode', 'plan_exit', 'plan_mode'),
+    ('goose', 'developer__shell', 'bash'),
+    ('goose', 'developer__text_editor', 'edit'),
+    ('goose', 'computercontroller__web_scrape', 'web_fetch'),
+    ('goose', 'computercontroller__web_search', 'web_search'),
+    ('goose', 'dynamic_task__create_task', 'task'),
+    ('goose', 'subagent__execute_task', 'task'),
+    ('goose', 'todo__todo_write', 'todo'),
+    ('goose', 'todo__todo_read', 'todo'),
 ]
 
 _ALIASES = sa.table("tool_aliases", sa.column("agent"), sa.column("raw_name"),

@@ -82,6 +82,8 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
                  env_is_user_home=True),
     AgentFolders("opencode", None, ".local/share/opencode", ("opencode.db", "opencode-*.db"),
                  xdg_app="opencode"),
+    AgentFolders("goose", "GOOSE_PATH_ROOT", ".local/share/goose", ("sessions",),
+                 xdg_app="goose", env_suffix="data"),
     AgentFolders("crush", "CRUSH_GLOBAL_DATA", ".local/share/crush", (), xdg_app="crush",
                  project_list="projects.json", project_database="crush.db"),
 )

@@ -94,7 +94,7 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ImportFileError(path, "is not a regular file")
-        if format in DB_FORMATS or (format is None and os.pread(fd, 16, 0) == SQLITE_HEADER):
+        if os.pread(fd, 16, 0) == SQLITE_HEADER:
             return _read_database(path, info, state, format, settle, max_file_bytes, current)
         change = change_of(state, info, fd, now=current, settle=settle, format=format)
         if change == "unchanged":

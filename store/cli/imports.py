@@ -38,16 +38,20 @@ from store.cli._common import (
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int,
                    settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
-    """Import agent session files and directories (recursively, *.json and *.jsonl).
+    """Import agent session files and directories (recursively, *.json and *.jsonl, and the
+    agents' databases crush.db, opencode.db, sessions.db).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI
-    and Kward sessions. Importing again adds only what is new. Exit 1 when a line or a file
+    and Kward sessions; Crush, OpenCode and Goose SQLite databases (read read-only, while the
+    agent writes). Importing again adds only what is new. Exit 1 when a line or a file
     could not be imported (each is reported with its file and line).
 
     Without PATHS: the agents' own session folders found on this machine
-    (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats)
-    are listed, then imported once you confirm (--yes: without asking). To keep an archive
-    as the agents write, use `transcript-store watch`.
+    (~/.claude/projects, $CODEX_HOME/sessions or ~/.codex/sessions, ~/.gemini/tmp/*/chats,
+    ~/.local/share/opencode/opencode.db, ~/.local/share/goose/sessions/sessions.db, the
+    projects' .crush/crush.db Crush lists) are listed, then imported once you confirm
+    (--yes: without asking). To keep an archive as the agents write, use
+    `transcript-store watch`.
 
     Files that fail for the same reason are grouped into one line with a count;
     `transcript-store -v import` lists each of them.

@@ -61,7 +61,7 @@ class _Waiter:
         return "file-system events" if self._observer is not None else "polling"
 
     def follow(self, folders: list[Path]) -> None:
-        """Watch these folders (recursively) from now on."""
+        """Watch these folders (recursively) from now on; for a database file, its folder."""
         if self._observer is None:
             return
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -74,10 +74,12 @@ class _Waiter:
                     changed.set()
 
         for folder in folders:
-            if folder in self._watched or not folder.is_dir():
+            # An agent's database: its folder (the commits land in its -wal beside it).
+            target = folder if folder.is_dir() else folder.parent if folder.is_file() else None
+            if target is None or folder in self._watched:
                 continue
             try:
-                self._observer.schedule(Handler(), str(folder), recursive=True)
+                self._observer.schedule(Handler(), str(target), recursive=target == folder)
             except OSError:
                 continue  # (an inotify watch limit ...): the idle pass still covers it
             self._watched.add(folder)
@@ -126,7 +128,8 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
 
     Follows PATHS, or without them every supported agent's session folder that exists
     ($CLAUDE_CONFIG_DIR or ~/.claude/projects, $CODEX_HOME or ~/.codex/sessions and
-    archived_sessions, $GEMINI_CLI_HOME or ~/.gemini/tmp/*/chats), and stores new messages
+    archived_sessions, $GEMINI_CLI_HOME or ~/.gemini/tmp/*/chats, the OpenCode, Goose and
+    Crush databases), and stores new messages
     as they appear: a pass reads only what changed since the last one (import and watch share
     where each file was read up to). A session whose source file is deleted stays, marked
     gone (sessions show says since when). Prints one line per pass that stored something,

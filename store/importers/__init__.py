@@ -4,5 +4,5 @@
 #: options need none of the readers).
 FORMATS: tuple[str, ...] = (
     "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
-    "transcript-store", "crush", "opencode",
+    "transcript-store", "crush", "opencode", "goose",
 )

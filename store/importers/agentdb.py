@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from store.core.errors import ConfigurationError, ImportFileError
+from store.core.errors import ImportFileError
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -59,6 +59,7 @@ BUSY_TIMEOUT = 10.0
 _TABLES: dict[str, tuple[str, ...]] = {
     "crush": ("sessions", "messages"),
     "opencode": ("session", "message", "part"),
+    "goose": ("sessions", "messages"),
 }
 DB_FORMATS = frozenset(_TABLES)
 
@@ -99,16 +100,37 @@ def _companions(path: Path) -> tuple[os.stat_result | None, os.stat_result | Non
     return found[0], found[1]
 
 
+def _head(path: str, size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (empty when it cannot be read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, size, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def database_signature(path: Path) -> tuple[str, float]:
-    """A digest of what says the database changed beyond its main file (its ``-wal``: a
-    commit appends to it, a reset rewrites it), and the newest modification time of the
-    two (seconds), for the settle rule."""
+    """A digest of what says the database changed beyond its main file's size and time, and
+    the newest modification time of it and its ``-wal`` (seconds), for the settle rule.
+
+    The digest covers the main file's 100-byte header (its change counter), the ``-wal``
+    file's identity, size and time, and the WAL index header at the start of ``-shm`` (its
+    change counter, last frame and that frame's checksum move with every commit, even one
+    that leaves the ``-wal`` size and time as they were: a rewound WAL, a commit within the
+    file system's time granularity). It is taken before the database is read, so a commit
+    made during or after the read changes it for the next read."""
     wal, _ = _companions(path)
-    h = hashlib.sha256(b"wal")
+    h = hashlib.sha256(_head(str(path), 100))
     newest = os.stat(path).st_mtime
     if wal is not None:
         h.update(f"{wal.st_dev}:{wal.st_ino}:{wal.st_size}:{wal.st_mtime_ns}".encode())
         newest = max(newest, wal.st_mtime)
+    h.update(_head(f"{path}-shm", 136))
     return h.hexdigest()[:32], newest
 
 
@@ -186,9 +208,10 @@ DbReader = Callable[[Mapping[str, list[dict[str, Any]]], Collector], None]
 
 def _readers() -> dict[str, DbReader]:
     from store.importers.crush import read_crush
+    from store.importers.goose import read_goose_db
     from store.importers.opencode import read_opencode_db
 
-    return {"crush": read_crush, "opencode": read_opencode_db}
+    return {"crush": read_crush, "opencode": read_opencode_db, "goose": read_goose_db}
 
 
 def read_agent_db(path: Path, format: str | None = None, *,
@@ -204,12 +227,12 @@ def read_agent_db(path: Path, format: str | None = None, *,
     when the file cannot be read, is no agent's database, or is larger than
     ``max_file_bytes``.
     """
-    if format is not None and format not in DB_FORMATS:
-        raise ConfigurationError(f"format {format!r} is not kept in a SQLite database "
-                                 f"({', '.join(sorted(DB_FORMATS))})")
     if not is_sqlite_file(path):
         raise ImportFileError(path, f"not a SQLite database (format {format or 'detected'}), "
                                     "or not a regular file")
+    if format is not None and format not in DB_FORMATS:
+        raise ImportFileError(path, f"--format {format} does not fit it: it is a SQLite "
+                                    f"database (formats {', '.join(sorted(DB_FORMATS))})")
     try:
         size = os.stat(path).st_size
         wal, shm = _companions(path)

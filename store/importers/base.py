@@ -53,7 +53,8 @@ __all__ = [
 DEFAULT_SETTLE_SECONDS = 300.0
 
 #: Formats written by an agent (the session's ``agent``); the others are provider message lists.
-AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "crush", "opencode"})
+AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "crush", "opencode",
+                           "goose"})
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 

@@ -12,8 +12,10 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   (:mod:`store.importers.claude_code`, ``codex``, ``kward``); ``gemini-cli``: Gemini CLI chats
   (:mod:`store.importers.gemini_cli`); ``transcript-store``: this store's own
   ``export --to jsonl`` (:mod:`store.importers.canonical`), so an export imports back.
-* ``crush``, ``opencode``: an agent's SQLite database, read read-only in one snapshot
-  (:mod:`store.importers.agentdb`; a file is one when it starts with SQLite's header).
+* ``crush``, ``opencode``, ``goose``: an agent's SQLite database, read read-only in one
+  snapshot (:mod:`store.importers.agentdb`; a file is one when it starts with SQLite's
+  header); ``goose`` also reads Goose's legacy JSON-lines sessions
+  (:func:`store.importers.goose.read_goose_lines`).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -32,7 +34,7 @@ from typing import Any
 from store.core.errors import AmbiguousRecord, ConfigurationError
 from store.core.keys import canonical_keys
 from store.importers import FORMATS
-from store.importers.agentdb import DB_FORMATS, is_sqlite_file, read_agent_db
+from store.importers.agentdb import is_sqlite_file, read_agent_db
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -51,6 +53,7 @@ from store.importers.canonical import is_canonical_record, read_canonical
 from store.importers.claude_code import read_claude_code
 from store.importers.codex import decode_codex_output, read_codex
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
+from store.importers.goose import is_goose_header, read_goose_lines
 from store.importers.kward import read_kward
 
 __all__ = [
@@ -67,7 +70,7 @@ __all__ = [
     "read_sessions",
 ]
 
-_JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store"})
+_JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store", "goose"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
 #: How many records format detection looks at (lines looked at for an agent envelope).
@@ -122,6 +125,8 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return None
     if is_canonical_record(record):
         return "transcript-store"
+    if is_goose_header(record):
+        return "goose"
     try:
         top, _ = canonical_keys(record)
     except AmbiguousRecord:
@@ -209,7 +214,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     """
     check_format(format)
     file = Path(path)
-    if format in DB_FORMATS or (format is None and is_sqlite_file(file)):
+    if is_sqlite_file(file):
         return read_agent_db(file, format, settle=settle, max_file_bytes=max_file_bytes)
     source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
@@ -252,7 +257,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 
 #: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
 #: which another plain format may read as well.
-_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store"})
+_PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store",
+                     "goose"})
 
 
 def check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
@@ -290,8 +296,13 @@ def _canonical(records: list[Record], last_line: int, collector: Collector) -> N
     read_canonical(records, collector)
 
 
+def _goose(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_goose_lines(records, collector)
+
+
 _LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
     "claude-code": _claude, "codex": _codex, "kward": _kward, "transcript-store": _canonical,
+    "goose": _goose,
 }
 
 

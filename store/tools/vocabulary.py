@@ -51,6 +51,11 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
 * OpenCode: ``sst/opencode`` ``packages/opencode/src/tool/*.ts`` (tool ids: bash, read,
   write, edit, multiedit, patch, apply_patch, glob, grep, list, webfetch, websearch,
   codesearch, todowrite, todoread, task, question, skill, lsp, batch, plan_enter, plan_exit).
+* Goose: ``block/goose`` ``crates/goose-mcp`` (extension tools named
+  ``<extension>__<tool>``: developer__shell, developer__text_editor (``command`` view, write,
+  str_replace ...: a sub-command), computercontroller__web_scrape / web_search,
+  todo__todo_write / todo_read) and ``crates/goose/src/agents`` (dynamic_task__create_task,
+  subagent__execute_task).
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -145,6 +150,11 @@ _SCOPED: dict[str, dict[str, str]] = {
                  "list": "list", "webfetch": "web_fetch", "websearch": "web_search",
                  "todowrite": "todo", "todoread": "todo", "task": "task",
                  "question": "ask_user", "plan_enter": "plan_mode", "plan_exit": "plan_mode"},
+    "goose": {"developer__shell": "bash", "developer__text_editor": "edit",
+              "computercontroller__web_scrape": "web_fetch",
+              "computercontroller__web_search": "web_search",
+              "dynamic_task__create_task": "task", "subagent__execute_task": "task",
+              "todo__todo_write": "todo", "todo__todo_read": "todo"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.
@@ -161,7 +171,8 @@ VOCABULARY: tuple[tuple[str | None, str, str], ...] = (
 VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 
 # Tools whose ``command`` argument is a sub-command, not a shell command.
-_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor"})
+_NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
+                        "developer__text_editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",

@@ -18,8 +18,6 @@ reports: ``input_tokens`` (input read neither from nor into a cache), ``output_t
   parts, ``output``, ``reasoning`` apart from it, ``cache.read``, ``cache.write``): input as
   it is, output ``output + reasoning``, cache creation ``cache.write``, cache read
   ``cache.read``.
-* **Goose** (a message's ``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
-  ``cache_creation_input_tokens``, Anthropic's way): as they are.
 """
 
 from __future__ import annotations

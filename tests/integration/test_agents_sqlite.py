@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 from agent_databases import (
     CRUSH_SESSION,
     CRUSH_SUBAGENT,
+    GOOSE_DIR,
+    GOOSE_SESSION,
     MODEL,
     MS,
     OC_CHILD,
@@ -22,20 +25,33 @@ from agent_databases import (
     OC_SESSION,
     SEPT,
     CrushWriter,
+    GooseWriter,
     OpenCodeWriter,
     crush_call,
     crush_finish,
     crush_part,
     crush_result,
+    goose_request,
+    goose_response,
+    goose_text,
     oc_assistant,
     oc_tool,
     oc_user,
     write_crush,
+    write_goose,
     write_opencode,
 )
 from click.testing import CliRunner
 
-from store import CallQuery, TranscriptStore, import_paths, search_calls
+from store import (
+    CallQuery,
+    ImportFileError,
+    TranscriptStore,
+    ViewCondition,
+    agent_folders,
+    import_paths,
+    search_calls,
+)
 from store.cli.main import cli
 from store.importers.agentdb import read_agent_db
 
@@ -212,6 +228,99 @@ class TestOpenCode:
             assert opened.get_session(OC_SESSION).cwd == OC_DIR
 
 
+class TestGoose:
+    @pytest.fixture
+    def goose(self, tmp_path: Path) -> Path:
+        return write_goose(tmp_path / "data")
+
+    def test_calls_results_errors_and_a_missing_response(self, store: TranscriptStore,
+                                                         goose: Path) -> None:
+        summary = import_paths(store, [goose], settle=0)
+        assert summary.ok, (summary.problems, summary.failed_files)
+
+        calls = {c.call.id: c for c in store.load(GOOSE_SESSION).calls()}
+        assert list(calls) == ["call-rm", "call-view", "call-false", "call-grep"]
+        assert [calls[c].call.name for c in calls] == ["bash", "edit", "bash", "bash"]
+        assert calls["call-view"].result is not None
+        assert calls["call-view"].result.content == "print('hi')"
+        assert calls["call-false"].result is not None and calls["call-false"].result.is_error
+        assert calls["call-rm"].result is not None and not calls["call-rm"].result.is_error
+        assert calls["call-grep"].result is None  # never invented
+        roles = [m.message.role for m in store.load(GOOSE_SESSION).messages]
+        assert roles == ["user", "assistant", "tool", "assistant"]
+        rm = search_calls(store, CallQuery(tool="bash", views=(
+            ViewCondition("command", "rm -rf build"),)))
+        assert [m.call_id for m in rm] == ["call-rm"]
+        # the text editor's "command" is a sub-command (view), not a shell command
+        assert search_calls(store, CallQuery(views=(ViewCondition("command", "view"),))) == []
+        assert [m.call_id for m in search_calls(store, CallQuery(views=(
+            ViewCondition("path", "src/app.py"),)))] == ["call-view"]
+
+    def test_session_title_model_cwd_times_and_token_totals(self, store: TranscriptStore,
+                                                            goose: Path) -> None:
+        import_paths(store, [goose], settle=0)
+
+        info = store.get_session(GOOSE_SESSION)
+        assert (info.title, info.model, info.cwd, info.agent, info.provider) == (
+            "Fix the build", MODEL, GOOSE_DIR, "goose", "anthropic")
+        assert info.metadata["accumulated_input_tokens"] == 12000
+        loaded = store.load(GOOSE_SESSION)
+        assert loaded.messages[0].created_at == datetime.fromtimestamp(SEPT, UTC)
+        assert loaded.messages[-1].created_at == datetime.fromtimestamp(SEPT + 30, UTC)
+        child = store.get_session("20250904_2")
+        assert "subagent" in child.tags and child.title == "find the tests"
+
+    def test_a_rewritten_conversation_stores_nothing_twice(self, store: TranscriptStore,
+                                                           goose: Path) -> None:
+        first = import_paths(store, [goose], settle=0)
+        writer = GooseWriter.__new__(GooseWriter)  # the agent opens its database again
+        writer.conn = sqlite3.connect(goose, isolation_level=None)
+        writer.replace(GOOSE_SESSION)  # Goose renumbers the rows (compaction)
+        writer.message(GOOSE_SESSION, "user", [goose_text("and the docs")], SEPT + 60)
+        writer.close()
+
+        again = import_paths(store, [goose], settle=0)
+
+        assert again.diverged == [] and again.messages_added == 1
+        assert again.messages_already_stored == first.messages_added
+        assert store.load(GOOSE_SESSION).messages[-1].message.text == "and the docs"
+
+    def test_a_legacy_session_file_beside_it_stores_nothing_twice(
+            self, store: TranscriptStore, goose: Path) -> None:
+        with sqlite3.connect(f"{goose.resolve().as_uri()}?immutable=1", uri=True) as conn:
+            rows = conn.execute("SELECT role, content_json, created_timestamp FROM messages "
+                                "WHERE session_id = ? ORDER BY id", (GOOSE_SESSION,)).fetchall()
+        lines = [{"working_dir": GOOSE_DIR, "description": "Fix the build",
+                  "message_count": len(rows), "total_tokens": 12800}]
+        lines += [{"role": role, "created": at, "content": json.loads(content)}
+                  for role, content, at in rows]
+        lines.append({"role": "user", "created": SEPT + 90, "content": [goose_text("more")]})
+        legacy = goose.parent / f"{GOOSE_SESSION}.jsonl"  # the file Goose imported from
+        legacy.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        os.utime(legacy, (1_700_000_000, 1_700_000_000))
+
+        summary = import_paths(store, [goose.parent], settle=0)
+
+        assert summary.ok, (summary.problems, summary.failed_files)
+        loaded = store.load(GOOSE_SESSION)
+        assert len(loaded.messages) == len(rows) + 1  # the database's, and one only the file has
+        assert loaded.messages[-1].message.text == "more"
+        assert store.get_session(GOOSE_SESSION).cwd == GOOSE_DIR
+
+    def test_import_with_no_paths_finds_the_sessions_database(
+            self, store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        home = tmp_path / "home"
+        write_goose(home / ".local" / "share")
+        clear_agent_env(monkeypatch, home)
+
+        result = CliRunner().invoke(cli, ["import", "--db", store_url, "--yes", "--settle",
+                                          "0", "--json"])
+
+        assert result.exit_code == 0, result.output
+        with TranscriptStore.open(store_url) as opened:
+            assert opened.get_session(GOOSE_SESSION).cwd == GOOSE_DIR
+
+
 class TestReadingWhileTheAgentWrites:
     """Another connection keeps writing the agent's WAL database while we import: each
     import sees one committed state, an unfinished turn waits, and later imports add the
@@ -299,6 +408,44 @@ class TestReadingWhileTheAgentWrites:
         finally:
             stop.set()
             thread.join()
+        last = import_paths(store, [path], settle=300)
+        loaded = store.load(sid)
+        assert len(loaded.messages) == 3 * turns, (last, [m.key for m in loaded.messages])
+        assert all(c.result is not None for c in loaded.calls())
+        writer.close()
+
+    def test_goose_written_meanwhile(self, store: TranscriptStore, tmp_path: Path) -> None:
+        path = tmp_path / "sessions.db"
+        writer = GooseWriter(path)
+        sid = "20250904_9"
+        writer.session(sid, "live")
+        stop = threading.Event()
+        turns = 30
+
+        def agent() -> None:
+            for n in range(turns):
+                t = SEPT + 10 * n
+                writer.message(sid, "user", [goose_text(f"q{n}")], t)
+                writer.message(sid, "assistant", [goose_request(
+                    f"c{n}", "developer__shell", {"command": f"echo {n}"})], t + 1)
+                writer.message(sid, "user", [goose_response(f"c{n}", str(n))], t + 2)
+                if n % 10 == 9:
+                    writer.replace(sid)  # a compaction rewrites every row
+                if stop.is_set():
+                    break
+
+        thread = threading.Thread(target=agent)
+        thread.start()
+        try:
+            passes = 0
+            while thread.is_alive() or passes == 0:
+                summary = import_paths(store, [path], settle=300)
+                passes += 1
+                assert summary.ok and summary.diverged == [], summary.problems
+                assert companions(path) == {"sessions.db-wal", "sessions.db-shm"}
+        finally:
+            stop.set()
+            thread.join()
         import_paths(store, [path], settle=300)
         loaded = store.load(sid)
         assert len(loaded.messages) == 3 * turns
@@ -320,3 +467,45 @@ class TestReadingWhileTheAgentWrites:
             assert [s.keys for s in settled.sessions] == [["u", "a"]]
         finally:
             writer.close()
+
+
+def test_the_database_agents_honour_their_own_variables(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    xdg = tmp_path / "xdg"
+    write_opencode(xdg)
+    (xdg / "opencode" / "opencode-local.db").write_bytes(b"")
+    root = tmp_path / "goose-root"
+    (root / "data" / "sessions").mkdir(parents=True)
+    crush_data = tmp_path / "crush-data"
+    project = write_crush(tmp_path / "proj")
+    crush_data.mkdir()
+    (crush_data / "projects.json").write_text(json.dumps({"projects": [
+        {"path": str(project.parent.parent), "data_dir": str(project.parent)},
+        {"path": "/gone", "data_dir": "/gone/.crush"}]}), encoding="utf-8")
+    env = {"XDG_DATA_HOME": str(xdg), "GOOSE_PATH_ROOT": str(root),
+           "CRUSH_GLOBAL_DATA": str(crush_data)}
+
+    assert agent_folders(home, env) == [
+        ("opencode", xdg / "opencode" / "opencode.db"),
+        ("opencode", xdg / "opencode" / "opencode-local.db"),
+        ("goose", root / "data" / "sessions"),
+        ("crush", project)]
+    assert agent_folders(home, {}) == []
+
+
+def test_a_fifo_or_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "crush.db"
+    os.mkfifo(fifo)
+    with pytest.raises(ImportFileError, match="not a SQLite database"):
+        read_agent_db(fifo, "crush")
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(ImportFileError, match="not one of an agent"):
+        read_agent_db(other)
+    crush = write_crush(tmp_path / "p")
+    with pytest.raises(ImportFileError, match="looks like crush"):
+        read_agent_db(crush, "opencode")
+    with pytest.raises(ImportFileError, match="--format codex does not fit it"):
+        read_agent_db(crush, "codex")

@@ -426,7 +426,7 @@ class TestDetectionAndFiles:
     def test_formats(self):
         assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
                            "codex", "gemini-cli", "kward", "transcript-store", "crush",
-                           "opencode")
+                           "opencode", "goose")
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),
