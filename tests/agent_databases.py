@@ -360,3 +360,33 @@ def write_goose(data_home: Path) -> Path:
     w.message("20250904_2", "user", [goose_text("find the tests")], t + 10)
     w.close()
     return path
+
+
+def write_opencode_storage(data_home: Path, database: Path) -> Path:
+    """The same sessions as ``database`` in the JSON storage of OpenCode versions before the
+    database: ``storage/{session/<project>,message/<session>,part/<message>}/<id>.json``."""
+    storage = data_home / "opencode" / "storage"
+    conn = sqlite3.connect(f"{database.resolve().as_uri()}?immutable=1", uri=True)
+    try:
+        for sid, project, parent, directory, title, version, created, updated in conn.execute(
+                "SELECT id, project_id, parent_id, directory, title, version, time_created, "
+                "time_updated FROM session"):
+            info = {"id": sid, "projectID": project, "directory": directory, "title": title,
+                    "version": version, "time": {"created": created, "updated": updated},
+                    **({"parentID": parent} if parent else {})}
+            write_json(storage / "session" / project / f"{sid}.json", info)
+        for mid, sid, data in conn.execute("SELECT id, session_id, data FROM message"):
+            write_json(storage / "message" / sid / f"{mid}.json",
+                       {"id": mid, "sessionID": sid, **json.loads(data)})
+        for pid, mid, sid, data in conn.execute(
+                "SELECT id, message_id, session_id, data FROM part"):
+            write_json(storage / "part" / mid / f"{pid}.json",
+                       {"id": pid, "messageID": mid, "sessionID": sid, **json.loads(data)})
+    finally:
+        conn.close()
+    return storage
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value), encoding="utf-8")

@@ -48,8 +48,22 @@ from store.importers.base import (
     Source,
 )
 
-__all__ = ["BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER", "database_signature",
-           "is_sqlite_file", "read_agent_db"]
+__all__ = ["AGENT_DATABASES", "AGENT_SETTINGS", "BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER",
+           "database_signature", "is_agent_database", "is_sqlite_file", "read_agent_db"]
+
+#: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
+#: are not walked into (a folder may hold any database).
+AGENT_DATABASES = frozenset({"crush.db", "opencode.db", "sessions.db"})
+
+#: Files beside an agent's database (or Crush's projects.json) that are its settings.
+AGENT_SETTINGS = frozenset({"auth.json", "crush.json", "projects.json", "mcp-auth.json"})
+
+
+def is_agent_database(name: str) -> bool:
+    """A file name of an agent's database (also OpenCode's per-channel
+    ``opencode-<channel>.db``)."""
+    return name in AGENT_DATABASES or (name.startswith("opencode-") and name.endswith(".db"))
+
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: Seconds a read waits for a writer that holds the database.

@@ -15,7 +15,8 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
 * ``crush``, ``opencode``, ``goose``: an agent's SQLite database, read read-only in one
   snapshot (:mod:`store.importers.agentdb`; a file is one when it starts with SQLite's
   header); ``goose`` also reads Goose's legacy JSON-lines sessions
-  (:func:`store.importers.goose.read_goose_lines`).
+  (:func:`store.importers.goose.read_goose_lines`), ``opencode`` the session files of
+  OpenCode's JSON storage (:func:`store.importers.opencode.read_opencode_storage`).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -55,6 +56,7 @@ from store.importers.codex import decode_codex_output, read_codex
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
 from store.importers.goose import is_goose_header, read_goose_lines
 from store.importers.kward import read_kward
+from store.importers.opencode import is_opencode_session, read_opencode_storage
 
 __all__ = [
     "DEFAULT_SETTLE_SECONDS",
@@ -127,6 +129,8 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return "transcript-store"
     if is_goose_header(record):
         return "goose"
+    if is_opencode_session(record):
+        return "opencode"
     try:
         top, _ = canonical_keys(record)
     except AmbiguousRecord:
@@ -245,6 +249,12 @@ def read_sessions(path: Path | str, format: str | None = None, *,
                                             f"{len(records)} JSON lines")
         if document is not NO_DOCUMENT:
             read_gemini_cli(document, collector)
+    elif fmt == "opencode":
+        if is_opencode_session(document):
+            read_opencode_storage(document, collector)
+        else:
+            raise ImportFileError(file, "not an OpenCode session file (storage/session/"
+                                        "<project>/<id>.json)")
     elif document is not NO_DOCUMENT:
         _read_plain_document(document, fmt, collector)
     else:
@@ -258,7 +268,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 #: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
 #: which another plain format may read as well.
 _PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "transcript-store",
-                     "goose"})
+                     "goose", "opencode"})
 
 
 def check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:

@@ -29,11 +29,21 @@ error, input, output?, error?, title?, metadata?, time}}``, ``file``, ``agent``,
   ``parent_call_id`` when the parent's ``task`` call names the child
   (``state.metadata.sessionId``).
 * The title is the session's own unless still the default ``New session - <time>``.
+
+Versions before the database kept the same values as JSON files under
+``~/.local/share/opencode/storage/``: ``session/<project>/<session id>.json`` (the session
+info: ``id``, ``projectID``, ``parentID``, ``directory``, ``title``, ``version``, ``time``),
+``message/<session id>/<message id>.json`` (a message's info with its ``id``) and
+``part/<message id>/<part id>.json`` (a part with its ``id``). A session file is read with
+the messages and parts it names (:func:`read_opencode_storage`), into the same rows, so a
+session read from both stores nothing twice; current versions move these files into the
+database when they first start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from store.core.arguments import loads_json
@@ -50,7 +60,7 @@ from store.core.model import (
 from store.importers.base import Collector
 from store.usage.tokens import opencode_usage
 
-__all__ = ["read_opencode_db"]
+__all__ = ["is_opencode_session", "read_opencode_db", "read_opencode_storage"]
 
 _DEFAULT_TITLE = ("New session - ", "Child session - ")
 _MARKERS = frozenset({"step-start", "step-finish", "snapshot"})
@@ -186,8 +196,8 @@ def _messages(mid: str, info: Mapping[str, Any], parts: list[dict[str, Any]]) ->
             if result is not None:
                 results.append(result)
         else:
-            made.append(OpaquePart(f"opencode_{kind}",
-                                   {k: v for k, v in part.items() if k != "id"}))
+            made.append(OpaquePart(f"opencode_{kind}", {
+                k: v for k, v in part.items() if k not in ("id", "messageID", "sessionID")}))
     out = [Message(role, tuple(made), "opencode", mid, metadata=metadata)]
     if results:
         out.append(Message("tool", tuple(results), "opencode", None,
@@ -211,3 +221,63 @@ def _tool(part: Mapping[str, Any]) -> tuple[Part, ToolResult | None]:
               if state.get(k) not in (None, "", {})}
     content = state.get("output") if status == "completed" else state.get("error")
     return call, ToolResult(call_id, content, status == "error", name, extras, "opencode")
+
+
+# -- the JSON storage of versions before the database -----------------------------------------
+
+
+def is_opencode_session(record: Any) -> bool:
+    """True for an OpenCode session info (a ``storage/session/<project>/<id>.json`` file)."""
+    return (isinstance(record, Mapping) and isinstance(record.get("id"), str)
+            and "projectID" in record and "directory" in record and "title" in record
+            and isinstance(record.get("time"), Mapping))
+
+
+def _load(path: Path, collector: Collector) -> Any:
+    try:
+        return loads_json(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        collector.problem(None, f"{path}: not read: {exc}")
+        return None
+
+
+def _folder(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+    except OSError:
+        return []
+
+
+def read_opencode_storage(info: Mapping[str, Any], collector: Collector) -> None:
+    """A session file of OpenCode's JSON storage, with its messages and parts (see the
+    module docstring): the storage folder is the session file's ``../../..``."""
+    storage = collector.source.path.resolve().parent.parent.parent
+    sid = str(info["id"])
+    time = _obj(info.get("time"))
+    session = {"id": sid, "parent_id": info.get("parentID"), "directory": info.get("directory"),
+               "title": info.get("title"), "version": info.get("version"),
+               "project_id": info.get("projectID"), "time_created": time.get("created")}
+    messages: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for file in _folder(storage / "message" / sid):
+        data = _load(file, collector)
+        if not isinstance(data, Mapping) or not isinstance(data.get("id"), str):
+            continue
+        mid = data["id"]
+        messages.append({"id": mid, "session_id": sid, "data": data,
+                         "time_created": _obj(data.get("time")).get("created") or 0})
+        for part_file in _folder(storage / "part" / mid):
+            part = _load(part_file, collector)
+            if isinstance(part, Mapping):
+                parts.append({"id": part.get("id"), "message_id": mid, "data": part})
+    parent = info.get("parentID")
+    if isinstance(parent, str) and parent:  # the parent's task call that spawned it
+        for folder in (storage / "message" / parent).glob("*"):
+            for part_file in _folder(storage / "part" / folder.stem):
+                part = _load(part_file, collector)
+                if isinstance(part, Mapping) and part.get("tool") == "task":
+                    parts.append({"id": part.get("id"), "message_id": folder.stem,
+                                  "data": part})
+    messages.sort(key=lambda m: (m["time_created"], m["id"]))
+    parts.sort(key=lambda p: str(p["id"]))
+    read_opencode_db({"session": [session], "message": messages, "part": parts}, collector)

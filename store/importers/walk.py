@@ -6,12 +6,13 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case) and the agents' SQLite databases (:data:`AGENT_DATABASES`: read
+``.jsonl`` (any case) and the agents' SQLite databases (``AGENT_DATABASES``: read
 read-only by :mod:`~store.importers.agentdb`, whole when they changed); directories whose
-name starts with ``.`` below a given root are not entered. Paths are resolved; a symbolic
-link leading out of the root it was found under is not followed, and a non-regular file
-(FIFO, device) is refused: both are reported in ``failed_files``. A file given explicitly
-is read whatever its name.
+name starts with ``.`` below a given root are not entered, nor, in OpenCode's JSON
+``storage`` folder, any but ``session`` (its session files read their messages and parts).
+Paths are resolved; a symbolic link leading out of the root it was found under is not
+followed, and a non-regular file (FIFO, device) is refused: both are reported in
+``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
 (:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
@@ -56,6 +57,7 @@ from store.core.errors import (
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
 from store.db.store import TranscriptStore
+from store.importers.agentdb import AGENT_DATABASES, AGENT_SETTINGS, is_agent_database
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -69,15 +71,6 @@ __all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "Imp
            "import_paths", "iter_import_files", "refused_value"]
 
 _SUFFIXES = (".json", ".jsonl")
-#: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
-#: are not walked into (a folder may hold any database).
-AGENT_DATABASES = frozenset({"crush.db", "opencode.db", "sessions.db"})
-
-
-def is_agent_database(name: str) -> bool:
-    """A file name of an agent's database (also OpenCode's per-channel
-    ``opencode-<channel>.db``)."""
-    return name in AGENT_DATABASES or (name.startswith("opencode-") and name.endswith(".db"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +219,16 @@ def _walk(root: Path, seen: set[Path]) -> Iterator[Path | FailedFile]:
                                             "not followed")
                 continue  # a link inside the root: its target is walked on its own
             kept.append(name)
+        if base.name == "storage" and {"session", "message", "part"} <= set(kept):
+            kept = ["session"]  # OpenCode's JSON storage: a session file reads the rest
         dirs[:] = kept
+        # An agent's own settings beside its database (OpenCode's auth.json holds
+        # credentials, Crush's crush.json its configuration): not transcripts, not read.
+        settings = AGENT_SETTINGS if any(is_agent_database(f) or f == "projects.json"
+                                          for f in files) else frozenset()
         for name in sorted(files):
-            if not is_agent_database(name) and (not name.lower().endswith(_SUFFIXES)
-                                                or name.endswith(".meta.json")):
+            if name in settings or (not is_agent_database(name) and (
+                    not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"))):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             child = base / name
             target = _resolve(child)

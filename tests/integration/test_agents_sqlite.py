@@ -40,6 +40,7 @@ from agent_databases import (
     write_crush,
     write_goose,
     write_opencode,
+    write_opencode_storage,
 )
 from click.testing import CliRunner
 
@@ -213,6 +214,32 @@ class TestOpenCode:
         import_paths(store, [path], settle=0)
 
         assert store.get_session("ses_x").title == "rename the module"
+
+    def test_the_json_storage_of_older_versions_reads_the_same(
+            self, store: TranscriptStore, opencode: Path, tmp_path: Path) -> None:
+        storage = write_opencode_storage(tmp_path / "old", opencode)
+
+        summary = import_paths(store, [storage], settle=0)
+
+        assert summary.ok, (summary.problems, summary.failed_files)
+        assert summary.files == 2  # the two session files; messages and parts read with them
+        calls = {c.call.id: c for c in store.load(OC_SESSION).calls()}
+        assert list(calls) == ["call-rm", "call-read", "call-false", "call-task", "call-grep"]
+        assert calls["call-false"].result is not None and calls["call-false"].result.is_error
+        assert store.get_session(OC_CHILD).metadata["parent_call_id"] == "call-task"
+        assert usage_rows(store, OC_SESSION) == [(1, MODEL, "msg_02", 120, 48, 700, 9000, 8)]
+        # the database that versions since moved them into: nothing new, nothing rewritten
+        again = import_paths(store, [opencode], settle=0)
+        assert again.diverged == [] and again.messages_added == 0
+
+    def test_walking_the_data_folder_leaves_its_settings_unread(
+            self, store: TranscriptStore, opencode: Path) -> None:
+        (opencode.parent / "auth.json").write_text('{"example": {"type": "api"}}',
+                                                   encoding="utf-8")
+
+        summary = import_paths(store, [opencode.parent], settle=0)
+
+        assert summary.ok and summary.failed_files == [] and summary.files == 1
 
     def test_import_with_no_paths_finds_the_data_folder(
             self, store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
