@@ -23,6 +23,8 @@ isError}} | {status: error, error}}``, ``thinking``, ``redactedThinking``,
   without a response has none.
 * Goose counts tokens per session (``accumulated_*`` over the session's life): they go to
   the session's metadata; there is no per-message usage to store.
+* A row's ``metadata_json`` (``userVisible``, ``agentVisible``) is not kept: a compaction
+  changes it on rows that stay the same messages.
 * Sub-agent sessions are tagged ``subagent``; Goose does not record their parent. A branched
   session keeps ``diverged_from`` in its metadata.
 

@@ -536,3 +536,16 @@ def test_a_fifo_or_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None
         read_agent_db(crush, "opencode")
     with pytest.raises(ImportFileError, match="--format codex does not fit it"):
         read_agent_db(crush, "codex")
+
+
+def test_a_database_in_rollback_journal_mode_reads_without_a_file_left(tmp_path: Path) -> None:
+    path = write_crush(tmp_path / "proj")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    before = sorted(p.name for p in path.parent.iterdir())
+
+    parsed = read_agent_db(path, settle=0)
+
+    assert {s.session_id for s in parsed.sessions} == {CRUSH_SESSION, CRUSH_SUBAGENT}
+    assert sorted(p.name for p in path.parent.iterdir()) == before
