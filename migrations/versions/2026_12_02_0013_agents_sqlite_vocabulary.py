@@ -6,8 +6,8 @@ Create Date: 2026-12-02
 
 Seeds ``tool_aliases`` with the scoped rows of ``store.tools.vocabulary`` for the agents whose
 sessions the importers read from SQLite databases (issue 26, "More agents"). Rows already
-present (user edits) are left as they are; the downgrade removes the seeded rows that still
-map as seeded.
+present (user edits) are left as they are; the downgrade keeps the rows (no row is lost on a
+downgrade; they are valid at revision 0011).
 """
 
 from __future__ import annotations
@@ -85,8 +85,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    conn = op.get_bind()
-    for agent, raw, current in _VOCABULARY:
-        conn.execute(_ALIASES.delete().where(_ALIASES.c.agent == agent,
-                                             _ALIASES.c.raw_name == raw,
-                                             _ALIASES.c.current_name == current))
+    """Nothing to undo: the seeded rows stay. Aliases are user-editable data from the moment
+    they are seeded (a user may have changed or relied on them), revision 0011's schema holds
+    them as they are, and an upgrade again leaves present rows alone; a downgrade never
+    loses rows."""
