@@ -10,7 +10,11 @@ adding a row (an agent may have several: one per place it writes): ``import`` an
 without paths look in every row's folders (:func:`agent_folders`), and ``import DIR``
 enters the agents' homes it finds below ``DIR`` (:func:`agent_homes`), dot-directories
 included, so that a backup of a home folder gives every agent's sessions. docs/agents.md
-lists the rows.
+lists the rows. An entry may name a file (an agent's SQLite database). Agents that follow the
+XDG base directories (OpenCode, Goose, Crush's global data) use ``$XDG_DATA_HOME/<app>`` when
+it is set. Crush keeps one database per project (``<project>/.crush/crush.db``) and lists the
+projects in its global data folder's ``projects.json`` (``{"projects": [{"path",
+"data_dir"}]}``): each listed data folder's database is an entry.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from store.core.arguments import loads_json
 
 __all__ = ["AGENT_FOLDERS", "NOISE_FOLDERS", "AgentFolders", "agent_folders", "agent_homes",
            "describe_agent_folders", "home_session_folders"]
@@ -36,9 +42,17 @@ class AgentFolders:
     #: The environment variable names a home *above* ``default_home`` (Gemini CLI's
     #: ``GEMINI_CLI_HOME`` replaces the user's home, and ``.gemini`` is below it).
     env_is_user_home: bool = False
-    #: The home is this folder below ``$<env>`` (``XDG_DATA_HOME`` -> ``<it>/opencode``),
-    #: when the variable names a folder above the home that is not the user's home.
+    #: The home is this folder below ``$<env>`` when the variable names a folder above the
+    #: home that is not the user's home.
     env_below: str | None = None
+    #: The application's folder under ``$XDG_DATA_HOME`` (when that is set and ``env`` not).
+    xdg_app: str | None = None
+    #: A JSON file below the home listing project data folders (Crush's ``projects.json``),
+    #: and the database file each one holds.
+    project_list: str | None = None
+    project_database: str = ""
+    #: A folder below ``$<env>`` that is the home (Goose: ``$GOOSE_PATH_ROOT/data``).
+    env_suffix: str = ""
 
     @property
     def env_names(self) -> tuple[str, ...]:
@@ -53,8 +67,31 @@ class AgentFolders:
             if value:
                 if self.env_below:
                     return Path(value) / self.env_below
-                return Path(value) / self.default_home if self.env_is_user_home else Path(value)
+                if self.env_is_user_home:
+                    return Path(value) / self.default_home
+                return Path(value) / self.env_suffix if self.env_suffix else Path(value)
+        xdg = environ.get("XDG_DATA_HOME") if self.xdg_app else None
+        if xdg and self.xdg_app:
+            return Path(xdg) / self.xdg_app
         return user_home / self.default_home
+
+    def listed(self, base: Path) -> list[Path]:
+        """The databases of the projects the agent lists (existing ones, in list order)."""
+        if self.project_list is None:
+            return []
+        try:
+            listing = loads_json((base / self.project_list).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return []
+        projects = listing.get("projects") if isinstance(listing, dict) else None
+        found: list[Path] = []
+        for project in projects if isinstance(projects, list) else ():
+            folder = project.get("data_dir") if isinstance(project, dict) else None
+            if isinstance(folder, str) and folder:
+                database = Path(folder) / self.project_database
+                if database.is_file() and database not in found:
+                    found.append(database)
+        return found
 
 
 #: Where VS Code builds keep their user data, by platform: the variable that moves it and
@@ -88,6 +125,13 @@ AGENT_FOLDERS: tuple[AgentFolders, ...] = (
       for env, home in _VSCODE_HOMES),
     # OpenHands: the SDK / CLI conversations (V1) and the file store's sessions (V0).
     AgentFolders("openhands", "OH_PERSISTENCE_DIR", ".openhands", ("conversations", "sessions")),
+    # OpenCode, Goose and Crush keep SQLite databases (read read-only: importers/agentdb.py).
+    AgentFolders("opencode", None, ".local/share/opencode",
+                 ("opencode.db", "opencode-*.db", "storage/session"), xdg_app="opencode"),
+    AgentFolders("goose", "GOOSE_PATH_ROOT", ".local/share/goose", ("sessions",),
+                 xdg_app="goose", env_suffix="data"),
+    AgentFolders("crush", "CRUSH_GLOBAL_DATA", ".local/share/crush", (), xdg_app="crush",
+                 project_list="projects.json", project_database="crush.db"),
 )
 
 #: Folder names an ``import DIR`` never enters below ``DIR``: version control, virtual
@@ -101,9 +145,12 @@ NOISE_FOLDERS = frozenset({
 
 
 def _expand(base: Path, pattern: str, existing: bool) -> list[Path]:
+    """The folders (or, for a pattern naming a file such as ``opencode-*.db``, the files) a
+    row's pattern names below ``base``."""
     if "*" in pattern:
-        return [p for p in sorted(base.glob(pattern)) if p.is_dir()]
-    return [base / pattern] if not existing or (base / pattern).is_dir() else []
+        files = "." in pattern.rsplit("/", 1)[-1]
+        return [p for p in sorted(base.glob(pattern)) if p.is_dir() or (files and p.is_file())]
+    return [base / pattern] if not existing or (base / pattern).exists() else []
 
 
 def agent_folders(home: Path | None = None, environ: Mapping[str, str] | None = None,
@@ -122,6 +169,10 @@ def agent_folders(home: Path | None = None, environ: Mapping[str, str] | None = 
                 if folder not in seen:
                     seen.add(folder)
                     found.append((row.agent, folder))
+        for database in row.listed(base):
+            if database not in seen:
+                seen.add(database)
+                found.append((row.agent, database))
     return found
 
 

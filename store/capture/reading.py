@@ -8,6 +8,8 @@
   from the stored line count, so that keys (``<session>:<line>``, record ids) come out as a
   whole read gives them; the records a reader needs from before the offset (``context``)
   are read again from the state;
+* an agent's SQLite database whole, when it or its ``-wal`` changed
+  (:mod:`~store.importers.agentdb`);
 * the whole file otherwise (JSON lines read the same way from offset 0, other files by
   :func:`~store.importers.formats.read_sessions`).
 
@@ -38,6 +40,12 @@ from store.capture.files import (
 )
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError
+from store.importers.agentdb import (
+    DB_FORMATS,
+    SQLITE_HEADER,
+    database_signature,
+    read_agent_db,
+)
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -87,6 +95,8 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ImportFileError(path, "is not a regular file")
+        if os.pread(fd, 16, 0) == SQLITE_HEADER:
+            return _read_database(path, info, state, format, settle, max_file_bytes, current)
         change = change_of(state, info, fd, now=current, settle=settle, format=format)
         if change == "unchanged":
             return None
@@ -110,6 +120,26 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
     return FileRead(parsed, change, FileState(
         str(path), identity_of(info), size, info.st_mtime_ns, size, 0, "",
         parsed.format if parsed.format != "unknown" else None, (), bool(parsed.deferred)))
+
+
+def _read_database(path: Path, info: os.stat_result, state: FileState | None,
+                   format: str | None, settle: float, max_bytes: int | None,
+                   now: float) -> FileRead | None:
+    """An agent's SQLite database: unchanged when neither it nor its ``-wal`` changed (and
+    nothing held back has settled since), else read whole (:mod:`store.importers.agentdb`;
+    keys make that idempotent)."""
+    digest, newest = database_signature(path)
+    if (state is not None and state.gone_at is None and state.format in DB_FORMATS
+            and format in (None, state.format) and state.identity == identity_of(info)
+            and (state.size, state.mtime_ns, state.digest)
+            == (info.st_size, info.st_mtime_ns, digest)
+            and not (state.pending and (settle <= 0 or now - newest >= settle))):
+        return None
+    parsed = read_agent_db(path, format, settle=settle, max_file_bytes=max_bytes, now=now)
+    change: Change = "reread"
+    return FileRead(parsed, change, FileState(
+        str(path), identity_of(info), info.st_size, info.st_mtime_ns, info.st_size, 0, digest,
+        parsed.format, (), bool(parsed.deferred)))
 
 
 def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offset: int,

@@ -38,12 +38,14 @@ from store.cli._common import (
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int,
                    settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
-    """Import agent session files and directories (recursively, *.json and *.jsonl).
+    """Import agent session files and directories (recursively, *.json and *.jsonl, and the
+    agents' databases crush.db, opencode.db, sessions.db).
 
     Formats: OpenAI Chat, Responses, Anthropic message lists, Claude Code, Codex, Gemini CLI,
-    Kward, Cline, Roo Code and OpenHands sessions. Importing again adds only what is new.
-    Exit 1 when a line or a file could not be imported (each is reported with its file and
-    line).
+    Kward, Qwen Code, Kimi CLI, Copilot CLI, Cline, Roo Code and OpenHands sessions; Crush,
+    OpenCode and Goose SQLite databases (read read-only, while the agent writes). Importing
+    again adds only what is new. Exit 1 when a line or a file could not be imported (each is
+    reported with its file and line).
 
     Without PATHS: every supported agent's own session folders found on this machine (each
     agent's default folder, or where its own variable moves it: $CLAUDE_CONFIG_DIR,
@@ -143,7 +145,8 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
             f"{store.describe_agent_folders()}): give the files or folders to import")
     click.echo("agent session folders found:", err=True)
     for agent, folder in found:
-        files = sum(1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl"))
+        files = 1 if folder.is_file() else sum(
+            1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl", ".db"))
         click.echo(f"  {agent:12} {folder}  ({files} files)", err=True)
     if not yes and not click.confirm("import them?", default=True, err=True):
         raise click.ClickException("nothing imported")

@@ -61,7 +61,7 @@ class _Waiter:
         return "file-system events" if self._observer is not None else "polling"
 
     def follow(self, folders: list[Path]) -> None:
-        """Watch these folders (recursively) from now on."""
+        """Watch these folders (recursively) from now on; for a database file, its folder."""
         if self._observer is None:
             return
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -74,10 +74,12 @@ class _Waiter:
                     changed.set()
 
         for folder in folders:
-            if folder in self._watched or not folder.is_dir():
+            # An agent's database: its folder (the commits land in its -wal beside it).
+            target = folder if folder.is_dir() else folder.parent if folder.is_file() else None
+            if target is None or folder in self._watched:
                 continue
             try:
-                self._observer.schedule(Handler(), str(folder), recursive=True)
+                self._observer.schedule(Handler(), str(target), recursive=target == folder)
             except OSError:
                 continue  # (an inotify watch limit ...): the idle pass still covers it
             self._watched.add(folder)

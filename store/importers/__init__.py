@@ -5,5 +5,5 @@
 FORMATS: tuple[str, ...] = (
     "openai-chat", "openai-responses", "anthropic", "claude-code", "codex", "gemini-cli", "kward",
     "cline", "roo-code", "openhands", "transcript-store", "qwen-code", "kimi-cli",
-    "copilot-cli",
+    "copilot-cli", "crush", "opencode", "goose",
 )

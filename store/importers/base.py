@@ -55,7 +55,8 @@ DEFAULT_SETTLE_SECONDS = 300.0
 
 #: Formats written by an agent (the session's ``agent``); the others are provider message lists.
 AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "cline", "roo-code",
-                           "openhands", "qwen-code", "kimi-cli", "copilot-cli"})
+                           "openhands", "qwen-code", "kimi-cli", "copilot-cli", "crush",
+                           "opencode", "goose"})
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 

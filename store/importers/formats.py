@@ -17,6 +17,11 @@ Formats (:data:`FORMATS`), detected by :func:`detect_format` or given:
   ``<id>.messages.json`` sessions (:mod:`store.importers.cline`); ``openhands``: a
   conversation's ``base_state.json`` (V1) or ``metadata.json`` (V0) beside its ``events``
   folder, read with its events (:mod:`store.importers.openhands`).
+* ``crush``, ``opencode``, ``goose``: an agent's SQLite database, read read-only in one
+  snapshot (:mod:`store.importers.agentdb`; a file is one when it starts with SQLite's
+  header); ``goose`` also reads Goose's legacy JSON-lines sessions
+  (:func:`store.importers.goose.read_goose_lines`), ``opencode`` the session files of
+  OpenCode's JSON storage (:func:`store.importers.opencode.read_opencode_storage`).
 
 Session ids come from the file when it names one, else from its resolved path
 (:func:`~store.importers.base.path_session_id`), so re-importing a file finds its session. Bad
@@ -35,6 +40,7 @@ from typing import Any
 from store.core.errors import AmbiguousRecord, ConfigurationError
 from store.core.keys import canonical_keys
 from store.importers import FORMATS
+from store.importers.agentdb import is_sqlite_file, read_agent_db
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -61,8 +67,10 @@ from store.importers.cline import (
 from store.importers.codex import decode_codex_output, read_codex
 from store.importers.copilot_cli import is_copilot_cli_event, read_copilot_cli
 from store.importers.gemini_cli import gemini_cli_lines_document, read_gemini_cli
+from store.importers.goose import is_goose_header, read_goose_lines
 from store.importers.kimi_cli import KIMI_CONTEXT_ROLES, is_kimi_wire_record, read_kimi_cli
 from store.importers.kward import read_kward
+from store.importers.opencode import is_opencode_session, read_opencode_storage
 from store.importers.openhands import conversation_main, read_openhands
 from store.importers.qwen_code import is_qwen_code_record, read_qwen_code
 
@@ -81,7 +89,7 @@ __all__ = [
 ]
 
 _JSON_LINES = frozenset({"claude-code", "codex", "kward", "transcript-store", "qwen-code",
-                         "kimi-cli", "copilot-cli"})
+                         "kimi-cli", "copilot-cli", "goose"})
 _PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
 _SAMPLE = 50  # list items looked at for hints
 #: How many records format detection looks at (lines looked at for an agent envelope).
@@ -136,6 +144,10 @@ def _record_format(record: Any, plain: set[str]) -> str | None:
         return None
     if is_canonical_record(record):
         return "transcript-store"
+    if is_goose_header(record):
+        return "goose"
+    if is_opencode_session(record):
+        return "opencode"
     try:
         top, _ = canonical_keys(record)
     except AmbiguousRecord:
@@ -231,6 +243,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     """
     check_format(format)
     file = Path(path)
+    if is_sqlite_file(file):
+        return read_agent_db(file, format, settle=settle, max_file_bytes=max_file_bytes)
     source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
         return ParsedFile(file, format or "unknown", skipped={"empty file": 1})
@@ -272,6 +286,12 @@ def read_sessions(path: Path | str, format: str | None = None, *,
         read_cline_sdk(top, collector)
     elif fmt in ("cline", "roo-code") and document is not NO_DOCUMENT:
         read_vscode_task(document, collector)
+    elif fmt == "opencode":
+        if is_opencode_session(document):
+            read_opencode_storage(document, collector)
+        else:
+            raise ImportFileError(file, "not an OpenCode session file (storage/session/"
+                                        "<project>/<id>.json)")
     elif document is not NO_DOCUMENT:
         _read_plain_document(document, fmt, collector)
     else:
@@ -285,7 +305,7 @@ def read_sessions(path: Path | str, format: str | None = None, *,
 #: Formats a file's records prove (by their envelopes), as opposed to plain message lists,
 #: which another plain format may read as well.
 _PROVEN = frozenset({"claude-code", "codex", "gemini-cli", "kward", "cline", "transcript-store",
-                     "qwen-code", "kimi-cli", "copilot-cli"})
+                     "qwen-code", "kimi-cli", "copilot-cli", "goose", "opencode"})
 
 
 def check_forced(file: Path, format: str, sample: list[Any], *, proven_only: bool) -> None:
@@ -335,9 +355,14 @@ def _copilot(records: list[Record], last_line: int, collector: Collector) -> Non
     read_copilot_cli(records, collector)
 
 
+def _goose(records: list[Record], last_line: int, collector: Collector) -> None:
+    read_goose_lines(records, collector)
+
+
 _LINE_READERS: dict[str, Callable[[list[Record], int, Collector], None]] = {
     "claude-code": _claude, "codex": _codex, "kward": _kward, "transcript-store": _canonical,
     "qwen-code": _qwen, "kimi-cli": _kimi, "copilot-cli": _copilot,
+    "goose": _goose,
 }
 
 

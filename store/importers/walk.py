@@ -6,19 +6,22 @@ Walks the given files and directories, reads each file with
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
 Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case), agents' sidecars left out (Claude Code's ``*.meta.json``, a Kimi CLI
-session folder's ``state.json`` and ``meta.json``, a Copilot CLI session's ``checkpoints``
-and ``files``, the files a session's main file reads beside it: a Cline or Roo Code task's
-``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`; an OpenHands
-conversation's event files: :func:`~store.importers.openhands.conversation_siblings`). Below
-a given root, a directory whose name starts with ``.`` is entered only when it is an agent's
-home (:func:`~store.capture.agents.agent_homes`: ``.claude``, ``.codex``, ``.gemini`` ...),
-and then only its session folders (the ``AGENT_FOLDERS`` rows), so that
-``import ~/backup-home`` finds every agent's sessions and not their settings; folders that
-only hold tools' and packages' files (:data:`~store.capture.agents.NOISE_FOLDERS`:
-``node_modules``, ``.git``, ``.venv`` ...) are never entered. Paths are resolved; a symbolic
-link leading out of the root it was found under is not followed, and a non-regular file
-(FIFO, device) is refused: both are reported in
+``.jsonl`` (any case) and the agents' SQLite databases (``AGENT_DATABASES``: read read-only
+by :mod:`~store.importers.agentdb`, whole when they changed), agents' sidecars left out
+(Claude Code's ``*.meta.json``, a Kimi CLI session folder's ``state.json`` and
+``meta.json``, a Copilot CLI session's ``checkpoints`` and ``files``, an agent's settings
+beside its database, the files a session's main file reads beside it: a Cline or Roo Code
+task's ``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`; an OpenHands
+conversation's event files: :func:`~store.importers.openhands.conversation_siblings`; in
+OpenCode's JSON ``storage`` folder any but ``session``). Below a given root, a directory
+whose name starts with ``.`` is entered only when it is an agent's home
+(:func:`~store.capture.agents.agent_homes`: ``.claude``, ``.codex``, ``.gemini`` ...), and
+then only its session folders (the ``AGENT_FOLDERS`` rows), so that ``import
+~/backup-home`` finds every agent's sessions and not their settings; folders that only hold
+tools' and packages' files (:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``,
+``.git``, ``.venv`` ...) are never entered. Paths are resolved; a symbolic link leading out
+of the root it was found under is not followed, and a non-regular file (FIFO, device) is
+refused: both are reported in
 ``failed_files``. A file given explicitly is read whatever its name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
@@ -66,6 +69,7 @@ from store.core.errors import (
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
 from store.db.store import TranscriptStore
+from store.importers.agentdb import AGENT_DATABASES, AGENT_SETTINGS, is_agent_database
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
@@ -77,8 +81,8 @@ from store.importers.formats import ParsedSession, check_format
 from store.importers.openhands import conversation_siblings
 from store.records.codec import encode_message
 
-__all__ = ["Divergence", "FailedFile", "ImportProgress", "ImportSummary", "import_paths",
-           "iter_import_files", "refused_value"]
+__all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "ImportSummary",
+           "import_paths", "iter_import_files", "refused_value"]
 
 _SUFFIXES = (".json", ".jsonl")
 #: Sidecars of a Kimi CLI session folder (one holding its logs), not transcripts.
@@ -243,12 +247,18 @@ def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path
                 agents += [found for _, found in home_session_folders(child)]
                 continue
             kept.append(name)
+        if base.name == "storage" and {"session", "message", "part"} <= set(kept):
+            kept = ["session"]  # OpenCode's JSON storage: a session file reads the rest
         dirs[:] = kept
         # files read with their session's main file
         read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
+        # An agent's own settings beside its database (OpenCode's auth.json holds
+        # credentials, Crush's crush.json its configuration): not transcripts, not read.
+        settings = AGENT_SETTINGS if any(is_agent_database(f) or f == "projects.json"
+                                          for f in files) else frozenset()
         for name in sorted(files):
-            if (not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json")
-                    or name in read_with):
+            if name in settings or name in read_with or (not is_agent_database(name) and (
+                    not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"))):
                 continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
             if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
                 continue  # a Kimi CLI session's (or subagent's) state.json / meta.json
@@ -274,6 +284,10 @@ def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path
             elif not target.is_relative_to(root):
                 yield FailedFile(found, f"symbolic link to {target}, outside {root}: "
                                         "not followed")
+            elif target.is_file():  # an agent's database (a home's entry may name one)
+                if target not in seen:
+                    seen.add(target)
+                    yield _regular(target)
             else:
                 yield from _walk(root, seen, target)
     yield from failures  # the root itself could not be listed

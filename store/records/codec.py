@@ -134,7 +134,7 @@ def encode_chat_record(record: dict[str, Any]) -> tuple[Message, EncodedMessage]
                 EncodedResult(0, result, dumps_json(content), None),))
             return Message("tool", (result,), "openai_chat", None, EMPTY_EXTRAS,
                            EMPTY_EXTRAS), encoded
-        if role not in _CHAT_ROLES or not keys <= _CHAT_KEYS:
+        if isinstance(role, dict | list) or role not in _CHAT_ROLES or not keys <= _CHAT_KEYS:
             return None
         content = record.get("content")
         parts: list[Part] = []

@@ -11,12 +11,13 @@ Kward's map (``run_shell_command`` -> ``bash``, ``read_file`` -> ``read``, ``edi
 **Rows** (:data:`VOCABULARY`): ``(agent, raw name, canonical name)``; ``agent`` ``None`` is a
 global alias (the raw name means the same for every agent that uses it), an agent name
 (``claude-code``, ``codex``, ``gemini-cli``, ``openhands``, ``cline``, ``roo-code``,
-``agents-sdk``, ``kward``, ``qwen-code`` ...: the session's ``agent``) scopes it, because two
-agents use one raw name for different things or because the name is too generic to claim for
-everyone (``replace``, ``fetch``, ``search_files``). A scoped alias wins over a global one. The
-rows are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; rows added later by
-later revisions: 0012 for Qwen Code, Kimi CLI and Copilot CLI, 0014 for Cline's newer names,
-Roo Code and OpenHands V1) and are user-editable from then on
+``agents-sdk``, ``kward``, ``qwen-code``, ``crush`` ...: the session's ``agent``) scopes it,
+because two agents use one raw name for different things or because the name is too generic
+to claim for everyone (``replace``, ``fetch``, ``search_files``). A scoped alias wins over a
+global one. The rows are seeded into ``tool_aliases`` by migration 0006 (a frozen copy; rows
+added later by later revisions: 0012 for Qwen Code, Kimi CLI and Copilot CLI, 0013 for
+Crush, OpenCode and Goose, 0014 for Cline's newer names, Roo Code and OpenHands V1) and are
+user-editable from then on
 (``transcript-store aliases add|remove``).
 
 Sources (read 2026-12-01; see ``docs/architecture.md``):
@@ -76,6 +77,18 @@ Sources (read 2026-12-01; see ``docs/architecture.md``):
   glob, report_intent, think, ...; PR #4134: show_file, task, task_complete, ask_user,
   exit_plan_mode, web_fetch). Names already canonical (bash, edit, grep, glob, task, think,
   ask_user) need no row; report_intent has no canonical name.
+* Crush: ``charmbracelet/crush`` ``internal/agent/tools/*.go`` (``*ToolName`` constants:
+  bash, job_output, job_kill, view, write, edit, multiedit, glob, grep, ls, fetch,
+  agentic_fetch, web_fetch, web_search, download, todos, question, sourcegraph, lsp_*) and
+  ``internal/agent/agent_tool.go`` (agent).
+* OpenCode: ``sst/opencode`` ``packages/opencode/src/tool/*.ts`` (tool ids: bash, read,
+  write, edit, multiedit, patch, apply_patch, glob, grep, list, webfetch, websearch,
+  codesearch, todowrite, todoread, task, question, skill, lsp, batch, plan_enter, plan_exit).
+* Goose: ``block/goose`` ``crates/goose-mcp`` (extension tools named
+  ``<extension>__<tool>``: developer__shell, developer__text_editor (``command`` view, write,
+  str_replace ...: a sub-command), computercontroller__web_scrape / web_search,
+  todo__todo_write / todo_read) and ``crates/goose/src/agents`` (dynamic_task__create_task,
+  subagent__execute_task).
 * OpenAI Agents SDK / Responses hosted tools: https://openai.github.io/openai-agents-python/tools
   (local_shell, shell, apply_patch, web_search / web_search_preview, code_interpreter,
   computer_use_preview).
@@ -192,6 +205,21 @@ _SCOPED: dict[str, dict[str, str]] = {
                     "stop_bash": "bash_io", "list_bash": "bash_io",
                     "read_powershell": "bash_io", "write_powershell": "bash_io",
                     "stop_powershell": "bash_io", "task_complete": "finish"},
+    "crush": {"bash": "bash", "job_output": "bash_io", "job_kill": "bash_io", "view": "read",
+              "write": "write", "edit": "edit", "multiedit": "edit", "glob": "glob",
+              "grep": "grep", "ls": "list", "fetch": "web_fetch", "agentic_fetch": "web_fetch",
+              "download": "web_fetch", "web_search": "web_search", "todos": "todo",
+              "agent": "task", "question": "ask_user"},
+    "opencode": {"bash": "bash", "read": "read", "write": "write", "edit": "edit",
+                 "multiedit": "edit", "patch": "patch", "glob": "glob", "grep": "grep",
+                 "list": "list", "webfetch": "web_fetch", "websearch": "web_search",
+                 "todowrite": "todo", "todoread": "todo", "task": "task",
+                 "question": "ask_user", "plan_enter": "plan_mode", "plan_exit": "plan_mode"},
+    "goose": {"developer__shell": "bash", "developer__text_editor": "edit",
+              "computercontroller__web_scrape": "web_fetch",
+              "computercontroller__web_search": "web_search",
+              "dynamic_task__create_task": "task", "subagent__execute_task": "task",
+              "todo__todo_write": "todo", "todo__todo_read": "todo"},
 }
 
 #: Every seeded row: ``(agent or None, raw name, canonical name)``.
@@ -209,11 +237,11 @@ VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 
 # Tools whose ``command`` argument is a sub-command, not a shell command.
 _NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
-                        "planning_file_editor"})
+                        "planning_file_editor", "developer__text_editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
-              "target_file")
+              "target_file", "filePath")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)

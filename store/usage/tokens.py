@@ -22,6 +22,10 @@ reports: ``input_tokens`` (input read neither from nor into a cache), ``output_t
 * **Kimi CLI** (a wire ``StatusUpdate``'s ``token_usage``, kosong's ``TokenUsage``):
   ``input_other`` (input neither read from nor written to a cache), ``output``,
   ``input_cache_read``, ``input_cache_creation``: the four counts as they are.
+* **OpenCode** (an assistant message's ``tokens``: ``input`` already without the cached
+  parts, ``output``, ``reasoning`` apart from it, ``cache.read``, ``cache.write``): input as
+  it is, output ``output + reasoning``, cache creation ``cache.write``, cache read
+  ``cache.read``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage",
-           "kimi_cli_usage", "qwen_code_usage"]
+           "kimi_cli_usage", "opencode_usage", "qwen_code_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,4 +150,19 @@ def kimi_cli_usage(usage: Any, *, model: Any = None,
     return _usage_or_none(TokenUsage(
         _count(usage.get("input_other")), _count(usage.get("output")),
         _count(usage.get("input_cache_creation")), _count(usage.get("input_cache_read")), 0,
+        _text(model), None, _text(response_id)))
+
+
+def opencode_usage(tokens: Any, *, model: Any = None,
+                   response_id: Any = None) -> TokenUsage | None:
+    """An OpenCode assistant message's ``tokens`` (input without the cache; reasoning counted
+    apart from ``output``)."""
+    if not isinstance(tokens, Mapping):
+        return None
+    cache = tokens.get("cache")
+    cache = cache if isinstance(cache, Mapping) else {}
+    reasoning = _count(tokens.get("reasoning"))
+    return _usage_or_none(TokenUsage(
+        _count(tokens.get("input")), _count(tokens.get("output")) + reasoning,
+        _count(cache.get("write")), _count(cache.get("read")), reasoning,
         _text(model), None, _text(response_id)))

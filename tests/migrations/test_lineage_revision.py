@@ -17,7 +17,7 @@ from store.db import migrate
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 #: The revision just before 0015.
-BEFORE = "0012"
+BEFORE = "0014"
 
 #: Sessions as importers before revision 0015 stored them: (id, metadata, source file).
 STORED = [

@@ -427,7 +427,7 @@ class TestDetectionAndFiles:
         assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
                            "codex", "gemini-cli", "kward", "cline", "roo-code",
                            "openhands", "transcript-store", "qwen-code", "kimi-cli",
-                           "copilot-cli")
+                           "copilot-cli", "crush", "opencode", "goose")
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),
