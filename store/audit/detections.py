@@ -10,7 +10,7 @@ matched text of a finding has its secrets redacted (:class:`~store.redaction.red
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from store.rules.sigma import Rule
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-__all__ = ["check_rules", "iter_call_records"]
+__all__ = ["check_rules", "iter_call_records", "new_calls", "next_positions"]
 
 _FETCH = 5000
 
@@ -44,11 +44,13 @@ def check_rules(
     agent: str | None = None,
     session_id: str | None = None,
     progress: Callable[[int], None] | None = None,
+    starts: Mapping[str, int] | None = None,
 ) -> list[Finding]:
     """Findings of ``rules`` (default: the built-in pack) over the stored calls, in call order
     (session, position, call index; a call's findings in rule order). ``since``/``until``:
     the time of the call's message; ``agent``: the session's agent; ``progress`` is told
-    how many calls were checked every 5,000."""
+    how many calls were checked every 5,000; ``starts``: only these sessions, each from this
+    position on (the calls an import just stored: :func:`new_calls`)."""
     if rules is None:
         from store.rules.engine import builtin_rules
 
@@ -58,7 +60,7 @@ def check_rules(
     found: list[Finding] = []
     seen = 0
     for call, text in iter_call_records(opened, since=since, until=until, agent=agent,
-                                        session_id=session_id):
+                                        session_id=session_id, starts=starts):
         seen += 1
         if progress is not None and seen % _FETCH == 0:
             progress(seen)
@@ -77,8 +79,10 @@ def check_rules(
 def iter_call_records(
     opened: TranscriptStore, *, since: datetime | None = None, until: datetime | None = None,
     agent: str | None = None, session_id: str | None = None,
+    starts: Mapping[str, int] | None = None,
 ) -> Iterator[tuple[CallRecord, str]]:
-    """Every stored call as a :class:`CallRecord` with its arguments' stored JSON text."""
+    """Every stored call as a :class:`CallRecord` with its arguments' stored JSON text
+    (``starts``: only these sessions, from these positions)."""
     if since is not None and until is not None and aware(since) >= aware(until):
         raise UsageError("--since must be before --until")
     c = tool_calls
@@ -90,6 +94,8 @@ def iter_call_records(
         if agent is not None:
             query = query.where(sessions.c.agent == agent)
         about = {row[0]: (row[1], row[2]) for row in conn.execute(query)}
+        if starts is not None:
+            about = {sid: who for sid, who in about.items() if sid in starts}
         if not about:
             return
         calls = select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id,
@@ -102,9 +108,14 @@ def iter_call_records(
         if session_id is not None:
             calls = calls.where(c.c.session_id == session_id)
         calls = calls.order_by(c.c.session_id, c.c.position, c.c.call_index)
-        result = conn.execution_options(stream_results=True, yield_per=_FETCH).execute(calls)
+        if starts is not None:
+            rows: Iterable[Any] = (
+                row for sid in sorted(about) for row in conn.execute(calls.where(
+                    c.c.session_id == sid, c.c.position >= starts[sid])))
+        else:
+            rows = conn.execution_options(stream_results=True, yield_per=_FETCH).execute(calls)
         names: dict[tuple[str, str | None], str] = {}
-        for sid, position, index, call_id, raw, text in result:
+        for sid, position, index, call_id, raw, text in rows:
             session = about.get(sid)
             if session is None:
                 continue
@@ -116,6 +127,28 @@ def iter_call_records(
             arguments: Any = orjson.loads(text) if text else None
             yield CallRecord(sid, position, index, call_id, raw, tool, who, cwd,
                              arguments), text or "null"
+
+
+def next_positions(opened: TranscriptStore) -> dict[str, int]:
+    """Each session's next position: taken before an import, then handed to
+    :func:`new_calls` after it."""
+    with connect(opened) as conn:
+        return {str(sid): int(n) for sid, n in conn.execute(
+            select(sessions.c.session_id, sessions.c.next_position))}
+
+
+def new_calls(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
+    """The ``starts`` of :func:`check_rules` for what was stored between two
+    :func:`next_positions`: a new session from 0, a longer one from where it ended, one that
+    was cut and written again (shorter than before) from 0 again."""
+    starts: dict[str, int] = {}
+    for sid, end in after.items():
+        was = before.get(sid)
+        if was is None or end < was:
+            starts[sid] = 0
+        elif end > was:
+            starts[sid] = was
+    return starts
 
 
 def _with_times(opened: TranscriptStore, found: list[Finding]) -> list[Finding]:
