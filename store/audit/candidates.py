@@ -32,7 +32,7 @@ from store.audit.sql import connect
 from store.db.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
 from store.db.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
-from store.rules.prefilter import SECRET_TERM, Requirement, Term
+from store.rules.prefilter import AGENT, SECRET_TERM, Requirement, Term
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -112,6 +112,8 @@ def _in_context(cwd: str, agent: str, text: str) -> bool:
     """Whether a path field's ``text`` may come (in part) from the session: the cwd or agent
     holds it, or the cwd ends with its start up to a slash (the rest then in the arguments).
     A path literal's run (no slash) is held whole or not at all."""
+    if text.startswith(AGENT):  # an Image's last component: the agent's (file events)
+        return ("/" + agent).endswith("/" + text[1:])
     if text in cwd or text in agent:
         return True
     cwd = cwd.rstrip("/")

@@ -29,7 +29,9 @@ How a test gives its terms (all lower case, at least :data:`MIN_TERM` characters
 * ``SecretKind|exists: true``: the redaction marker (``[redacted:``), which the index holds
   wherever the detectors found a secret.
 
-Terms of path fields may also come from the session's cwd or agent (:attr:`Term.context`):
+An ``Image`` that ends with a literal (``endswith``, equals) has its last component from the
+command word (or, for a file event, the agent), so that component is its term. Terms of
+other path fields may also come from the session's cwd or agent (:attr:`Term.context`):
 the caller evaluates every call of a session whose cwd or agent holds one. What the terms
 cannot see, the caller adds as candidates: calls not indexed yet, and shell command lines
 whose quotes or backslashes sit inside a word (``cu''rl``), which the shell parser joins, and
@@ -43,12 +45,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MIN_TERM", "SECRET_TERM", "Requirement", "Term", "requirement"]
+__all__ = ["AGENT", "MIN_TERM", "SECRET_TERM", "Requirement", "Term", "requirement"]
 
 #: Trigram indexes need three characters.
 MIN_TERM = 3
 #: The folded start of every redaction marker (``store.redaction``: ``[REDACTED:kind]``).
 SECRET_TERM = "[redacted:"
+#: A :attr:`Term.context` starting with this: only the agent (``Image`` of a file event is
+#: ``/<agent>``) may end with the rest, never the cwd.
+AGENT = "\x00"
 #: At most this many clauses per rule (the most selective ones).
 _MAX_CLAUSES = 2
 
@@ -160,13 +165,22 @@ def _field(name: str, value: Any) -> Requirement | None:
 def _value(name: str, kind: str, value: Any) -> Requirement | None:
     from sigma import types as t
 
+    last = False  # an Image that ends with the literal: its last component is the program's
     if isinstance(value, t.SigmaRegularExpression):
         literals = _regex(str(value.regexp))
     elif isinstance(value, t.SigmaString):
-        literals = [frozenset({p}) for p in value.iter_parts() if isinstance(p, str)]
+        parts = list(value.iter_parts())
+        literals = [frozenset({p}) for p in parts if isinstance(p, str)]
+        last = (name in _IMAGE_FIELDS and len(literals) == 1 and isinstance(parts[-1], str)
+                and "/" in parts[-1])
     else:
         return None
     clauses: list[frozenset[Term]] = []
+    if last:
+        word = str(parts[-1]).rsplit("/", 1)[1].lower()
+        term = _term("path", word) if word else None
+        if term is not None:  # the command word, or (file events) the agent: never the cwd
+            return (frozenset({Term(term.text, AGENT + word)}),) if term.text == word else None
     for literal_set in literals:
         files = [_file_term(literal) for literal in literal_set] if (
             name == "TargetFilename") else []
@@ -177,9 +191,9 @@ def _value(name: str, kind: str, value: Any) -> Requirement | None:
         if terms and all(term is not None for term in terms):
             clauses.append(frozenset(term for term in terms if term is not None))
         elif name in _IMAGE_FIELDS and len(literal_set) == 1:
-            program = _short_program(next(iter(literal_set)))
-            if program:
-                clauses.append(frozenset(Term(before + program, program)
+            short = _short_program(next(iter(literal_set)))
+            if short:
+                clauses.append(frozenset(Term(before + short, AGENT + short if last else short)
                                          for before in _BEFORE_WORD))
     if not clauses:
         return None

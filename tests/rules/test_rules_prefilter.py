@@ -12,7 +12,7 @@ import pytest
 
 from store import TranscriptStore, builtin_rules, check_rules, parse_rules
 from store.audit.candidates import candidates
-from store.rules.prefilter import SECRET_TERM, Term, requirement
+from store.rules.prefilter import AGENT, SECRET_TERM, Term, requirement
 
 pytest.importorskip("sigma")
 
@@ -73,7 +73,9 @@ def fixture_calls() -> list[tuple[str, str, str, list[dict[str, Any]]]]:
                 call(400, "Read", {"file_path": "id_ed25519"}),
                 call(401, "Read", {"file_path": "notes"})]),
             ("s-codex", "codex", "/w/app", codex),
-            ("s-gemini", "gemini-cli", "/w/app", gemini)]
+            ("s-gemini", "gemini-cli", "/w/app", gemini),
+            ("s-platform", "claude-code", "/work/platform/addon",
+             [call(600, "Bash", {"command": "ls"})])]
 
 
 def keys(found: list[Any]) -> list[tuple[str, int, int, str]]:
@@ -105,6 +107,9 @@ def test_prefiltered_and_full_evaluation_find_the_same(store: TranscriptStore) -
     assert chosen is not None
     total = sum(len(m) for *_, m in fixture_calls()) + len(tail)
     assert len(chosen.keys) + len(chosen.starts) < total
+    assert chosen.starts == {"s-claude": stored, "s-ssh": 0}  # the tail; the cwd ~/.ssh (a
+    # path rule's literal); a cwd holding "rm" or "dd" (program names) is no
+    # reason to read a session whole
 
 
 def test_scoped_checks_agree_too(store: TranscriptStore) -> None:
@@ -167,5 +172,6 @@ def test_requirements_read_off_the_conditions() -> None:
     push = by_title["Git force push to a main branch"]
     assert push is not None and {t.text for c in push for t in c} >= {"push", "main", "master"}
     rm = by_title["Recursive delete of the root, the home or a system directory"]
-    assert rm is not None and Term("\nrm", "rm") in rm[0] and Term(" rm", "rm") in rm[0]
+    assert rm is not None and Term("\nrm", AGENT + "rm") in rm[0]
+    assert Term(" rm", AGENT + "rm") in rm[0]  # after a word break; never the cwd's
     assert requirement([]) is None
