@@ -77,10 +77,13 @@ def _print_findings(found: Sequence[store.Finding]) -> None:
               help="Exit 1 when a finding is at this level or above (for CI).")
 @click.option("--save", is_flag=True,
               help="Store the findings (table findings; the viewer's findings page).")
+@click.option("--no-prefilter", is_flag=True,
+              help="Evaluate every call, rather than only those whose text the search index "
+                   "finds holds what a rule needs (the same findings, slower).")
 def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime | None,
                 until: datetime | None, agent: str | None, session: str | None,
                 min_level: str | None, as_json: bool, as_sarif: bool, fail_level: str | None,
-                save: bool) -> None:
+                save: bool, no_prefilter: bool) -> None:
     """Evaluate Sigma rules over the stored calls and print the findings."""
     if as_json and as_sarif:
         raise click.UsageError("--json and --sarif are exclusive")
@@ -90,7 +93,8 @@ def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime
         if session is not None:
             session = resolve_session(opened, session)
         found = store.check_rules(opened, ruleset, since=since, until=until,
-                                  agent=agent, session_id=session)
+                                  agent=agent, session_id=session,
+                                  prefilter=not no_prefilter)
         saved = store.save_findings(opened, found) if save else None
     if as_sarif:
         report = store.sarif_report(found, ruleset.rules, _version())
