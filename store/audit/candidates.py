@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["Candidates", "candidates"]
 
 _VIEW_CUT = 2000  # store.tools.vocabulary cuts a view there
-_QUOTES = ("'", '"', "\\")
+_MARKS = ("'", '"', "\\", "/.", "//")
+#: ``//`` not after ``:`` (a URL's is not a path the mapping normalises).
+_SLASHES = re.compile(r"(?:^|[^:])//")
 #: A quote or backslash between two characters of a word: the shell joins them (``cu''rl``).
 _SPLICE = re.compile(r"[^\s'\"\\]['\"\\]+[^\s'\"\\]")
 
@@ -190,24 +192,21 @@ def _fts_term(term: Term) -> str:
 
 def _spliced(conn: Connection, session_id: str | None) -> set[tuple[str, int, int]]:
     """Calls whose command line the shell parser may join across quotes, or whose paths
-    the mapping normalises, or whose view is cut."""
+    the mapping normalises, or whose view is cut (one scan of the views with a quote, a
+    backslash, ``/.`` or ``//``, or cut; the test in Python)."""
     pg = conn.dialect.name == "postgresql"
     mark = "%s" if pg else "?"
     scoped = f" AND session_id = {mark}" if session_id is not None else ""
     scope: tuple[Any, ...] = (session_id,) if session_id is not None else ()
     find = "strpos" if pg else "instr"
-    quoted = " OR ".join(f"{find}(text, {mark}) > 0" for _ in _QUOTES)
+    marks = " OR ".join(f"{find}(text, {mark}) > 0" for _ in _MARKS)
     found: set[tuple[str, int, int]] = set()
-    for sid, position, index, text in conn.exec_driver_sql(
-            f"SELECT session_id, position, call_index, text FROM {CALL_VIEWS} "
-            f"WHERE view = 'command'{scoped} AND ({quoted})", (*scope, *_QUOTES)):
-        if _SPLICE.search(text):
+    for sid, position, index, view, text in conn.exec_driver_sql(
+            f"SELECT session_id, position, call_index, view, text FROM {CALL_VIEWS} "
+            f"WHERE view IN ('command', 'path'){scoped} AND ({marks} "
+            f"OR length(text) >= {_VIEW_CUT})", (*scope, *_MARKS)):
+        if (len(text) >= _VIEW_CUT or "/." in text
+                or ("//" in text and (view == "path" or _SLASHES.search(text)))
+                or (view == "command" and _SPLICE.search(text))):
             found.add((str(sid), int(position), int(index)))
-    slashes = "text ~ '[^:]//'" if pg else "text GLOB '*[^:]//*'"
-    rows = conn.exec_driver_sql(
-        f"SELECT session_id, position, call_index FROM {CALL_VIEWS} "
-        f"WHERE view IN ('command', 'path'){scoped} AND ({find}(text, '/.') > 0 "
-        f"OR ({find}(text, '//') > 0 AND (view = 'path' OR {slashes})) "
-        f"OR length(text) >= {_VIEW_CUT})", scope)
-    found.update((str(s), int(p), int(i)) for s, p, i in rows)
     return found
