@@ -87,7 +87,8 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
         for sid, cwd, who, indexed, following in conn.exec_driver_sql(
                 "SELECT session_id, cwd, agent, indexed_position, next_position "
                 f"FROM sessions{where}", params):
-            if any(_in_context(fold(cwd or ""), fold(who or ""), c) for c in contexts):
+            place, agent_name = fold(cwd or ""), fold(who or "")
+            if any(_in_context(place, agent_name, c) for c in contexts):
                 found.starts[sid] = 0
             elif following > indexed:
                 found.starts[sid] = indexed

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import Connection, Text, and_, cast, select
+from sqlalchemy import Connection, Text, and_, cast, or_, select
 
 from store.audit.candidates import Candidates, candidates
 from store.audit.sql import aware, connect, time_filters
@@ -204,15 +204,15 @@ def _with_times(opened: TranscriptStore, found: list[Finding]) -> list[Finding]:
     for f in found:
         wanted.setdefault(f.session_id, set()).add(f.position)
     times: dict[tuple[str, int], datetime] = {}
+    pieces = [(sid, sorted(positions)[at:at + 500]) for sid, positions in sorted(wanted.items())
+              for at in range(0, len(positions), 500)]
     with connect(opened) as conn:
-        for sid, positions in wanted.items():
-            ordered = sorted(positions)
-            for start in range(0, len(ordered), 500):
-                chunk = ordered[start:start + 500]
-                rows = conn.execute(select(m.c.position, m.c.created_at).where(
-                    m.c.session_id == sid, m.c.position.in_(chunk)))
-                for position, created in rows:
-                    times[(sid, position)] = aware(created)
+        for start in range(0, len(pieces), 50):  # 50 sessions a statement, each by its key
+            rows = conn.execute(select(m.c.session_id, m.c.position, m.c.created_at).where(
+                or_(*(and_(m.c.session_id == sid, m.c.position.in_(chunk))
+                      for sid, chunk in pieces[start:start + 50]))))
+            for sid, position, created in rows:
+                times[(sid, position)] = aware(created)
     from dataclasses import replace
 
     return [replace(f, time=times.get((f.session_id, f.position))) for f in found]
