@@ -16,6 +16,8 @@
   read, the test in Python); views with a path the mapping normalises (``/.``, ``//``), or
   cut (2,000 characters);
 * **context**: every call of a session whose cwd or agent holds a term of a path field;
+* **secrets**: every call whose indexed text holds a redaction marker (the text a rule looks
+  for may be what was redacted);
 * **the tail**: every call the index has not reached yet (``sessions.indexed_position``).
 """
 
@@ -106,6 +108,9 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
                 found.keys.add(key)
                 found.rules.pop(key, None)
             found.secrets = _index_hits(conn, [(frozenset({Term(SECRET_TERM)}),)], session_id)
+            for key in found.secrets:  # redacted text: a rule's text may be under a marker
+                found.keys.add(key)
+                found.rules.pop(key, None)
         for key in [k for k in found.rules if k[1] >= found.starts.get(k[0], k[1] + 1)]:
             del found.rules[key]  # read whole (context, tail): any rule
         return found

@@ -150,6 +150,15 @@ detection:
     Image|endswith: /ls
   condition: not filter
 level: informational
+---
+title: A GitHub token on a command line
+id: 6a0f5c2e-0000-4000-8000-000000000004
+logsource: {category: process_creation, product: linux}
+detection:
+  selection:
+    CommandLine|contains: 'TOKEN=ghp_'
+  condition: selection
+level: high
 """
 
 
@@ -158,10 +167,14 @@ def test_rules_without_required_text_fall_back_to_every_call(store: TranscriptSt
         store.append(sid, messages, agent=agent, cwd=cwd)
     store.update_search_index()
     rules = parse_rules(USER_RULES, "user.yml")
-    assert [r.needs is None for r in rules] == [True, False, True]
+    assert [r.needs is None for r in rules] == [True, False, True, False]
     assert candidates(store, rules) is None
     assert candidates(store, rules[1:2]) is not None
-    for chosen in (rules, rules[1:2]):
+    # the index holds the token redacted: the call is evaluated all the same
+    token = check_rules(store, rules[3:])
+    assert [(f.session_id, f.position) for f in token] == [
+        ("s-claude", SHELL.index("export GITHUB_TOKEN=" + TOKEN))]
+    for chosen in (rules, rules[1:2], rules[3:]):
         assert keys(check_rules(store, chosen)) == keys(
             check_rules(store, chosen, prefilter=False))
 
