@@ -43,11 +43,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import orjson  # noqa: E402
 from sqlalchemy import create_engine, insert, text  # noqa: E402
 
 import store  # noqa: E402
-from store.db.tables import call_views, messages, sessions, tool_calls  # noqa: E402
-from store.tools.vocabulary import VIEW_NAMES, argument_views  # noqa: E402
+from store.db.tables import messages, sessions, tool_calls  # noqa: E402
 
 PER_SESSION = 1000
 BATCH = 20_000
@@ -114,16 +114,14 @@ def populate(url: str, calls: int) -> int:
                 "session_id": f"bench-{s:05d}", "title": None, "provider": None, "model": None,
                 "cwd": "/w/app", "agent": agent, "tags_json": "[]", "metadata_json": "{}",
                 "created_at": start, "updated_at": start, "next_position": PER_SESSION,
-                "indexed_position": PER_SESSION})
+                "indexed_position": 0})
         conn.execute(insert(sessions), session_rows)
-    pending: dict[str, list[dict[str, Any]]] = {"m": [], "c": [], "v": []}
+    pending: dict[str, list[dict[str, Any]]] = {"m": [], "c": []}
 
     def flush() -> None:
         with engine.begin() as conn:
             conn.execute(insert(messages), pending["m"])
             conn.execute(insert(tool_calls), pending["c"])
-            if pending["v"]:
-                conn.execute(insert(call_views), pending["v"])
         for rows in pending.values():
             rows.clear()
 
@@ -138,17 +136,23 @@ def populate(url: str, calls: int) -> int:
             "extras_json": None, "metadata_json": None, "created_at": when})
         pending["c"].append({
             "session_id": sid, "position": position, "call_index": 0, "call_id": f"c{i}",
-            "id_minted": False, "raw_name": raw, "wire_json": "{}", "arguments_status": "ok",
+            "id_minted": False, "raw_name": raw, "wire_json": orjson.dumps({
+                "id": f"c{i}", "type": "function", "function": {
+                    "name": raw, "arguments": orjson.dumps(arguments).decode()}}).decode(),
+            "arguments_status": "ok",
             "arguments_error": None, "arguments": arguments, "extras_json": None,
             "source": "bench", "wire_version": 1})
-        for view, value in zip(VIEW_NAMES, argument_views(raw, arguments), strict=True):
-            if value is not None:
-                pending["v"].append({"session_id": sid, "position": position, "call_index": 0,
-                                     "view": view, "text": value})
         if len(pending["c"]) >= BATCH:
             flush()
     if pending["c"]:
         flush()
+    engine.dispose()
+    started = time.perf_counter()
+    with store.TranscriptStore.open(url) as opened:  # the search index, as imports build it
+        done = opened.update_search_index()
+    print(f"  search index caught up: {done.calls:,} calls in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(text("ANALYZE"))
     engine.dispose()
@@ -171,15 +175,15 @@ def scan(url: str) -> float:
     return elapsed
 
 
-def check(url: str) -> tuple[float, list[store.Finding]]:
+def check(url: str, prefilter: bool = True) -> tuple[float, list[store.Finding]]:
     rules = store.builtin_rules()
     with store.TranscriptStore.open(url, read_only=True) as opened:
         started = time.perf_counter()
-        found = store.check_rules(opened, store.RuleSet(rules))
+        found = store.check_rules(opened, store.RuleSet(rules), prefilter=prefilter)
         return time.perf_counter() - started, found
 
 
-def bench(name: str, url: str, calls: int, repeat: int) -> None:
+def bench(name: str, url: str, calls: int, repeat: int, compare: bool = False) -> None:
     started = time.perf_counter()
     planted = populate(url, calls)
     print(f"{name}: {calls:,} calls stored in {time.perf_counter() - started:.0f} s "
@@ -197,6 +201,13 @@ def bench(name: str, url: str, calls: int, repeat: int) -> None:
           f"({calls / c:,.0f} calls/s, {len(found)} findings); ratio {c / s:.1f}x; "
           f"checks: {'ok' if ok else f'FAILED ({len(flagged)} flagged of {planted})'}",
           flush=True)
+    if compare:
+        full, every = check(url, prefilter=False)
+        same = every == found
+        print(f"{name}: without the prefilter {full:.2f} s ({calls / full:,.0f} calls/s, "
+              f"{len(every)} findings, ratio {full / s:.1f}x); same findings: "
+              f"{'yes' if same else 'NO'}", flush=True)
+        ok = ok and same
     if not ok:
         raise SystemExit(1)
 
@@ -207,12 +218,14 @@ def main() -> None:
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pg-dsn", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--compare", action="store_true",
+                        help="Also check every call without the prefilter (slow) and compare.")
     args = parser.parse_args()
     if args.backend in ("sqlite", "both"):
         with tempfile.TemporaryDirectory() as folder:
             url = f"sqlite:///{folder}/rules.sqlite"
             store.upgrade_database(url)
-            bench("sqlite", url, args.calls, args.repeat)
+            bench("sqlite", url, args.calls, args.repeat, args.compare)
     if args.backend in ("postgres", "both"):
         admin = args.pg_dsn.replace("postgresql://", "postgresql+psycopg://", 1)
         name = f"bench_rules_{os.getpid()}"
@@ -222,7 +235,7 @@ def main() -> None:
         url = admin.rsplit("/", 1)[0] + f"/{name}"
         try:
             store.upgrade_database(url)
-            bench("postgres", url, args.calls, args.repeat)
+            bench("postgres", url, args.calls, args.repeat, args.compare)
         finally:
             with engine.connect() as conn:
                 conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))

@@ -20,7 +20,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
-    from store.audit.detections import check_rules
+    from store.audit.detections import check_rules, new_calls, next_positions
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         agent_folders,
         describe_agent_folders,
     )
+    from store.capture.config import StoreConfig, load_config
     from store.capture.files import FileState, SessionSource
     from store.capture.service import ServiceFile, hook_transcript, service_file
     from store.core.arguments import (
@@ -233,6 +234,7 @@ __all__ = [
     "SessionTree",
     "SettingsError",
     "SigmaRule",
+    "StoreConfig",
     "StoreError",
     "StoredMessage",
     "StreamAssembler",
@@ -292,11 +294,14 @@ __all__ = [
     "iter_calls",
     "level_reached",
     "list_sessions",
+    "load_config",
     "load_findings",
     "load_prices",
     "load_rules",
     "load_schema_file",
     "loads_json",
+    "new_calls",
+    "next_positions",
     "normalize_message",
     "normalize_payload",
     "normalize_tool_call",
@@ -344,6 +349,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "load_rules": ("store.rules.engine", "load_rules"),
     "call_events": ("store.rules.events", "call_events"),
     "check_rules": ("store.audit.detections", "check_rules"),
+    "new_calls": ("store.audit.detections", "new_calls"),
+    "next_positions": ("store.audit.detections", "next_positions"),
+    "load_config": ("store.capture.config", "load_config"),
+    "StoreConfig": ("store.capture.config", "StoreConfig"),
     "load_findings": ("store.db.findings", "load_findings"),
     "save_findings": ("store.db.findings", "save_findings"),
     "sarif_report": ("store.rules.findings", "sarif_report"),

@@ -19,6 +19,7 @@ from store.cli._common import (
     verbosity,
     visible,
 )
+from store.cli.rules import RulesOnImport, config_option, read_config, rules_check_option
 
 
 @click.command("import")
@@ -35,9 +36,11 @@ from store.cli._common import (
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
+@rules_check_option
+@config_option
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
-                   max_file_mib: int,
-                   settle: float, quiet: bool, as_json: bool, yes: bool) -> None:
+                   max_file_mib: int, settle: float, quiet: bool, as_json: bool, yes: bool,
+                   rules_check: bool, config_file: Path | None) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl, and the
     agents' databases crush.db, opencode.db, sessions.db).
 
@@ -56,14 +59,19 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
     Files that fail for the same reason are grouped into one line with a count;
     `transcript-store -v import` lists each of them.
+
+    With --rules-check (or [rules] on_import = true in --config), the rules run over the
+    calls this import stored and their findings are saved (rules findings lists them).
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
+    checker = RulesOnImport(read_config(config_file), rules_check)
     if not paths:
         paths = _offer_agent_folders(yes)
     out = console()
     with open_store(db_url) as opened:
+        checker.mark(opened)
         progress = Progress(TextColumn("{task.description}"), BarColumn(),
                             TextColumn("{task.fields[files]}"), TimeRemainingColumn(),
                             console=out, transient=True, disable=quiet or as_json)
@@ -88,6 +96,10 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                 description="indexing for search")
 
             index = opened.update_search_index(progress=indexed)
+            if checker.active:
+                progress.update(task, total=None, completed=0, files="",
+                                description="checking the rules")
+            findings = checker.check(opened)
         url = opened.url
     counts = (("files", summary.files), ("unchanged files", summary.unchanged),
               ("sessions", summary.sessions),
@@ -98,9 +110,11 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
               ("rewritten files", len(summary.diverged)),
               ("indexed for search", f"{index.calls} calls, {index.results} results "
-                                     f"({index.seconds:.2f} s)"))
+                                     f"({index.seconds:.2f} s)"),
+              *((("findings", findings),) if findings is not None else ()))
     if as_json:
-        emit_json([{**{k.replace(" ", "_"): v for k, v in counts[:-1] if k != "problems"},
+        emit_json([{**{k.replace(" ", "_"): v for k, v in counts
+                       if k not in ("problems", "indexed for search")},
                     "indexed_calls": index.calls, "indexed_results": index.results,
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],

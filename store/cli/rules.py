@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 import click
 import orjson
@@ -75,10 +77,13 @@ def _print_findings(found: Sequence[store.Finding]) -> None:
               help="Exit 1 when a finding is at this level or above (for CI).")
 @click.option("--save", is_flag=True,
               help="Store the findings (table findings; the viewer's findings page).")
+@click.option("--no-prefilter", is_flag=True,
+              help="Evaluate every call, rather than only those whose text the search index "
+                   "finds holds what a rule needs (the same findings, slower).")
 def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime | None,
                 until: datetime | None, agent: str | None, session: str | None,
                 min_level: str | None, as_json: bool, as_sarif: bool, fail_level: str | None,
-                save: bool) -> None:
+                save: bool, no_prefilter: bool) -> None:
     """Evaluate Sigma rules over the stored calls and print the findings."""
     if as_json and as_sarif:
         raise click.UsageError("--json and --sarif are exclusive")
@@ -88,7 +93,8 @@ def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime
         if session is not None:
             session = resolve_session(opened, session)
         found = store.check_rules(opened, ruleset, since=since, until=until,
-                                  agent=agent, session_id=session)
+                                  agent=agent, session_id=session,
+                                  prefilter=not no_prefilter)
         saved = store.save_findings(opened, found) if save else None
     if as_sarif:
         report = store.sarif_report(found, ruleset.rules, _version())
@@ -187,6 +193,60 @@ def rules_findings(db_url: str | None, session: str | None, min_level: str | Non
 
 def _version() -> str:
     return str(store.__version__)
+
+
+
+# -- rules as imports store (import and watch) -------------------------------------------------
+
+def config_option(function: Any) -> Any:
+    """``--config FILE`` (``TRANSCRIPT_STORE_CONFIG``): the TOML configuration of
+    :mod:`store.capture.config`."""
+    return click.option(
+        "--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+        envvar="TRANSCRIPT_STORE_CONFIG", show_envvar=True,
+        help="A TOML configuration: [rules] (on_import, paths, min_level) and, for watch, "
+             "[retention] (see docs/rules.md and docs/operations.md).")(function)
+
+
+def rules_check_option(function: Any) -> Any:
+    return click.option(
+        "--rules-check", is_flag=True,
+        help="Run the rules (the built-in pack, or [rules] paths of --config) over the calls "
+             "this stores and save the findings (as [rules] on_import = true).")(function)
+
+
+def read_config(path: Path | None) -> store.StoreConfig:
+    return store.load_config(path) if path is not None else store.StoreConfig()
+
+
+class RulesOnImport:
+    """Checks the calls an import stores: :meth:`mark` before it, :meth:`check` after it
+    (findings of the new calls only, saved); inactive unless ``--rules-check`` or
+    ``[rules] on_import``."""
+
+    def __init__(self, config: store.StoreConfig, flag: bool) -> None:
+        self.active = flag or config.rules.on_import
+        self.ruleset: store.RuleSet | None = None
+        self._marks: dict[str, int] = {}
+        if self.active:  # load (and validate) the rules before anything is stored
+            self.ruleset = store.RuleSet(_load(config.rules.paths),
+                                         min_level=config.rules.min_level)
+
+    def mark(self, opened: store.TranscriptStore) -> None:
+        if self.active:
+            self._marks = store.next_positions(opened)
+
+    def check(self, opened: store.TranscriptStore) -> int | None:
+        """How many findings the new calls gave (saved); None when inactive."""
+        if self.ruleset is None:
+            return None
+        starts = store.new_calls(self._marks, store.next_positions(opened))
+        if not starts:
+            return 0
+        found = store.check_rules(opened, self.ruleset, starts=starts)
+        if found:
+            store.save_findings(opened, found)
+        return len(found)
 
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).

@@ -24,6 +24,7 @@ import click
 
 import store
 from store.cli._common import db_option, open_store, visible
+from store.cli.rules import RulesOnImport, config_option, read_config, rules_check_option
 
 #: Seconds between polls right after a change, and at most when idle (polling back-off;
 #: ``--idle`` lowers the cap): a poll pass over 150 files costs about 30 ms.
@@ -122,8 +123,11 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
               help="Write a user service (systemd on Linux, launchd on macOS) that runs this "
                    "watch at log-in, print how to start, stop and remove it, and exit.")
 @click.option("--quiet", "-q", is_flag=True, help="No line per pass (the status still prints).")
+@rules_check_option
+@config_option
 def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settle: float,
-                  idle: float, poll: bool, install: bool, quiet: bool) -> None:
+                  idle: float, poll: bool, install: bool, quiet: bool, rules_check: bool,
+                  config_file: Path | None) -> None:
     """Keep an archive of the agents' sessions as they are written.
 
     Follows PATHS, or without them every supported agent's session folder that exists (each
@@ -134,10 +138,19 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
     gone (sessions show says since when). Prints one line per pass that stored something,
     and a status when stopped (Ctrl-C). Safe to kill at any moment: a restart goes on where
     the store says, storing nothing twice.
+
+    With --config FILE: [rules] on_import = true runs the rules over the calls each pass
+    stores and saves the findings (as --rules-check does; the pass line counts them), and a
+    [retention] policy is applied at the first pass and then at most once per its `every`
+    (default 1d), as `prune --policy` would: held sessions stay, each erased session leaves
+    a tombstone whose reason names the policy, and each receipt is logged on stderr.
     """
     if install:
-        _install(db_url, paths, settle, idle, poll)
+        _install(db_url, paths, settle, idle, poll, rules_check, config_file)
         return
+    config = read_config(config_file)
+    checker = RulesOnImport(config, rules_check)
+    retention = _Retention(config.retention)
     folders = _folders(paths)
     if not folders and once:
         raise click.UsageError(
@@ -147,7 +160,7 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
     signal.signal(signal.SIGINT, _interrupt)  # also where a shell started it ignoring SIGINT
     started = datetime.now().astimezone()
     totals: dict[str, Any] = {"passes": 0, "messages": 0, "gone": 0, "problems": 0,
-                              "reported": set()}
+                              "findings": 0, "erased": 0, "reported": set()}
     waiter = _Waiter(idle, poll)
     with open_store(db_url) as opened:
         try:
@@ -158,7 +171,8 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
             while True:
                 folders = _folders(paths)
                 waiter.follow(folders)
-                stored = _one_pass(opened, folders, settle, totals, quiet)
+                stored = _one_pass(opened, folders, settle, totals, quiet, checker)
+                totals["erased"] += retention.apply(opened)
                 if once:
                     break
                 waiter.wait(stored)
@@ -169,12 +183,37 @@ def watch_command(db_url: str | None, paths: tuple[Path, ...], once: bool, settl
     click.echo(visible(_status(totals, started)), err=not once)
 
 
+class _Retention:
+    """Applies a retention policy at the first pass, then at most once per its ``every``."""
+
+    def __init__(self, policy: store.RetentionPolicy | None) -> None:
+        self.policy = policy
+        self._last: float | None = None
+
+    def apply(self, opened: store.TranscriptStore) -> int:
+        """Sessions erased now (0 when the policy is not due); each receipt is logged."""
+        now = time.monotonic()
+        if self.policy is None or (
+                self._last is not None
+                and now - self._last < self.policy.every.total_seconds()):
+            return 0
+        self._last = now
+        receipts = opened.apply_retention(self.policy)
+        for r in receipts:
+            click.echo(visible(f"retention: erased {r.session_id} ({r.messages} messages, "
+                               f"digest {r.digest or '-'}): {r.reason}"), err=True)
+        return len(receipts)
+
+
 def _one_pass(opened: store.TranscriptStore, folders: list[Path], settle: float,
-              totals: dict[str, Any], quiet: bool) -> bool:
+              totals: dict[str, Any], quiet: bool,
+              checker: RulesOnImport | None = None) -> bool:
     """One catch-up over ``folders``; True when it stored something."""
     totals["passes"] += 1
     if not folders:
         return False
+    if checker is not None:
+        checker.mark(opened)
     summary = _import_pass(opened, folders, settle)
     totals["messages"] += summary.messages_added
     totals["gone"] += summary.gone
@@ -185,12 +224,17 @@ def _one_pass(opened: store.TranscriptStore, folders: list[Path], settle: float,
             reported.add(line)
             totals["problems"] += 1
             click.echo(visible(line), err=True)
+    findings = None
     if summary.messages_added:
         opened.update_search_index()  # searchable now, not at the next search
+        findings = checker.check(opened) if checker is not None else None
+        totals["findings"] += findings or 0
     if (summary.messages_added or summary.gone) and not quiet:
         when = datetime.now().astimezone().strftime("%H:%M:%S")
         parts = [f"stored {summary.messages_added} messages ({summary.sessions} sessions, "
                  f"{summary.files} files)"] if summary.messages_added else []
+        if findings is not None:
+            parts.append(f"{findings} findings saved")
         if summary.gone:
             parts.append(f"{summary.gone} source files gone (their sessions stay)")
         click.echo(visible(f"{when} " + "; ".join(parts)))
@@ -204,13 +248,16 @@ def _import_pass(opened: store.TranscriptStore, folders: list[Path],
 
 
 def _status(totals: dict[str, Any], started: datetime) -> str:
+    extra = "".join(f", {totals[k]} {label}" for k, label in (
+        ("findings", "findings saved"), ("erased", "sessions erased by retention"))
+        if totals[k])
     return (f"watched since {started:%Y-%m-%d %H:%M}: {totals['passes']} passes, "
             f"{totals['messages']} messages stored, {totals['gone']} source files gone, "
-            f"{totals['problems']} problems")
+            f"{totals['problems']} problems{extra}")
 
 
 def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: float,
-             poll: bool) -> None:
+             poll: bool, rules_check: bool = False, config_file: Path | None = None) -> None:
     command = [sys.executable, "-m", "store", "watch", "--quiet"]
     if db_url:
         is_file = "://" not in db_url
@@ -221,6 +268,10 @@ def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: f
         command += ["--idle", str(idle)]
     if poll:
         command.append("--poll")
+    if rules_check:
+        command.append("--rules-check")
+    if config_file is not None:
+        command += ["--config", str(config_file.expanduser().resolve())]
     command += [str(p.expanduser().resolve()) for p in paths]
     written = store.service_file(command)
     click.echo(visible(f"wrote {written.kind}: {written.path}"))

@@ -43,7 +43,7 @@ from store.db.search_index import (
 from store.db.secrets import calls_with_secret, secrets_summary
 from store.db.tables import messages, session_holds, sessions, tombstones, tool_calls
 from store.records.searchtext import call_search_text, result_search_text
-from store.trust.retention import ErasureReceipt, RetentionPolicy
+from store.trust.retention import ErasureReceipt, RetentionPolicy, format_duration
 from store.trust.secrets import index_text
 
 __all__ = ["Hold", "Tombstone", "TrustMixin", "remove_session", "truncated"]
@@ -251,10 +251,16 @@ class TrustMixin(StoreBase):
         default, agents = policy.cutoffs(now or datetime.now(UTC))
         receipts: list[ErasureReceipt] = []
         for agent, cutoff in sorted(agents.items()):
-            receipts += self.prune(cutoff, agent=agent, actor="retention", dry_run=dry_run)
-        if default is not None:
+            why = (f"retention policy for {agent}: older than "
+                   f"{format_duration(policy.agents[agent])} (last active before "
+                   f"{cutoff.isoformat()})")
+            receipts += self.prune(cutoff, agent=agent, actor="retention", dry_run=dry_run,
+                                   reason=why)
+        if default is not None and policy.older_than is not None:
+            why = (f"retention policy: older than {format_duration(policy.older_than)} "
+                   f"(last active before {default.isoformat()})")
             receipts += self.prune(default, actor="retention", dry_run=dry_run,
-                                   skip_agents=agents)
+                                   skip_agents=agents, reason=why)
         return receipts
 
     # -- secrets --------------------------------------------------------------------------------

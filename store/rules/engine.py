@@ -130,30 +130,39 @@ class RuleSet:
                     gated.setdefault(program, []).append(rule)
             self._gated[source] = {k: tuple(v) for k, v in gated.items()}
         self._order = {rule.id: i for i, rule in enumerate(self.rules)}
+        self._bits = {id(rule): 1 << i for i, rule in enumerate(self.rules)}
         self._secrets = any("SecretKind" in r.fields for r in self.rules)
+        #: Whether calls need their searchable text (``SecretKind``: see store.rules.events).
+        self.reads_secrets = self._secrets
         self._cache: OrderedDict[tuple[Any, ...], tuple[Match, ...]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self.rules)
 
-    def check(self, call: CallRecord, arguments_text: str | None = None) -> tuple[Match, ...]:
+    def check(self, call: CallRecord, arguments_text: str | None = None,
+              only: int | None = None) -> tuple[Match, ...]:
         """The rules ``call`` matches, in rule order. ``arguments_text``: the arguments as
-        stored (a cache key that spares encoding them again)."""
+        stored (a cache key that spares encoding them again); ``only``: the rules to try
+        (bits in the order of :attr:`rules`; None: all)."""
         if arguments_text is None:
             arguments_text = orjson.dumps(call.arguments).decode()
-        key = (call.tool, call.raw_tool, call.agent, call.cwd, arguments_text)
+        # SecretKind: looked for or not, and (arguments not valid JSON) in the wire text
+        secret = (call.secret_free, call.wire_json if arguments_text == "null" else None
+                  ) if self._secrets else None
+        key = (call.tool, call.raw_tool, call.agent, call.cwd, arguments_text, secret, only)
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        found = self._evaluate(call)
+        found = self._evaluate(call, only)
         self._cache[key] = found
         if len(self._cache) > _CACHE:
             self._cache.popitem(last=False)
         return found
 
-    def _evaluate(self, call: CallRecord) -> tuple[Match, ...]:
+    def _evaluate(self, call: CallRecord, only: int | None) -> tuple[Match, ...]:
         first: dict[str, Match] = {}
+        bits = self._bits
         for event in call_events(call, secrets=self._secrets):
             source = (event.category, event.product)
             rules = self._open.get(source, ())
@@ -165,7 +174,7 @@ class RuleSet:
                 continue
             lowered: dict[str, Any] = {}
             for rule in rules:
-                if rule.id in first:
+                if rule.id in first or (only is not None and not only & bits[id(rule)]):
                     continue
                 hits: list[tuple[str, str]] = []
                 if rule.matcher(event.fields, lowered, hits):

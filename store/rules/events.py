@@ -20,8 +20,10 @@ resolved through the alias table) becomes :class:`Event` s:
   (canonical name), ``RawTool``, ``Agent``, ``CommandLine`` (the whole command view),
   ``TargetFilename`` (absolute paths), ``Url``, ``Pattern``, ``Arguments`` (the arguments as
   compact JSON) and ``Arguments.<key>`` for each top-level argument, and ``SecretKind``, the
-  kinds of secrets :func:`store.redaction.redact.find_secrets` finds in the arguments (computed
-  only when a loaded rule reads that field).
+  kinds of secrets :func:`store.redaction.redact.find_secrets` finds in the call's searchable
+  text (its arguments decoded, the text the search index redacts: so a call has one exactly
+  when its indexed text holds a redaction marker; a record without it: the arguments as
+  JSON), computed only when a loaded rule reads that field.
 
 A field holds a string or a list of strings (a list matches when any member does).
 """
@@ -37,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from store.records.searchtext import call_search_text
 from store.redaction.detectors import DETECTORS
 from store.redaction.redact import find_secrets
 from store.rules.shell import simple_commands
@@ -70,6 +73,11 @@ class CallRecord:
     agent: str | None
     cwd: str | None
     arguments: Any
+    #: The call's wire record, whose searchable text (``store.records.searchtext``) is where
+    #: ``SecretKind`` is looked for; None: the arguments as compact JSON instead.
+    wire_json: str | None = None
+    #: The search index says the call holds no secret: ``SecretKind`` is not looked for.
+    secret_free: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +123,9 @@ def call_events(call: CallRecord, *, secrets: bool = False) -> list[Event]:
             flat = _flat(value)
             if flat is not None:
                 native[f"Arguments.{key}"] = flat
-        if secrets:
-            kinds = secret_kinds(encoded)
+        if secrets and not call.secret_free:
+            kinds = secret_kinds(encoded if call.wire_json is None
+                                 else _search_text(call.wire_json))
             if kinds:
                 native["SecretKind"] = kinds
     events.append(Event("tool_call", "ai_agent", native))
@@ -135,6 +144,14 @@ def secret_kinds(text: str) -> list[str]:
     (one search instead of a gate each: the same answer)."""
     detectors = DETECTORS if _KEYWORDS.search(text.lower()) else _UNGATED
     return sorted({kind for _, _, kind in find_secrets(text, detectors)})
+
+
+def _search_text(wire: str) -> str:
+    """The call's searchable text as the index builds it (empty when it cannot be built)."""
+    try:
+        return call_search_text(wire)
+    except (ValueError, RecursionError, MemoryError):
+        return ""
 
 
 def _process_events(line: str, cwd: str | None) -> list[Event]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.core.errors import RuleError
+from store.rules.prefilter import Requirement, requirement
 
 __all__ = ["Matcher", "Rule", "compile_rule", "parse_rules"]
 
@@ -52,6 +53,9 @@ class Rule:
     #: Program names (lower case) one of which the event's ``Image`` must end in for the rule
     #: to match (read off the condition); ``None``: any event may match.
     images: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    #: What a call's searchable text must hold for the rule to match it
+    #: (:mod:`store.rules.prefilter`); ``None``: every call must be evaluated.
+    needs: Requirement | None = field(default=None, repr=False, compare=False)
 
     def applies(self, category: str, product: str) -> bool:
         return ((self.category is None or self.category == category)
@@ -112,6 +116,7 @@ def compile_rule(rule: Any, origin: str) -> Rule:
         description=rule.description or "",
         category=source.category, product=source.product, service=source.service,
         origin=origin, matcher=matcher, fields=frozenset(fields), images=images,
+        needs=requirement(trees),
     )
 
 
