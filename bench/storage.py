@@ -28,9 +28,12 @@ that both see the same machine state:
   Two differences are by design: the raw side reads the OpenAI Chat shape only (the store's
   normalizer reads any provider's shape, a cost the ratio includes), and it reads the state for
   positional linking only when a result's id matches no call.
-* **sdk**: the OpenAI Agents SDK's own sessions on the same records (``SQLiteSession`` on
+* **peers**: the OpenAI Agents SDK's own sessions on the same records (``SQLiteSession`` on
   SQLite, as shipped: WAL, default ``synchronous``; ``SQLAlchemySession`` on PostgreSQL with
-  psycopg async), one ``add_items`` per append, ``get_items`` per load, from one event loop.
+  psycopg async), one ``add_items`` per append, ``get_items`` per load, from one event loop;
+  and LangChain's ``SQLChatMessageHistory`` (``langchain-community``, the ``bench`` extra;
+  SQLAlchemy on pysqlite / psycopg), one ``add_messages`` per append, ``.messages`` per load,
+  the records turned into LangChain messages before the timing.
 
 **Index upkeep, and when it is paid.** The store's appends write only the transcript (plus
 its audit B-trees). The search index is paid later, once, in bulk: the row "search index
@@ -92,7 +95,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from storage_peers import SdkSide, _sdk_postgres, _sdk_sqlite
+from storage_peers import Peer, _langchain, _sdk_postgres, _sdk_sqlite
 from storage_profile import profile_store
 from storage_raw import RawStore, RawTranscript
 from storage_raw_backends import RawPostgres, RawSQLite
@@ -140,7 +143,7 @@ class Backend:
     cleanup: Callable[[], None]
     label: str = ""
     raw_target: str = ""  # what a writer process opens: the raw SQLite path or DSN
-    open_sdk: Callable[[], SdkSide | None] = lambda: None
+    open_peers: Callable[[], list[Peer]] = lambda: []
 
 
 @dataclass
@@ -184,6 +187,13 @@ def _raw_calls(transcript: RawTranscript) -> list[tuple[Any, ...]]:
     return [(c.id, c.name, c.raw_name, c.arguments) for c in transcript.calls()]
 
 
+def _prepare(peer: Peer, records: list[dict[str, Any]]) -> None:
+    """What a peer turns the records into before it can store them, done before the timing."""
+    prepare = getattr(peer, "prepare", None)
+    if prepare is not None:
+        prepare(records)
+
+
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     out = fn()
@@ -198,38 +208,39 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
     fail = result.failures.append
     store = TranscriptStore.open(backend.store_url)
     raw = backend.open_raw(True)
-    sdk = backend.open_sdk()
+    peers = backend.open_peers()
     sdk_rows: list[Row] = []
 
-    def versus_sdk(label: str, ours: float, raw_time: float, theirs: float,
-                   per_call: bool = False) -> None:
-        assert sdk is not None
-        sdk_rows.append(Row(f"SDK {sdk.label}: {label}", theirs, raw_time, None, per_call))
-        sdk_rows.append(Row(f"  store vs SDK {sdk.label}: {label}", ours, theirs, 1.0,
+    def versus(peer: Peer, label: str, ours: float, raw_time: float, theirs: float,
+               per_call: bool = False) -> None:
+        sdk_rows.append(Row(f"{peer.label}: {label}", theirs, raw_time, None, per_call))
+        sdk_rows.append(Row(f"  store vs {peer.label}: {label}", ours, theirs, 1.0,
                             per_call))
 
     try:
         # Bulk append: one call per whole session, alternating which side goes first.
         gc.collect()
-        t_store = t_raw = t_sdk = 0.0
+        t_store = t_raw = 0.0
+        t_peer = {p.label: 0.0 for p in peers}
         for i, s in enumerate(sessions):
             ts, tr, _, _ = _pair(partial(store.append, s.session_id, s.messages, keys=s.keys),
                                  partial(raw.append, s.session_id, s.messages, s.keys),
                                  i % 2 == 0)
             t_store += ts
             t_raw += tr
-            if sdk is not None:
-                t_sdk += _timed(partial(sdk.append, s.session_id, s.messages))[0]
+            for peer in peers:
+                _prepare(peer, s.messages)
+                t_peer[peer.label] += _timed(partial(peer.append, s.session_id, s.messages))[0]
         result.rows.append(Row(f"bulk append ({len(sessions)} sessions, 1 call each)",
                                t_store, t_raw, TARGETS["bulk"]))
-        if sdk is not None:
-            versus_sdk("bulk append", t_store, t_raw, t_sdk)
+        for peer in peers:
+            versus(peer, "bulk append", t_store, t_raw, t_peer[peer.label])
 
         # Incremental append: one message per call, committed. The first session warms up.
         gc.collect()
         lat_store: list[float] = []
         lat_raw: list[float] = []
-        lat_sdk: list[float] = []
+        lat_peer: dict[str, list[float]] = {p.label: [] for p in peers}
         for n, s in enumerate(incremental):
             for i, (record, key) in enumerate(zip(s.messages, s.keys, strict=True)):
                 ts, tr, _, _ = _pair(
@@ -239,10 +250,12 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
                 if n > 0:
                     lat_store.append(ts)
                     lat_raw.append(tr)
-                if sdk is not None:
-                    tk = _timed(partial(sdk.append, s.session_id, [record]))[0]
+                for peer in peers:
+                    one = [record]
+                    _prepare(peer, one)
+                    tk = _timed(partial(peer.append, s.session_id, one))[0]
                     if n > 0:
-                        lat_sdk.append(tk)
+                        lat_peer[peer.label].append(tk)
         calls = len(lat_store)
         result.rows.append(Row(f"incremental append, total ({calls} calls)",
                                sum(lat_store), sum(lat_raw), TARGETS["incremental"]))
@@ -250,10 +263,13 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
             result.rows.append(Row(f"  incremental append, p{q} per call",
                                    _percentile(lat_store, q), _percentile(lat_raw, q),
                                    TARGETS["incremental"], per_call=True))
-        if sdk is not None:
-            versus_sdk("committed append, total", sum(lat_store), sum(lat_raw), sum(lat_sdk))
-            versus_sdk("committed append, p50", _percentile(lat_store, 50),
-                       _percentile(lat_raw, 50), _percentile(lat_sdk, 50), per_call=True)
+        for peer in peers:
+            lat = lat_peer[peer.label]
+            versus(peer, "committed append, total", sum(lat_store), sum(lat_raw), sum(lat))
+            versus(peer, "committed append, p50", _percentile(lat_store, 50),
+                   _percentile(lat_raw, 50), _percentile(lat, 50), per_call=True)
+            versus(peer, "committed append, p99", _percentile(lat_store, 99),
+                   _percentile(lat_raw, 99), _percentile(lat, 99), per_call=True)
 
         # Search index upkeep, paid once in bulk, off the appends: the store catches up (as
         # the first search, the end of an import or `db index` would); the raw side builds
@@ -271,9 +287,9 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
         t_store = t_raw = 0.0
         per_store: list[float] = []
         per_raw: list[float] = []
-        per_sdk: list[float] = []
-        if sdk is not None:
-            sdk.load(sessions[0].session_id)
+        per_peer: dict[str, list[float]] = {p.label: [] for p in peers}
+        for peer in peers:
+            peer.load(sessions[0].session_id)
         store_calls = raw_calls = 0
         mismatched: list[str] = []
         for i, s in enumerate(sessions):
@@ -281,8 +297,8 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
                                    partial(raw.load, s.session_id), i % 2 == 0)
             per_store.append(ts)
             per_raw.append(tr)
-            if sdk is not None:
-                per_sdk.append(_timed(partial(sdk.load, s.session_id))[0])
+            for peer in peers:
+                per_peer[peer.label].append(_timed(partial(peer.load, s.session_id))[0])
             sc, rc = _store_calls(st), _raw_calls(rt)
             store_calls += len(sc)
             raw_calls += len(rc)
@@ -293,8 +309,9 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
         result.rows.append(Row("  full-session load, p50 per session",
                                _percentile(per_store, 50), _percentile(per_raw, 50),
                                TARGETS["load"], per_call=True))
-        if sdk is not None:
-            versus_sdk("full-session load", sum(per_store), sum(per_raw), sum(per_sdk))
+        for peer in peers:
+            versus(peer, "full-session load", sum(per_store), sum(per_raw),
+                   sum(per_peer[peer.label]))
         expected = sum(s.call_count for s in sessions)
         result.notes.append(f"calls loaded: store {store_calls}, raw {raw_calls}, "
                             f"generated {expected}")
@@ -390,8 +407,8 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
     finally:
         store.close()
         raw.close()
-        if sdk is not None:
-            sdk.close()
+        for peer in peers:
+            peer.close()
     result.rows.extend(sdk_rows)
     return result
 
@@ -411,7 +428,9 @@ def _sqlite_backend(root: Path, attempt: int) -> Backend:
         lambda create: RawSQLite(raw_path, create=create),
         lambda: RawSQLite(store_path, create=False),
         cleanup, f"SQLite {sqlite3.sqlite_version} (file, WAL, synchronous=NORMAL)",
-        str(raw_path), lambda: _sdk_sqlite(root / f"sdk-{attempt}.sqlite"),
+        str(raw_path), lambda: [p for p in (
+            _sdk_sqlite(root / f"sdk-{attempt}.sqlite"),
+            _langchain(f"sqlite:///{root / f'langchain-{attempt}.sqlite'}")) if p is not None],
     )
 
 
@@ -422,7 +441,7 @@ def _with_database(dsn: str, database: str) -> str:
 
 def _postgres_backend(dsn: str, attempt: int) -> Backend:
     names = (f"bench_{os.getpid()}_{attempt}_store", f"bench_{os.getpid()}_{attempt}_raw",
-             f"bench_{os.getpid()}_{attempt}_sdk")
+             f"bench_{os.getpid()}_{attempt}_sdk", f"bench_{os.getpid()}_{attempt}_langchain")
     with psycopg.connect(dsn, autocommit=True) as admin:
         for name in names:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
@@ -434,14 +453,17 @@ def _postgres_backend(dsn: str, attempt: int) -> Backend:
             for name in names:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
-    store_dsn, raw_dsn, sdk_dsn = (_with_database(dsn, n) for n in names)
+    store_dsn, raw_dsn, sdk_dsn, langchain_dsn = (_with_database(dsn, n) for n in names)
     store_url = "postgresql+psycopg://" + store_dsn.split("://", 1)[1]
     return Backend(
         "postgres", store_url,
         lambda create: RawPostgres(raw_dsn, create=create),
         lambda: RawPostgres(store_dsn, create=False),
         cleanup, f"PostgreSQL {version // 10000}.{version % 10000} (psycopg {psycopg.__version__})",
-        raw_dsn, lambda: _sdk_postgres(sdk_dsn),
+        raw_dsn, lambda: [p for p in (
+            _sdk_postgres(sdk_dsn),
+            _langchain("postgresql+psycopg://" + langchain_dsn.split("://", 1)[1]))
+            if p is not None],
     )
 
 

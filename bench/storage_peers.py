@@ -1,12 +1,25 @@
 """The peers ``bench/storage.py`` runs beside the store on the same records: the OpenAI
-Agents SDK's sessions."""
+Agents SDK's sessions, and LangChain's ``SQLChatMessageHistory`` (the ``bench`` extra)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+
+class Peer(Protocol):
+    """What the benchmark drives: one append of records, one load, by session id."""
+
+    label: str
+
+    def append(self, sid: str, records: Sequence[dict[str, Any]]) -> None: ...
+
+    def load(self, sid: str) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
 
 # -- the OpenAI Agents SDK's sessions, same records, same run ------------------------------------
 
@@ -55,7 +68,7 @@ def _sdk_sqlite(path: Path) -> SdkSide | None:
         from agents import SQLiteSession
     except ImportError:
         return None
-    return SdkSide("SQLiteSession", lambda sid: SQLiteSession(sid, str(path)))
+    return SdkSide("SDK SQLiteSession", lambda sid: SQLiteSession(sid, str(path)))
 
 
 def _sdk_postgres(dsn: str) -> SdkSide | None:
@@ -65,6 +78,59 @@ def _sdk_postgres(dsn: str) -> SdkSide | None:
     except ImportError:
         return None
     engine = create_async_engine("postgresql+psycopg://" + dsn.split("://", 1)[1])
-    return SdkSide("SQLAlchemySession",
+    return SdkSide("SDK SQLAlchemySession",
                    lambda sid: SQLAlchemySession(sid, engine=engine, create_tables=True),
                    engine.dispose)
+
+
+# -- LangChain's SQLChatMessageHistory, same records, same run -----------------------------------
+
+
+class LangChainSide:
+    """``langchain_community``'s ``SQLChatMessageHistory`` (one table of JSON messages, a
+    SQLAlchemy engine: pysqlite on SQLite, psycopg on PostgreSQL), as its docs use it: one
+    history per session, ``add_messages`` per append, ``.messages`` per load. The records are
+    turned into LangChain messages before the timing (``convert_to_messages``, once per
+    record): what an application using LangChain already holds."""
+
+    label = "LangChain SQLChatMessageHistory"
+
+    def __init__(self, url: str) -> None:
+        from langchain_community.chat_message_histories import SQLChatMessageHistory
+        from langchain_core.messages import convert_to_messages
+        from sqlalchemy import create_engine
+
+        self._engine = create_engine(url)
+        self._history = SQLChatMessageHistory
+        self._convert = convert_to_messages
+        self._histories: dict[str, Any] = {}
+        self._converted: dict[tuple[int, ...], list[Any]] = {}
+
+    def _of(self, sid: str) -> Any:
+        history = self._histories.get(sid)
+        if history is None:
+            history = self._histories[sid] = self._history(sid, connection=self._engine)
+        return history
+
+    def prepare(self, records: Sequence[dict[str, Any]]) -> list[Any]:
+        """The records as LangChain messages (cached: done once, outside the timing)."""
+        key = tuple(map(id, records))  # the records live as long as the run
+        if key not in self._converted:
+            self._converted[key] = self._convert(list(records))
+        return self._converted[key]
+
+    def append(self, sid: str, records: Sequence[dict[str, Any]]) -> None:
+        self._of(sid).add_messages(self.prepare(records))
+
+    def load(self, sid: str) -> list[Any]:
+        return list(self._of(sid).messages)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+
+def _langchain(url: str) -> LangChainSide | None:
+    try:
+        return LangChainSide(url)
+    except ImportError:
+        return None

@@ -20,12 +20,14 @@ import orjson
 from sqlalchemy import (
     Connection,
     and_,
+    exists,
     func,
     not_,
     or_,
     select,
     text,
     true,
+    tuple_,
 )
 from sqlalchemy.sql.elements import ColumnElement, TextClause
 
@@ -349,9 +351,15 @@ def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | Non
     for agent, raw in aliases.sources(tool):
         if agent is not None and raw not in plain:  # (else the global name covers it)
             scoped.setdefault(raw, []).append(agent)
-    for raw, agents in sorted(scoped.items()):
-        parts.append(and_(c.c.raw_name == raw, c.c.session_id.in_(
-            select(sessions.c.session_id).where(sessions.c.agent.in_(sorted(agents))))))
+    if scoped:
+        # One condition for every (agent, raw name) pair: the raw names as an IN list (the
+        # raw-name index), then the session's agent for the pair; a subquery per pair made
+        # PostgreSQL give up the index for a filtered scan once a dozen agents had pairs.
+        pairs = sorted((agent, raw) for raw, agents in scoped.items() for agent in agents)
+        parts.append(and_(c.c.raw_name.in_(sorted(scoped)), exists(
+            select(sessions.c.session_id).where(
+                sessions.c.session_id == c.c.session_id,
+                tuple_(sessions.c.agent, c.c.raw_name).in_(pairs)))))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else or_(*parts)
