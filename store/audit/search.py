@@ -254,7 +254,16 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
     m = message_side(timed=query.since is not None or query.until is not None)
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
-        tool_condition = _tool_condition(aliases, query.tool)
+        if query.session_id is not None and not query.with_children:
+            # One session: its agent decides which raw names are the tool (a plain IN list,
+            # routed to the session's shard on Citus; no per-agent subquery).
+            agent = conn.execute(select(sessions.c.agent).where(
+                sessions.c.session_id == query.session_id)).scalar_one_or_none()
+            names = _tool_names_for(aliases, query.tool, agent)
+            tool_condition: ColumnElement[bool] | None = (
+                c.c.raw_name.in_(names) if names else None)
+        else:
+            tool_condition = _tool_condition(aliases, query.tool)
         if tool_condition is None:
             return None
         conditions.append(tool_condition)
@@ -327,6 +336,11 @@ def _view_condition(conn: Connection, number: int, view: ViewCondition,
         params[f"view_tail_{number}"] = orjson.dumps(tail).decode()
     return text("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN ("
                 + " UNION ALL ".join(parts) + ")").bindparams(**params)
+
+
+def _tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[str]:
+    """The raw names that are ``tool`` in a session of ``agent`` (as a load names them)."""
+    return sorted({raw for _, raw in aliases.sources(tool) if aliases.resolve(raw, agent) == tool})
 
 
 def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:
