@@ -5,24 +5,10 @@ Walks the given files and directories, reads each file with
 :meth:`TranscriptStore.append <store.db.store.TranscriptStore.append>`, keyed, so that
 importing a file again stores nothing twice and a file that grew adds only its new part.
 
-Walking: directories are walked recursively, in name order, for files ending ``.json`` or
-``.jsonl`` (any case) and the agents' SQLite databases (``AGENT_DATABASES``: read read-only
-by :mod:`~store.importers.agentdb`, whole when they changed), agents' sidecars left out
-(Claude Code's ``*.meta.json``, a Kimi CLI session folder's ``state.json`` and
-``meta.json``, a Copilot CLI session's ``checkpoints`` and ``files``, an agent's settings
-beside its database, the files a session's main file reads beside it: a Cline or Roo Code
-task's ``ui_messages.json`` ...: :func:`~store.importers.cline.task_siblings`; an OpenHands
-conversation's event files: :func:`~store.importers.openhands.conversation_siblings`; in
-OpenCode's JSON ``storage`` folder any but ``session``). Below a given root, a directory
-whose name starts with ``.`` is entered only when it is an agent's home
-(:func:`~store.capture.agents.agent_homes`: ``.claude``, ``.codex``, ``.gemini`` ...), and
-then only its session folders (the ``AGENT_FOLDERS`` rows), so that ``import
-~/backup-home`` finds every agent's sessions and not their settings; folders that only hold
-tools' and packages' files (:data:`~store.capture.agents.NOISE_FOLDERS`: ``node_modules``,
-``.git``, ``.venv`` ...) are never entered. Paths are resolved; a symbolic link leading out
-of the root it was found under is not followed, and a non-regular file (FIFO, device) is
-refused: both are reported in
-``failed_files``. A file given explicitly is read whatever its name.
+Walking: :func:`~store.importers.listing.iter_import_files` lists the files (see there:
+``.json`` / ``.jsonl`` files and the agents' databases, sidecars left out, dot-directories
+entered only when they are an agent's home); a file given explicitly is read whatever its
+name.
 
 **Only what is new.** The store keeps, per file, where its last read stopped
 (:class:`~store.capture.files.FileState`, written in the transaction of the file's last rows):
@@ -50,12 +36,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
 from store.capture.files import FileState
 from store.capture.reading import read_changes
 from store.core.errors import (
@@ -69,39 +53,19 @@ from store.core.errors import (
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
 from store.db.store import TranscriptStore
-from store.importers.agentdb import AGENT_DATABASES, AGENT_SETTINGS, is_agent_database
+from store.importers.agentdb import AGENT_DATABASES
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
     ImportFileError,
     ImportProblem,
 )
-from store.importers.cline import task_siblings
 from store.importers.formats import ParsedSession, check_format
-from store.importers.openhands import conversation_siblings
+from store.importers.listing import FailedFile, iter_import_files
 from store.records.codec import encode_message
 
 __all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "ImportSummary",
            "import_paths", "iter_import_files", "refused_value"]
-
-_SUFFIXES = (".json", ".jsonl")
-#: Sidecars of a Kimi CLI session folder (one holding its logs), not transcripts.
-_KIMI_SIDECARS = frozenset({"state.json", "meta.json"})
-_KIMI_LOGS = frozenset({"wire.jsonl", "context.jsonl"})
-#: Folders of a Copilot CLI session (beside its events.jsonl) holding snapshots and artifacts.
-_COPILOT_ASIDE = frozenset({"checkpoints", "files"})
-
-
-@dataclass(frozen=True, slots=True)
-class FailedFile:
-    """A file that was not imported at all, and why."""
-
-    path: Path
-    error: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.error}"
-
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
@@ -171,126 +135,6 @@ class ImportSummary:
     def ok(self) -> bool:
         """True when every file was read and nothing was reported."""
         return not self.problems and not self.failed_files
-
-
-# -- walking -------------------------------------------------------------------------------------
-
-
-def iter_import_files(paths: Iterable[Path | str]) -> Iterator[Path | FailedFile]:
-    """The files to import under ``paths`` (see the module docstring), each once, or a
-    :class:`FailedFile` for what is refused."""
-    seen: set[Path] = set()
-    for given in paths:
-        path = Path(given)
-        try:
-            root = path.resolve(strict=True)
-        except (OSError, RuntimeError) as exc:
-            yield FailedFile(path, f"cannot open: {getattr(exc, 'strerror', None) or exc}")
-            continue
-        if root.is_dir():
-            yield from _walk(root, seen)
-        elif root not in seen:
-            seen.add(root)
-            yield _regular(root)
-
-
-def _regular(path: Path) -> Path | FailedFile:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        return FailedFile(path, f"cannot open: {exc.strerror or exc}")
-    if not stat.S_ISREG(mode):
-        return FailedFile(path, "not a regular file: not read")
-    return path
-
-
-def _resolve(path: Path) -> Path | FailedFile:
-    """Where ``path`` leads, or a :class:`FailedFile` when it cannot be resolved (a symbolic
-    link loop, ``a -> b -> a``: Python 3.11 raises ``RuntimeError``, later ones ``OSError``)."""
-    try:
-        return path.resolve()
-    except RuntimeError:
-        return FailedFile(path, "symbolic link loop: not followed")
-    except OSError as exc:
-        return FailedFile(path, f"cannot resolve: {exc.strerror or exc}")
-
-
-def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path | FailedFile]:
-    """The files below ``top`` (default: ``root``); links must stay inside ``root``."""
-    failures: list[FailedFile] = []
-    homes = agent_homes()
-
-    def report(exc: OSError) -> None:
-        failures.append(FailedFile(Path(exc.filename or root), f"cannot list: {exc.strerror}"))
-
-    for folder, dirs, files in os.walk(top or root, onerror=report):
-        base = Path(folder)
-        kept = []
-        agents: list[Path] = []
-        for name in sorted(dirs):
-            child = base / name
-            if name in _COPILOT_ASIDE and "events.jsonl" in files:
-                continue  # (a Copilot CLI session's checkpoints and files: not its log)
-            if name in NOISE_FOLDERS and name not in homes:
-                continue
-            if child.is_symlink():
-                target = _resolve(child)
-                if isinstance(target, FailedFile):
-                    yield target
-                    continue
-                if not target.is_relative_to(root):
-                    yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
-                                            "not followed")
-                continue  # a link inside the root: its target is walked on its own
-            if name.startswith("."):
-                # an agent's home (.claude, .codex ...): only its session folders
-                agents += [found for _, found in home_session_folders(child)]
-                continue
-            kept.append(name)
-        if base.name == "storage" and {"session", "message", "part"} <= set(kept):
-            kept = ["session"]  # OpenCode's JSON storage: a session file reads the rest
-        dirs[:] = kept
-        # files read with their session's main file
-        read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
-        # An agent's own settings beside its database (OpenCode's auth.json holds
-        # credentials, Crush's crush.json its configuration): not transcripts, not read.
-        settings = AGENT_SETTINGS if any(is_agent_database(f) or f == "projects.json"
-                                          for f in files) else frozenset()
-        for name in sorted(files):
-            if name in settings or name in read_with or (not is_agent_database(name) and (
-                    not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"))):
-                continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
-            if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
-                continue  # a Kimi CLI session's (or subagent's) state.json / meta.json
-            child = base / name
-            target = _resolve(child)
-            if isinstance(target, FailedFile):
-                yield target
-                continue
-            if child.is_symlink() and not target.is_relative_to(root):
-                yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
-                                        "not followed")
-                continue
-            if target in seen:
-                continue
-            seen.add(target)
-            yield _regular(target)
-        yield from failures
-        failures.clear()
-        for found in agents:
-            target = _resolve(found)
-            if isinstance(target, FailedFile):
-                yield target
-            elif not target.is_relative_to(root):
-                yield FailedFile(found, f"symbolic link to {target}, outside {root}: "
-                                        "not followed")
-            elif target.is_file():  # an agent's database (a home's entry may name one)
-                if target not in seen:
-                    seen.add(target)
-                    yield _regular(target)
-            else:
-                yield from _walk(root, seen, target)
-    yield from failures  # the root itself could not be listed
 
 
 _log = logging.getLogger(__name__)

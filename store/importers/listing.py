@@ -1,0 +1,162 @@
+"""Which files an import reads below the paths it is given (domain: the file system only).
+
+:func:`iter_import_files` walks the given files and directories: directories recursively, in
+name order, for files ending ``.json`` or ``.jsonl`` (any case) and the agents' SQLite
+databases, agents' sidecars left out; below a given root a dot-directory is entered only when
+it is an agent's home, and then only its session folders; tools' and packages' folders
+(``NOISE_FOLDERS``) never. Links leading out of the root and non-regular files are reported
+as :class:`FailedFile` (see :mod:`store.importers.walk`, which imports what this lists).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
+from store.importers.agentdb import AGENT_SETTINGS, is_agent_database
+from store.importers.cline import task_siblings
+from store.importers.openhands import conversation_siblings
+
+__all__ = ["FailedFile", "iter_import_files"]
+
+_SUFFIXES = (".json", ".jsonl")
+#: Sidecars of a Kimi CLI session folder (one holding its logs), not transcripts.
+_KIMI_SIDECARS = frozenset({"state.json", "meta.json"})
+_KIMI_LOGS = frozenset({"wire.jsonl", "context.jsonl"})
+#: Folders of a Copilot CLI session (beside its events.jsonl) holding snapshots and artifacts.
+_COPILOT_ASIDE = frozenset({"checkpoints", "files"})
+
+
+@dataclass(frozen=True, slots=True)
+class FailedFile:
+    """A file that was not imported at all, and why."""
+
+    path: Path
+    error: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.error}"
+
+
+# -- walking -------------------------------------------------------------------------------------
+
+
+def iter_import_files(paths: Iterable[Path | str]) -> Iterator[Path | FailedFile]:
+    """The files to import under ``paths`` (see the module docstring), each once, or a
+    :class:`FailedFile` for what is refused."""
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given)
+        try:
+            root = path.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            yield FailedFile(path, f"cannot open: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        if root.is_dir():
+            yield from _walk(root, seen)
+        elif root not in seen:
+            seen.add(root)
+            yield _regular(root)
+
+
+def _regular(path: Path) -> Path | FailedFile:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return FailedFile(path, f"cannot open: {exc.strerror or exc}")
+    if not stat.S_ISREG(mode):
+        return FailedFile(path, "not a regular file: not read")
+    return path
+
+
+def _resolve(path: Path) -> Path | FailedFile:
+    """Where ``path`` leads, or a :class:`FailedFile` when it cannot be resolved (a symbolic
+    link loop, ``a -> b -> a``: Python 3.11 raises ``RuntimeError``, later ones ``OSError``)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        return FailedFile(path, "symbolic link loop: not followed")
+    except OSError as exc:
+        return FailedFile(path, f"cannot resolve: {exc.strerror or exc}")
+
+
+def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path | FailedFile]:
+    """The files below ``top`` (default: ``root``); links must stay inside ``root``."""
+    failures: list[FailedFile] = []
+    homes = agent_homes()
+
+    def report(exc: OSError) -> None:
+        failures.append(FailedFile(Path(exc.filename or root), f"cannot list: {exc.strerror}"))
+
+    for folder, dirs, files in os.walk(top or root, onerror=report):
+        base = Path(folder)
+        kept = []
+        agents: list[Path] = []
+        for name in sorted(dirs):
+            child = base / name
+            if name in _COPILOT_ASIDE and "events.jsonl" in files:
+                continue  # (a Copilot CLI session's checkpoints and files: not its log)
+            if name in NOISE_FOLDERS and name not in homes:
+                continue
+            if child.is_symlink():
+                target = _resolve(child)
+                if isinstance(target, FailedFile):
+                    yield target
+                    continue
+                if not target.is_relative_to(root):
+                    yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
+                                            "not followed")
+                continue  # a link inside the root: its target is walked on its own
+            if name.startswith("."):
+                # an agent's home (.claude, .codex ...): only its session folders
+                agents += [found for _, found in home_session_folders(child)]
+                continue
+            kept.append(name)
+        if base.name == "storage" and {"session", "message", "part"} <= set(kept):
+            kept = ["session"]  # OpenCode's JSON storage: a session file reads the rest
+        dirs[:] = kept
+        # files read with their session's main file
+        read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
+        # An agent's own settings beside its database (OpenCode's auth.json holds
+        # credentials, Crush's crush.json its configuration): not transcripts, not read.
+        settings = AGENT_SETTINGS if any(is_agent_database(f) or f == "projects.json"
+                                          for f in files) else frozenset()
+        for name in sorted(files):
+            if name in settings or name in read_with or (not is_agent_database(name) and (
+                    not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"))):
+                continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
+            if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
+                continue  # a Kimi CLI session's (or subagent's) state.json / meta.json
+            child = base / name
+            target = _resolve(child)
+            if isinstance(target, FailedFile):
+                yield target
+                continue
+            if child.is_symlink() and not target.is_relative_to(root):
+                yield FailedFile(child, f"symbolic link to {target}, outside {root}: "
+                                        "not followed")
+                continue
+            if target in seen:
+                continue
+            seen.add(target)
+            yield _regular(target)
+        yield from failures
+        failures.clear()
+        for found in agents:
+            target = _resolve(found)
+            if isinstance(target, FailedFile):
+                yield target
+            elif not target.is_relative_to(root):
+                yield FailedFile(found, f"symbolic link to {target}, outside {root}: "
+                                        "not followed")
+            elif target.is_file():  # an agent's database (a home's entry may name one)
+                if target not in seen:
+                    seen.add(target)
+                    yield _regular(target)
+            else:
+                yield from _walk(root, seen, target)
+    yield from failures  # the root itself could not be listed
