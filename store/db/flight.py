@@ -10,6 +10,9 @@ result sets come back together. ``BEGIN`` goes with the first flight and ``COMMI
 last, on a connection switched to autocommit for the transaction (so that psycopg sends no
 ``BEGIN`` of its own). An append is then: the reads (BEGIN, session upsert, key probe, call
 lookup), then the writes (the inserts as multi-row ``VALUES``, the session update, COMMIT).
+An insert of :data:`MANY_ROWS` rows or more (a bulk append) goes through the driver's
+``executemany`` instead: binding thousands of values on the client costs more than the round
+trips saved.
 
 A statement that fails stops the message there and aborts the transaction (PostgreSQL runs
 the rest of a simple-query message only while no statement failed); the caller rolls back.
@@ -27,6 +30,9 @@ __all__ = ["Flight"]
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
 #: large messages goes in several flights rather than one message of unbounded size.
 FLIGHT_BYTES = 8 * 1024 * 1024
+#: Rows from which an insert goes through the driver's executemany instead (a bulk append:
+#: throughput over round trips).
+MANY_ROWS = 500
 
 
 class Flight:
@@ -65,6 +71,18 @@ class Flight:
         if split is None:
             for row in rows:
                 self.execute(sql, row)
+            return
+        rows = list(rows)
+        if len(rows) >= MANY_ROWS:
+            # A bulk append: binding every value on the client costs more than the round
+            # trips it saves; the driver's own executemany (server-side parameters, one
+            # pipelined flight) after what is queued.
+            self.send()
+            cursor = self._dbapi.cursor()
+            try:
+                cursor.executemany(sql, rows)
+            finally:
+                cursor.close()
             return
         head, values = split
         groups = [mogrify(values, row) for row in rows]

@@ -158,3 +158,19 @@ def test_a_read_after_the_connections_died_while_idle_gets_a_live_one(postgres_u
     finally:
         engine_module.IDLE_PING_SECONDS = saved
     assert loaded.messages[0].message.parts[0].text == "kept"
+
+
+def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(proxied):
+    """From MANY_ROWS rows an insert takes the driver's executemany (throughput over round
+    trips): the rows are the same, still one transaction."""
+    from store.db.flight import MANY_ROWS
+
+    proxy, url = proxied
+    with TranscriptStore.open(url) as db:
+        count = MANY_ROWS + 10
+        batch = [{"role": "user", "content": f"m{i}"} for i in range(count)]
+        result = db.append("big", batch, keys=[f"b{i}" for i in range(count)])
+        assert len(result.stored) == count
+        assert [m.message.text for m in db.load("big").messages] == [f"m{i}" for i in range(count)]
+        again = db.append("big", batch, keys=[f"b{i}" for i in range(count)])
+        assert again.stored == () and len(again.skipped_keys) == count
