@@ -144,6 +144,8 @@ class Backend:
     label: str = ""
     raw_target: str = ""  # what a writer process opens: the raw SQLite path or DSN
     open_peers: Callable[[], list[Peer]] = lambda: []
+    #: What a peer's writer process opens, by writer kind ("sdk", "langchain").
+    peer_targets: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -404,6 +406,13 @@ def run_backend(backend: Backend, sessions: list[Session], incremental: list[Ses
             result.rows.append(Row(f"{processes} writer processes x {writer_appends} "
                                    "committed appends (wall)", walls["store"], walls["raw"],
                                    TARGETS["incremental"]))
+            for kind, target in backend.peer_targets.items():
+                wall = run_writers(kind, target, processes, writer_appends)
+                label = {"sdk": "SDK", "langchain": "LangChain"}[kind]
+                sdk_rows.append(Row(f"{label}: {processes} writer processes (wall)", wall,
+                                    walls["raw"], None))
+                sdk_rows.append(Row(f"  store vs {label}: {processes} writer processes (wall)",
+                                    walls["store"], wall, 1.0))
     finally:
         store.close()
         raw.close()
@@ -431,6 +440,8 @@ def _sqlite_backend(root: Path, attempt: int) -> Backend:
         str(raw_path), lambda: [p for p in (
             _sdk_sqlite(root / f"sdk-{attempt}.sqlite"),
             _langchain(f"sqlite:///{root / f'langchain-{attempt}.sqlite'}")) if p is not None],
+        _peer_targets(str(root / f"sdk-{attempt}.sqlite"),
+                      f"sqlite:///{root / f'langchain-{attempt}.sqlite'}"),
     )
 
 
@@ -464,7 +475,20 @@ def _postgres_backend(dsn: str, attempt: int) -> Backend:
             _sdk_postgres(sdk_dsn),
             _langchain("postgresql+psycopg://" + langchain_dsn.split("://", 1)[1]))
             if p is not None],
+        _peer_targets(sdk_dsn, "postgresql+psycopg://" + langchain_dsn.split("://", 1)[1]),
     )
+
+
+def _peer_targets(sdk: str, langchain: str) -> dict[str, str]:
+    """The peers' writer targets, for the peers whose packages are installed."""
+    import importlib.util
+
+    found = {}
+    if importlib.util.find_spec("agents") is not None:
+        found["sdk"] = sdk
+    if importlib.util.find_spec("langchain_community") is not None:
+        found["langchain"] = langchain
+    return found
 
 
 def _format_time(seconds: float, per_call: bool) -> str:

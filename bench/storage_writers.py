@@ -1,5 +1,6 @@
 """The concurrent-writers scenario of ``bench/storage.py``: N processes, committed single
-appends to sessions of their own, wall time of all."""
+appends to sessions of their own, wall time of all; for the store, the raw driver and each
+peer (the Agents SDK's session, LangChain's SQLChatMessageHistory)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from storage_peers import _langchain, _sdk_postgres, _sdk_sqlite
 from storage_raw import RawStore
 from storage_raw_backends import RawPostgres, RawSQLite
 from workload import (
@@ -28,24 +30,39 @@ def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
     pairs = list(zip(session.messages, session.keys, strict=True))[:count + 1]
     store = TranscriptStore.open(target) if kind == "store" else None
     raw: RawStore | None = None
-    if store is None:
+    peer: Any = None
+    if kind == "raw":
         raw = (RawSQLite(Path(target), create=False) if not target.startswith("post")
                else RawPostgres(target, create=False))
+    elif kind == "sdk":
+        peer = (_sdk_postgres(target) if target.startswith("post")
+                else _sdk_sqlite(Path(target)))
+    elif kind == "langchain":
+        peer = _langchain(target)
+    batches = [[record] for record, _ in pairs]
+    if peer is not None:
+        for batch in batches:  # what the peer needs before it can store them, untimed
+            prepare = getattr(peer, "prepare", None)
+            if prepare is not None:
+                prepare(batch)
 
-    def append(record: dict[str, Any], key: str) -> None:
+    def append(n: int, key: str) -> None:
         if store is not None:
-            store.append(sid, [record], keys=[key])
+            store.append(sid, batches[n], keys=[key])
+        elif raw is not None:
+            raw.append(sid, batches[n], [key])
         else:
-            assert raw is not None
-            raw.append(sid, [record], [key])
+            peer.append(sid, batches[n])
 
-    append(*pairs[0])
+    append(0, pairs[0][1])
     while time.time() < start_at:
         time.sleep(0.0005)
     started = time.time()
-    for record, key in pairs[1:]:
-        append(record, key)
+    for n in range(1, len(pairs)):
+        append(n, pairs[n][1])
     out.put((started, time.time()))
+    if peer is not None:
+        peer.close()
 
 
 def run_writers(kind: str, target: str, processes: int, count: int) -> float:
