@@ -95,7 +95,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from storage_peers import Peer, _langchain, _sdk_postgres, _sdk_sqlite
+from storage_peers import Peer, _langchain, _peer_targets, _prepare, _sdk_postgres, _sdk_sqlite
 from storage_profile import profile_store
 from storage_raw import RawStore, RawTranscript
 from storage_raw_backends import RawPostgres, RawSQLite
@@ -187,13 +187,6 @@ def _store_calls(transcript: Transcript) -> list[tuple[Any, ...]]:
 
 def _raw_calls(transcript: RawTranscript) -> list[tuple[Any, ...]]:
     return [(c.id, c.name, c.raw_name, c.arguments) for c in transcript.calls()]
-
-
-def _prepare(peer: Peer, records: list[dict[str, Any]]) -> None:
-    """What a peer turns the records into before it can store them, done before the timing."""
-    prepare = getattr(peer, "prepare", None)
-    if prepare is not None:
-        prepare(records)
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -478,17 +471,6 @@ def _postgres_backend(dsn: str, attempt: int) -> Backend:
         _peer_targets(sdk_dsn, "postgresql+psycopg://" + langchain_dsn.split("://", 1)[1]),
     )
 
-
-def _peer_targets(sdk: str, langchain: str) -> dict[str, str]:
-    """The peers' writer targets, for the peers whose packages are installed."""
-    import importlib.util
-
-    found = {}
-    if importlib.util.find_spec("agents") is not None:
-        found["sdk"] = sdk
-    if importlib.util.find_spec("langchain_community") is not None:
-        found["langchain"] = langchain
-    return found
 
 
 def _format_time(seconds: float, per_call: bool) -> str:

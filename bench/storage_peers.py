@@ -134,3 +134,22 @@ def _langchain(url: str) -> LangChainSide | None:
         return LangChainSide(url)
     except ImportError:
         return None
+
+
+def _prepare(peer: Peer, records: list[dict[str, Any]]) -> None:
+    """What a peer turns the records into before it can store them, done before the timing."""
+    prepare = getattr(peer, "prepare", None)
+    if prepare is not None:
+        prepare(records)
+
+
+def _peer_targets(sdk: str, langchain: str) -> dict[str, str]:
+    """The peers' writer targets, for the peers whose packages are installed."""
+    import importlib.util
+
+    found = {}
+    if importlib.util.find_spec("agents") is not None:
+        found["sdk"] = sdk
+    if importlib.util.find_spec("langchain_community") is not None:
+        found["langchain"] = langchain
+    return found

@@ -11,6 +11,7 @@ import logging
 import random
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -31,7 +32,7 @@ from store.core.transcript import (
 from store.db.checkpoint import Checkpointer
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
-from store.db.flight import Flight
+from store.db.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
 from store.db.writer import (
     Limits,
 )
@@ -88,6 +89,9 @@ class StoreBase:
         self._errors: tuple[type[BaseException], ...] = (
             (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
         )
+        #: PostgreSQL: each session's state after this store's last append to it (one-flight
+        #: appends; store.db.writer.SessionState), least recently appended first.
+        self._session_states: OrderedDict[str, SessionState] = OrderedDict()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
         database = engine.url.database
@@ -214,14 +218,21 @@ class StoreBase:
                         flight.commit()
                         return True, result
                     except BaseException as exc:
-                        if (isinstance(exc, self._errors) and not flight.commit_sent
-                                and dialect.is_disconnect(
-                                    getattr(exc, "orig", None) or exc, dbapi, cursor)):  # type: ignore[arg-type]
-                            # Lost before COMMIT was sent: nothing was committed.
-                            fairy.invalidate(exc)
-                            return False, None
+                        if isinstance(exc, self._errors) and dialect.is_disconnect(
+                                getattr(exc, "orig", None) or exc, dbapi, cursor):  # type: ignore[arg-type]
+                            if not flight.commit_sent:
+                                # Lost before COMMIT was sent: nothing was committed.
+                                fairy.invalidate(exc)
+                                return False, None
+                            if flight.optimistic:  # the caller finds out (writer.LostFlight)
+                                fairy.invalidate(exc)
+                                raise LostFlight() from exc
                         with suppress(*self._errors):
                             dbapi.rollback()
+                        if flight.optimistic and getattr(
+                                getattr(exc, "orig", None) or exc, "sqlstate", None) in (
+                                STALE_SQLSTATES):
+                            raise StaleState() from exc
                         raise
                     finally:
                         with suppress(*self._errors):

@@ -23,9 +23,16 @@ was sent committed nothing and the transaction may run again; after, it may have
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Flight"]
+from store.core.pairing import CallRef
+
+if TYPE_CHECKING:
+    from store.db.writer import Prepared
+
+__all__ = ["GUARD", "STALE_SQLSTATES", "Flight", "LostFlight", "SessionState", "StaleState",
+           "one_flight"]
 
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
 #: large messages goes in several flights rather than one message of unbounded size.
@@ -52,6 +59,9 @@ class Flight:
         self._sent_count = 0  # statements queued since
         self._last = -1  # the statement ``fetchone`` / ``fetchall`` answer for
         self.commit_sent = False
+        #: Set by a one-flight append (writer.write_append): its transaction rests on what
+        #: the store remembered of the session.
+        self.optimistic = False
         self._queue("BEGIN")
 
     # -- the cursor methods the writers use -----------------------------------------------
@@ -153,3 +163,59 @@ def _split_values(sql: str) -> tuple[str, str] | None:
             ") " in sql[at + 8:]):
         return None
     return sql[:at + 8], sql[at + 8:]
+
+
+# -- one-flight appends (store.db.writer.write_append) ----------------------------------------
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What a store knows of a session from its own last append (PostgreSQL): the next
+    position, the chain head, and the provider call ids it stored (id -> the latest call that
+    used it), so that the next append can go in one flight (:func:`write_append`)."""
+
+    next_position: int
+    chain: str | None
+    calls: dict[str, CallRef]
+
+
+class StaleState(Exception):  # noqa: N818 (an internal signal, not an error for callers)
+    """The one-flight append found the session other than remembered (another writer, a key
+    already stored, a call removed): nothing was applied; append the usual way."""
+
+
+class LostFlight(Exception):  # noqa: N818 (an internal signal)
+    """The connection died during a one-flight append, whose one message held COMMIT: the
+    caller finds out whether it committed (the last message's chained digest, which no other
+    content can have) before running it again."""
+
+
+#: SQLSTATEs by which a one-flight append learns that what it remembered is stale: the guard's
+#: division by zero (no session row as remembered), a key already stored, a call gone.
+STALE_SQLSTATES = frozenset({"22012", "23505", "23503"})
+
+
+def one_flight(prepared: Prepared, known: SessionState) -> bool:
+    """Whether the append can use ``known`` instead of reading: every result names a call of
+    the append (made before it) or one remembered; no id holds NUL or U+FFFD (stored
+    altered on PostgreSQL)."""
+    made: set[str] = set()
+    for _, _, enc in prepared:
+        for call in enc.calls:
+            if call.call.id:
+                made.add(call.call.id)
+        for res in enc.results:
+            call_id = res.result.call_id
+            if (not call_id or "\x00" in call_id or "\ufffd" in call_id
+                    or (call_id not in made and call_id not in known.calls)):
+                return False
+    return True
+
+
+#: The one-flight append's guard (PostgreSQL): the session row moved on only if it is as
+#: remembered; when it is not, ``1 / 0`` fails the whole transaction before any write.
+GUARD = (
+    "WITH moved AS (UPDATE sessions SET next_position = %s, chain_digest = %s, "
+    "updated_at = %s WHERE session_id = %s AND next_position = %s "
+    "AND chain_digest IS NOT DISTINCT FROM %s RETURNING 1) "
+    "SELECT 1 / count(*) FROM moved")

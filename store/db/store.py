@@ -62,12 +62,13 @@ from store.db.compiled import (
     statements,
 )
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
+from store.db.flight import LostFlight, SessionState, StaleState
 from store.db.lineage import LineageMixin
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
-from store.db.tables import tool_calls
+from store.db.tables import messages, tool_calls
 from store.db.trust import TrustMixin
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
@@ -89,6 +90,8 @@ _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", 
                     "metadata_json", "parent_session_id", "lineage", "parent_call_id")
 #: Where the load statement's times start (after 4 integer and 11 text columns).
 _TIMES = 16
+#: Sessions whose state after this store's last append is remembered (PostgreSQL).
+_REMEMBERED_SESSIONS = 4096
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
 
@@ -177,13 +180,47 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
 
-        def work(cursor: Any) -> AppendResult:
-            result = write_append(cursor, dialect, sid, prepared, new_session, check)
+        states = self._session_states
+        # PostgreSQL: what this store's last append left of the session lets a plain append
+        # go in one flight (writer.write_append); a stale memory costs one failed flight.
+        known = states.get(sid) if dialect == "postgresql" and source is None else None
+
+        attempted: list[tuple[AppendResult, SessionState]] = []
+
+        def work(cursor: Any, known: SessionState | None) -> tuple[AppendResult, SessionState]:
+            done = write_append(cursor, dialect, sid, prepared, new_session, check, known)
             if source is not None:
                 write_source(cursor, dialect, source)
-            return result
+            attempted.append(done)
+            return done
 
-        return self._retrying_cursor(work)
+        try:
+            result, state = self._retrying_cursor(lambda cursor: work(cursor, known))
+        except StaleState:
+            states.pop(sid, None)
+            result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
+        except LostFlight:
+            states.pop(sid, None)
+            result, state = attempted[-1]
+            if not self._flight_committed(sid, result, state):
+                result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
+        if dialect == "postgresql":
+            states[sid] = state
+            states.move_to_end(sid)
+            if len(states) > _REMEMBERED_SESSIONS:
+                states.popitem(last=False)
+        return result
+
+    def _flight_committed(self, sid: str, result: AppendResult, state: SessionState) -> bool:
+        """Whether a one-flight append whose connection died committed: its last message is
+        stored with the chained digest it computed (a digest no other content can have)."""
+        if not result.stored:
+            return True  # it wrote nothing
+        with self._read() as conn:
+            stored = conn.execute(select(messages.c.digest).where(
+                messages.c.session_id == sid,
+                messages.c.position == result.stored[-1].position)).scalar_one_or_none()
+        return bool(stored == state.chain)
 
     # -- load -----------------------------------------------------------------------------------
 

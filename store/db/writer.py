@@ -23,10 +23,16 @@ from store.core.errors import (
     TooLargeError,
 )
 from store.core.model import Message
-from store.core.pairing import TURN_ROLES, CallRef, Pairing
+from store.core.pairing import CallRef
 from store.core.times import parse_timestamp
 from store.core.transcript import AppendResult, StoredMessage
 from store.db.compiled import Statements, statements
+from store.db.flight import GUARD, SessionState, one_flight
+from store.db.prior import IN_CHUNK as _IN_CHUNK
+from store.db.prior import linker_for as _linker_for
+from store.db.prior import nul_safe_text as _nul_safe_text
+from store.db.prior import params as _params
+from store.db.prior import postgres_reads as _postgres_reads
 from store.db.tables import WIRE_VERSION, messages, tool_calls, tool_results
 from store.normalize.messages import normalize_message
 from store.records.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
@@ -36,8 +42,6 @@ __all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append
 
 MessageInput = Message | Mapping[str, Any]
 
-# Bound parameters per IN (...) list, below SQLite's limit.
-_IN_CHUNK = 500
 
 
 #: Default limits (bytes of UTF-8): one call's argument text, and one message as stored.
@@ -159,12 +163,6 @@ class ImplicitKey(str):
         return f"{self}#{self.digest}"
 
 
-def _nul_safe_text(value: str) -> str:
-    """PostgreSQL refuses NUL in text: the display-text column (a derived copy; the exact text
-    stays in ``parts_json``, where JSON escapes it) gets U+FFFD instead."""
-    return value.replace("\x00", "\ufffd") if "\x00" in value else value
-
-
 def _nul_safe_arguments(arguments: Any, text: str) -> Any:
     """PostgreSQL refuses ``\\u0000`` in JSONB: the queryable copy gets U+FFFD for NUL in its
     strings and keys; the exact argument text stays in ``wire_json``."""
@@ -213,10 +211,6 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     return now
 
 
-def _params(names: tuple[str, ...], values: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(values[name] for name in names)
-
-
 Prepared = list[tuple[Message, str | None, EncodedMessage]]
 
 
@@ -233,13 +227,19 @@ def write_append(
     prepared: Prepared,
     new_session: Mapping[str, Any],
     check_keys: bool = False,
-) -> AppendResult:
+    known: SessionState | None = None,
+) -> tuple[AppendResult, SessionState]:
     """Store one prepared append in the caller's transaction, on its driver cursor (see the
-    module docstring).
+    module docstring); also the session's state after it (for the next append).
 
     ``check_keys``: a client key already stored for a different message (by digest) raises
-    :class:`~store.core.errors.KeyConflictError` instead of being skipped."""
-    return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys)
+    :class:`~store.core.errors.KeyConflictError` instead of being skipped. ``known``
+    (PostgreSQL, on a :class:`~store.db.flight.Flight`): the state this store's last append
+    left; when every result of the append answers a call made in it or remembered, nothing is
+    read first: a guard (the session row still as remembered) and the writes go in one flight
+    with COMMIT, and a stale state fails that transaction as a whole (:class:`StaleState`,
+    raised by the caller), after which the append runs the usual way."""
+    return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys, known)
 
 
 def _write(
@@ -249,7 +249,8 @@ def _write(
     prepared: list[tuple[Message, str | None, EncodedMessage]],
     new_session: Mapping[str, Any],
     check_keys: bool = False,
-) -> AppendResult:
+    known: SessionState | None = None,
+) -> tuple[AppendResult, SessionState]:
     time = st.time
     now = new_session["created_at"]
     now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
@@ -266,7 +267,16 @@ def _write(
     # The digest of the message stored under a plain provider id (filled only when needed).
     stored_digest: dict[str, str] = {}
     prior: list[tuple[Any, ...]] | None = None
-    if st.postgres:
+    single = (st.postgres and known is not None and not check_keys
+                  and hasattr(cursor, "optimistic") and one_flight(prepared, known))
+    if single:
+        assert known is not None
+        # Nothing read: the guard below checks the session is as remembered, the unique key
+        # index that no key is stored (either failing sends the append the usual way).
+        next_position, created_at, chain = known.next_position, None, known.chain
+        prior = [(cid, pos, idx) for cid, (pos, idx) in known.calls.items()]
+        cursor.optimistic = True
+    elif st.postgres:
         # One flight (the caller runs the transaction in psycopg's pipeline mode): the
         # session upsert, the key probe and the lookup of the calls this append's results may
         # answer are sent together, and their results read after.
@@ -312,10 +322,14 @@ def _write(
         if key is not None:
             seen.add(key)
         batch.append((next_position + len(batch), message, key, encoded))
+    remembered = (known.calls if known is not None and known.next_position == next_position
+                  and known.chain == chain else {})
     if not batch:
-        return AppendResult(sid, (), tuple(skipped), created)
+        return (AppendResult(sid, (), tuple(skipped), created),
+                SessionState(next_position, chain, dict(remembered)))
 
     linker = _linker_for(cursor, st, sid, batch, prior)
+    made: dict[str, CallRef] = dict(remembered)
     postgres = st.postgres
     json = st.json
     message_rows: list[list[Any]] = []
@@ -348,6 +362,8 @@ def _write(
             minted = not provider_id or provider_id in used
             call_id = minted_call_id(position, call.index) if minted else provider_id
             used.add(call_id)  # type: ignore[arg-type]
+            if not minted and provider_id:
+                made[provider_id] = (position, call.index)  # (the latest message's wins)
             # A repeated id is stored minted, but still answers results by that id (in order).
             opened.append((call.index, provider_id or None, (call.call.recorded_name,)))
             arguments = call.arguments
@@ -385,16 +401,25 @@ def _write(
         message_row[11] = chain
         message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
+    after = next_position + len(batch)
+    if single:
+        assert known is not None
+        # The guard, first in the flight: move the session row on only if it is as
+        # remembered, else fail the transaction (a division by zero: STALE_SQLSTATES).
+        cursor.execute(GUARD, (after, chain, now_value, sid, known.next_position,
+                                known.chain))
     cursor.executemany(st.insert_messages.sql, message_rows)
     if call_rows:
         cursor.executemany(st.insert_calls.sql, call_rows)
     if result_rows:
         cursor.executemany(st.insert_results.sql, result_rows)
-    cursor.execute(st.advance_session.sql,
-                   _params(st.advance_session.names,
-                           {"sid": sid, "next_position": next_position + len(batch),
-                            "now": now_value, "chain": chain}))
-    return AppendResult(sid, tuple(stored), tuple(skipped), created)
+    if not single:
+        cursor.execute(st.advance_session.sql,
+                       _params(st.advance_session.names,
+                               {"sid": sid, "next_position": after, "now": now_value,
+                                "chain": chain}))
+    return (AppendResult(sid, tuple(stored), tuple(skipped), created),
+            SessionState(after, chain, made))
 
 
 def _check_keys(cursor: Any, st: Statements, sid: str, prepared: Prepared,
@@ -464,89 +489,6 @@ def _digest(fields: list[str | None], calls: list[str | None],
             h.update(len(data).to_bytes(8, "big"))
             h.update(data)
     return h.hexdigest()[:32]
-
-
-def _postgres_reads(cursor: Any, st: Statements, sid: str, session_values: Mapping[str, Any],
-                    wanted: list[str], prepared: Prepared,
-                    ) -> tuple[tuple[Any, ...], list[str], list[tuple[Any, ...]]]:
-    """The reads an append needs before it can write, sent in one flight
-    (:class:`~store.db.flight.Flight`): the session upsert (locking the row), the probe of
-    the keys already stored, and the stored calls that any result of the append names (a
-    superset of what :func:`_linker_for` asks for: which messages are skipped is not known
-    yet)."""
-    upsert = cursor.queue(st.upsert_session.sql,
-                          _params(st.upsert_session.names, session_values))
-    probe = cursor.queue(st.existing_keys_probe, (wanted, sid)) if wanted else None
-    named = sorted({_nul_safe_text(r.result.call_id) for _, _, enc in prepared
-                    for r in enc.results if r.result.call_id})
-    lookups = [cursor.queue(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
-               for chunk in (named[i:i + _IN_CHUNK] for i in range(0, len(named), _IN_CHUNK))]
-    session = cursor.rows(upsert)[0]
-    found = [row[0] for row in cursor.rows(probe)] if probe is not None else []
-    prior = [row for lookup in lookups for row in cursor.rows(lookup)]
-    return session, found, prior
-
-
-def _linker_for(cursor: Any, st: Statements, sid: str,
-                batch: Sequence[tuple[int, Message, str | None, EncodedMessage]],
-                prefetched: list[tuple[Any, ...]] | None = None) -> Pairing:
-    """The one pairing rule (:mod:`store.core.pairing`) primed with the stored calls that this
-    batch's results may refer to.
-
-    Ids are looked up only for results that name a call not made in the batch; the most
-    recent calling message (for pairing by position) is read only when a result before the
-    batch's first call has no id, and only while no new turn has begun since that message.
-    """
-    ids_in_batch: set[str] = set()
-    needs_ids: set[str] = set()
-    needs_position = False
-    calls_seen = False
-    for _, message, _, enc in batch:
-        if not calls_seen and message.role in TURN_ROLES and not enc.results:
-            calls_seen = True  # a new turn: id-less results cannot reach stored calls
-        if enc.calls:  # the writer links a message's results after its own calls
-            calls_seen = True
-            ids_in_batch.update(c.call.id for c in enc.calls if c.call.id)
-        for res in enc.results:
-            call_id = res.result.call_id
-            if not call_id:
-                needs_position = needs_position or not calls_seen
-            elif call_id not in ids_in_batch:
-                needs_ids.add(call_id)
-    prior_ids: dict[str, list[CallRef]] = {}
-    # On PostgreSQL the call_id column holds NUL as U+FFFD: look ids up that way.
-    exact = {(_nul_safe_text(i) if st.postgres else i): i for i in needs_ids}
-    ids = sorted(exact)
-    fetched: list[tuple[Any, ...]] = []
-    if prefetched is not None:  # read with the session upsert (a superset, in id chunks)
-        fetched = sorted((r for r in prefetched if r[0] in exact), key=lambda r: (r[1], r[2]))
-    else:
-        for start in range(0, len(ids), _IN_CHUNK):
-            chunk = ids[start:start + _IN_CHUNK]
-            cursor.execute(st.expand(st.prior_ids, "ids", len(chunk)), (sid, *chunk))
-            fetched += cursor.fetchall()
-    for call_id, pos, idx in fetched:  # ordered by position (per chunk when chunked)
-        refs = prior_ids.setdefault(exact.get(call_id, call_id), [])
-        if refs and refs[0][0] != pos:
-            refs.clear()  # the latest message that used the id wins
-        refs.append((pos, idx))
-    prior_open: list[tuple[CallRef, tuple[str, ...], bool]] = []
-    answered: set[CallRef] = set()
-    if needs_position or len(prior_ids) < len(needs_ids):
-        cursor.execute(st.last_calls.sql, (sid, sid))
-        prior_open = [((p, i), (n,), minted) for p, i, n, minted in cursor.fetchall()]
-        if prior_open:
-            cursor.execute(st.turn_begun.sql, _params(st.turn_begun.names, {
-                "sid": sid, "position": prior_open[0][0][0]}))
-            if cursor.fetchone()[0] is not None:
-                prior_open = []  # a user turn since: id-less results are orphans
-    # Which of those calls are answered matters only where there is a choice: an id that
-    # several calls of one message share, or pairing by position.
-    choices = [r for refs in prior_ids.values() if len(refs) > 1 for r in refs]
-    for position in sorted({p for p, _ in [*choices, *(r for r, _, _ in prior_open)]}):
-        cursor.execute(st.answered.sql, (sid, position))
-        answered.update((p, i) for p, i in cursor.fetchall())
-    return Pairing(prior_ids, prior_open, answered)
 
 
 def _check_column_order() -> None:

@@ -58,31 +58,80 @@ def _counted(proxy: DelayProxy, fn) -> int:
     return proxy.reset()
 
 
-def test_a_committed_append_takes_two_round_trips(proxied):
-    """The reads (BEGIN, session upsert, key probe, lookup of the calls results answer) in
-    one flight, the writes and COMMIT in the second (store/db/flight.py), whatever the append
-    holds: a plain message, a call, the result that answers it."""
+def test_a_committed_append_takes_one_round_trip_and_a_first_one_two(proxied):
+    """The first append to a session this store has not appended to reads first (BEGIN, the
+    session upsert, the key probe, the calls its results answer) and writes in a second
+    flight (store/db/flight.py); from then on the store remembers the session's state and an
+    append is one flight: a guard that the session row is as remembered, the writes, COMMIT.
+    A plain message, a call and the result that answers it alike."""
     proxy, url = proxied
     with TranscriptStore.open(url) as db:
-        counter = iter(range(100))
-
-        def plain() -> None:
-            db.append("rt", [{"role": "user", "content": "hi"}], keys=[f"k{next(counter)}"])
-
-        def call() -> None:
-            n = next(counter)
+        proxy.reset()
+        db.append("rt", [{"role": "user", "content": "hi"}], keys=["k0"])
+        assert proxy.reset() == 2
+        counts = []
+        for n in range(1, 4):
+            proxy.reset()
+            db.append("rt", [{"role": "user", "content": f"hi {n}"}], keys=[f"k{n}"])
+            counts.append(proxy.reset())
+            proxy.reset()
             db.append("rt", [{"role": "assistant", "content": "", "tool_calls": [
                 {"id": f"c{n}", "type": "function",
                  "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]}])
+            counts.append(proxy.reset())
             proxy.reset()
             db.append("rt", [{"role": "tool", "tool_call_id": f"c{n}", "content": "ok"}])
+            counts.append(proxy.reset())
+        assert counts == [1] * 9
+        transcript = db.load("rt")
+        assert [(c.call.id, c.result.content if c.result else None)
+                for c in transcript.calls()] == [
+            ("c1", "ok"), ("c2", "ok"), ("c3", "ok")]
+        assert db.verify().ok
 
-        assert _counted(proxy, plain) == 2
-        call()  # warm
-        call()
-        assert proxy.reset() == 2
-        assert [c.result.content for c in db.load("rt").calls()
-                if c.result is not None] == ["ok", "ok"]
+
+def test_a_stale_memory_costs_one_failed_flight_and_the_append_is_right(proxied):
+    """Another writer moved the session on: the guard fails the one flight as a whole
+    (nothing applied), and the append runs the usual way, at the right position, chained."""
+    proxy, url = proxied
+    with TranscriptStore.open(url) as mine, TranscriptStore.open(url) as other:
+        mine.append("s", [{"role": "user", "content": "one"}], keys=["k1"])
+        other.append("s", [{"role": "user", "content": "two"}], keys=["k2"])
+        proxy.reset()
+        mine.append("s", [{"role": "user", "content": "three"}], keys=["k3"])
+        assert proxy.reset() == 4  # the failed flight, its ROLLBACK, the two of the usual way
+        proxy.reset()
+        mine.append("s", [{"role": "user", "content": "four"}], keys=["k4"])
+        assert proxy.reset() == 1  # remembered again
+        loaded = mine.load("s")
+        assert [(m.position, m.message.parts[0].text) for m in loaded.messages] == [
+            (0, "one"), (1, "two"), (2, "three"), (3, "four")]
+        assert mine.verify().ok
+
+
+def test_a_key_already_stored_is_skipped_after_the_failed_flight(proxied):
+    proxy, url = proxied
+    with TranscriptStore.open(url) as db:
+        db.append("s", [{"role": "user", "content": "one"}], keys=["k1"])
+        again = db.append("s", [{"role": "user", "content": "one"},
+                                {"role": "user", "content": "new"}], keys=["k1", "k2"])
+        assert again.skipped_keys == ("k1",) and [m.position for m in again.stored] == [1]
+        assert [m.message.parts[0].text for m in db.load("s").messages] == ["one", "new"]
+        assert db.verify().ok
+
+
+def test_a_result_for_a_call_another_store_made_is_linked_the_usual_way(proxied):
+    """A result naming a call this store does not remember reads the stored calls first."""
+    proxy, url = proxied
+    with TranscriptStore.open(url) as mine, TranscriptStore.open(url) as other:
+        mine.append("s", [{"role": "user", "content": "go"}])
+        other.append("s", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "x1", "type": "function",
+             "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]}])
+        mine.append("s", [{"role": "tool", "tool_call_id": "x1", "content": "done"}])
+        (call,) = mine.load("s").calls()
+        assert call.result is not None and call.result.content == "done"
+        assert mine.verify().ok
 
 
 def test_a_bulk_append_takes_two_round_trips(proxied):
