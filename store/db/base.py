@@ -300,11 +300,6 @@ def driver_reason(exc: BaseException) -> str:
     return str(orig if orig is not None else exc).strip()
 
 
-#: The alias table last built per engine, with the rows it was built from.
-_ALIASES: weakref.WeakKeyDictionary[Engine, tuple[tuple[Any, ...], AliasTable]] = (
-    weakref.WeakKeyDictionary())
-
-
 def alias_table(conn: Connection) -> AliasTable:
     """The persisted alias table (``tool_aliases``: global and per-agent rows), read on
     ``conn`` (one compiled statement on the driver cursor; the table is rebuilt only when its
@@ -318,7 +313,7 @@ def alias_table(conn: Connection) -> AliasTable:
 
 def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
     cursor.execute(st.load_aliases.sql)
-    return aliases_from_rows(engine, cursor.fetchall())
+    return aliases_from_text(engine, cursor.fetchone()[0])
 
 
 #: The alias table last built per engine from the JSON text a load reads.
@@ -334,18 +329,6 @@ def aliases_from_text(engine: Engine, text: str | None) -> AliasTable:
         return cached[1]
     table = AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
     _ALIASES_TEXT[engine] = (text, table)
-    return table
-
-
-def aliases_from_rows(engine: Engine, fetched: Iterable[Sequence[Any]]) -> AliasTable:
-    """The alias table of ``(agent, raw_name, current_name)`` rows read on ``engine``,
-    rebuilt only when the rows differ from the last ones read."""
-    rows = tuple(tuple(row) for row in fetched)
-    cached = _ALIASES.get(engine)
-    if cached is not None and cached[0] == rows:
-        return cached[1]
-    table = AliasTable.from_rows(rows)
-    _ALIASES[engine] = (rows, table)
     return table
 
 

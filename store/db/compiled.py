@@ -195,10 +195,12 @@ class Statements:
         #: computed in the same statement. See :func:`_load_statement`.
         self.load = self._compile(_load_statement(self.postgres, windowed=False))
         self.load_window = self._compile(_load_statement(self.postgres, windowed=True))
-        self.load_aliases = self._compile(
-            select(tool_aliases.c.agent, tool_aliases.c.raw_name, tool_aliases.c.current_name)
-            .order_by(tool_aliases.c.agent, tool_aliases.c.raw_name)
-        )
+        #: The alias table as one JSON text (as the load reads it): a cache hit is one
+        #: comparison of the text, not a tuple of every row (two hundred with the agents').
+        triple = (tool_aliases.c.agent, tool_aliases.c.raw_name, tool_aliases.c.current_name)
+        self.load_aliases = self._compile(select(
+            cast(func.json_agg(func.json_build_array(*triple)), Text) if self.postgres
+            else func.json_group_array(func.json_array(*triple))))
         self.count_by_raw_name = self._compile(
             select(tool_calls.c.raw_name, func.count()).group_by(tool_calls.c.raw_name)
         )
