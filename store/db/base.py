@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -92,6 +93,7 @@ class StoreBase:
         #: PostgreSQL: each session's state after this store's last append to it (one-flight
         #: appends; store.db.writer.SessionState), least recently appended first.
         self._session_states: OrderedDict[str, SessionState] = OrderedDict()
+        self._states_lock = threading.Lock()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
         database = engine.url.database

@@ -197,18 +197,21 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
         try:
             result, state = self._retrying_cursor(lambda cursor: work(cursor, known))
         except StaleState:
-            states.pop(sid, None)
+            with self._states_lock:
+                states.pop(sid, None)
             result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
         except LostFlight:
-            states.pop(sid, None)
+            with self._states_lock:
+                states.pop(sid, None)
             result, state = attempted[-1]
             if not self._flight_committed(sid, result, state):
                 result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
         if dialect == "postgresql":
-            states[sid] = state
-            states.move_to_end(sid)
-            if len(states) > _REMEMBERED_SESSIONS:
-                states.popitem(last=False)
+            with self._states_lock:  # (threads may share a store)
+                states[sid] = state
+                states.move_to_end(sid)
+                if len(states) > _REMEMBERED_SESSIONS:
+                    states.popitem(last=False)
         return result
 
     def _flight_committed(self, sid: str, result: AppendResult, state: SessionState) -> bool:
