@@ -346,34 +346,29 @@ def _tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[s
 def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:
     """Alias-aware: calls whose current name is ``tool`` (``ix_tool_calls_usage``): raw names
     whose global name is the tool, less the sessions of agents whose scoped alias renames them
-    otherwise, plus (agent, raw name) pairs scoped to the tool."""
+    otherwise, plus (agent, raw name) pairs scoped to the tool. Each side is one IN list of
+    raw names (the raw-name index) and at most one check of the session's agent against a
+    list of pairs: a subquery per name made PostgreSQL give up the index for a filtered scan
+    once a dozen agents had scoped names."""
     c = tool_calls
+
+    def agent_pair(pairs: list[tuple[str, str]]) -> ColumnElement[bool]:
+        return exists(select(sessions.c.session_id).where(
+            sessions.c.session_id == c.c.session_id,
+            tuple_(sessions.c.agent, c.c.raw_name).in_(pairs)))
+
+    plain = sorted({raw for agent, raw in aliases.sources(tool) if agent is None})
+    renamed = sorted((agent, raw) for (agent, raw), current in aliases.scoped.items()
+                     if raw in plain and current != tool)
+    scoped = sorted((agent, raw) for agent, raw in aliases.sources(tool)
+                    if agent is not None and raw not in plain)  # (else the global covers it)
     parts: list[ColumnElement[bool]] = []
-    plain = [raw for agent, raw in aliases.sources(tool) if agent is None]
-    simple: list[str] = []
-    for raw in sorted(set(plain)):
-        others = sorted(agent for (agent, name), current in aliases.scoped.items()
-                        if name == raw and current != tool)
-        if others:
-            parts.append(and_(c.c.raw_name == raw, c.c.session_id.not_in(
-                select(sessions.c.session_id).where(sessions.c.agent.in_(others)))))
-        else:
-            simple.append(raw)
-    if simple:
-        parts.append(c.c.raw_name.in_(simple))
-    scoped: dict[str, list[str]] = {}
-    for agent, raw in aliases.sources(tool):
-        if agent is not None and raw not in plain:  # (else the global name covers it)
-            scoped.setdefault(raw, []).append(agent)
+    if plain:
+        parts.append(and_(c.c.raw_name.in_(plain), not_(agent_pair(renamed))) if renamed
+                     else c.c.raw_name.in_(plain))
     if scoped:
-        # One condition for every (agent, raw name) pair: the raw names as an IN list (the
-        # raw-name index), then the session's agent for the pair; a subquery per pair made
-        # PostgreSQL give up the index for a filtered scan once a dozen agents had pairs.
-        pairs = sorted((agent, raw) for raw, agents in scoped.items() for agent in agents)
-        parts.append(and_(c.c.raw_name.in_(sorted(scoped)), exists(
-            select(sessions.c.session_id).where(
-                sessions.c.session_id == c.c.session_id,
-                tuple_(sessions.c.agent, c.c.raw_name).in_(pairs)))))
+        parts.append(and_(c.c.raw_name.in_(sorted({raw for _, raw in scoped})),
+                          agent_pair(scoped)))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else or_(*parts)
