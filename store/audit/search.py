@@ -236,7 +236,7 @@ def _matches(
     rows = (conn.execution_options(stream_results=True, yield_per=_CHUNK) if limit is None
             else conn).execute(statement)
     try:
-        scoped = {raw for _, raw in aliases.scoped}
+        scoped = aliases.scoped_names  # (built once per alias table, not per search)
         for chunk in chunks(rows, _CHUNK):
             results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
             places = _places(conn, {r[0] for r in chunk})

@@ -144,7 +144,7 @@ def _usage(conn: Connection, since: datetime | None, until: datetime | None,
         for found in conn.execute(usage_statement(since, until, session_id, scope=scope)):
             stats[(None, found[0])] = list(found[1:])
     aliases = alias_table(conn)
-    scoped_raws = sorted({raw for _, raw in aliases.scoped} & {raw for _, raw in stats})
+    scoped_raws = sorted(aliases.scoped_names & {raw for _, raw in stats})
     if scoped_raws:  # count those again per agent
         for raw in scoped_raws:
             del stats[(None, raw)]

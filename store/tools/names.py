@@ -60,7 +60,7 @@ class AliasTable(Mapping[str, str]):
     the raw name they replaced (Kward's restore map: ``bash`` -> ``run_shell_command``).
     """
 
-    __slots__ = ("_map", "_reverse", "_scoped")
+    __slots__ = ("_map", "_reverse", "_scoped", "_scoped_names")
 
     def __init__(
         self,
@@ -84,6 +84,7 @@ class AliasTable(Mapping[str, str]):
             _check_name(current, "current")
             by_agent[(agent, raw)] = current
         self._scoped: Mapping[tuple[str, str], str] = MappingProxyType(by_agent)
+        self._scoped_names = frozenset(raw for _, raw in by_agent)
         reverse: dict[str, str] = {}
         for raw, current in table.items():
             if raw != current:
@@ -119,6 +120,11 @@ class AliasTable(Mapping[str, str]):
     def scoped(self) -> Mapping[tuple[str, str], str]:
         """``(agent, raw name) -> current name``: aliases that hold for one agent only."""
         return self._scoped
+
+    @property
+    def scoped_names(self) -> frozenset[str]:
+        """The raw names some agent's scoped alias renames (their name depends on the agent)."""
+        return self._scoped_names
 
     def rows(self) -> list[tuple[str | None, str, str]]:
         """Every alias as ``(agent or None, raw, current)``, global ones first, sorted."""
