@@ -31,8 +31,8 @@ from store.core.pairing import CallRef
 if TYPE_CHECKING:
     from store.db.writer import Prepared
 
-__all__ = ["GUARD", "STALE_SQLSTATES", "Flight", "LostFlight", "SessionState", "StaleState",
-           "one_flight"]
+__all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Flight", "LostFlight",
+           "SessionState", "StaleState", "one_flight"]
 
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
 #: large messages goes in several flights rather than one message of unbounded size.
@@ -166,6 +166,11 @@ def _split_values(sql: str) -> tuple[str, str] | None:
 
 
 # -- one-flight appends (store.db.writer.write_append) ----------------------------------------
+
+
+#: Provider call ids a session's state keeps (the latest): a result answers a recent call; one
+#: naming an older call reads the stored calls, the usual way.
+REMEMBERED_CALLS = 256
 
 
 @dataclass(slots=True)

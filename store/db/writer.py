@@ -27,7 +27,7 @@ from store.core.pairing import CallRef
 from store.core.times import parse_timestamp
 from store.core.transcript import AppendResult, StoredMessage
 from store.db.compiled import Statements, statements
-from store.db.flight import GUARD, SessionState, one_flight
+from store.db.flight import GUARD, REMEMBERED_CALLS, SessionState, one_flight
 from store.db.prior import IN_CHUNK as _IN_CHUNK
 from store.db.prior import linker_for as _linker_for
 from store.db.prior import nul_safe_text as _nul_safe_text
@@ -274,7 +274,9 @@ def _write(
         # Nothing read: the guard below checks the session is as remembered, the unique key
         # index that no key is stored (either failing sends the append the usual way).
         next_position, created_at, chain = known.next_position, None, known.chain
-        prior = [(cid, pos, idx) for cid, (pos, idx) in known.calls.items()]
+        # (only the ids the append's results name: not every remembered call, per append)
+        named = {r.result.call_id for _, _, enc in prepared for r in enc.results}
+        prior = [(cid, *known.calls[cid]) for cid in named if cid in known.calls]
         cursor.optimistic = True
     elif st.postgres:
         # One flight (the caller runs the transaction in psycopg's pipeline mode): the
@@ -363,7 +365,8 @@ def _write(
             call_id = minted_call_id(position, call.index) if minted else provider_id
             used.add(call_id)  # type: ignore[arg-type]
             if not minted and provider_id:
-                made[provider_id] = (position, call.index)  # (the latest message's wins)
+                made.pop(provider_id, None)  # (the latest message's wins, kept last)
+                made[provider_id] = (position, call.index)
             # A repeated id is stored minted, but still answers results by that id (in order).
             opened.append((call.index, provider_id or None, (call.call.recorded_name,)))
             arguments = call.arguments
@@ -419,7 +422,15 @@ def _write(
                                {"sid": sid, "next_position": after, "now": now_value,
                                 "chain": chain}))
     return (AppendResult(sid, tuple(stored), tuple(skipped), created),
-            SessionState(after, chain, made))
+            SessionState(after, chain, _recent(made)))
+
+
+def _recent(calls: dict[str, CallRef]) -> dict[str, CallRef]:
+    """The most recent :data:`REMEMBERED_CALLS` of ``calls`` (in the order they were made):
+    what a session's state keeps, so that carrying it costs the same at any length."""
+    if len(calls) <= REMEMBERED_CALLS:
+        return calls
+    return dict(list(calls.items())[-REMEMBERED_CALLS:])
 
 
 def _check_keys(cursor: Any, st: Statements, sid: str, prepared: Prepared,

@@ -223,3 +223,25 @@ def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(prox
         assert [m.message.text for m in db.load("big").messages] == [f"m{i}" for i in range(count)]
         again = db.append("big", batch, keys=[f"b{i}" for i in range(count)])
         assert again.stored == () and len(again.skipped_keys) == count
+
+
+def test_a_result_for_a_call_older_than_the_remembered_ones_reads_the_stored_calls(proxied):
+    """A session's state keeps the latest REMEMBERED_CALLS call ids (carrying it costs the same
+    at any length): a result for an older call takes the usual two flights and is linked."""
+    from store.db.flight import REMEMBERED_CALLS
+
+    proxy, url = proxied
+    with TranscriptStore.open(url) as db:
+        calls = [{"id": f"c{n}", "type": "function",
+                  "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+                 for n in range(REMEMBERED_CALLS + 1)]
+        db.append("s", [{"role": "assistant", "content": "", "tool_calls": calls}])
+        proxy.reset()
+        db.append("s", [{"role": "tool", "tool_call_id": f"c{REMEMBERED_CALLS}", "content": "new"}])
+        assert proxy.reset() == 1  # a remembered call
+        proxy.reset()
+        db.append("s", [{"role": "tool", "tool_call_id": "c0", "content": "old"}])
+        assert proxy.reset() == 2  # forgotten: read first
+        results = {c.call.id: c.result.content for c in db.load("s").calls() if c.result}
+        assert results == {f"c{REMEMBERED_CALLS}": "new", "c0": "old"}
+        assert db.verify().ok
