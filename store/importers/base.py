@@ -25,6 +25,7 @@ import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,11 @@ class ParsedSession:
     #: The session it descends from, when the file says (a subagent's parent, the session a
     #: fork or a resume continues): stored in the session's row (store.core.lineage).
     parent: SessionLink | None = None
+    #: When the agent recorded the session as started and as last active (its own start and
+    #: end records, its session row's times, a folder named by its creation time): the
+    #: session's activity, beside its messages' times (None: the file records neither).
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 @dataclass(slots=True)

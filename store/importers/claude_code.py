@@ -25,9 +25,9 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.lineage import SessionLink
-from store.core.model import Message, Part
+from store.core.model import Message, Part, content_text
 from store.importers.base import Collector, Record, path_session_id
-from store.importers.lines import record_top, text_of
+from store.importers.lines import record_top, span, text_of
 from store.usage.tokens import TokenUsage, anthropic_usage
 
 __all__ = ["read_claude_code"]
@@ -72,12 +72,22 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
     owner: dict[str, str] = {}  # line uuid -> the chain it first appeared in
     order: list[str] = []  # chains in the order the file shows them
     first_parent: dict[str, str | None] = {}  # chain -> its first line's parentUuid
+    side_root: dict[str, str] = {}  # 1.x inline sidechain line uuid -> its chain's root
+    roots: list[str] = []  # 1.x inline sidechains' roots, in file order
     for line, record in records:
         top = record_top(record, line, collector, "Claude Code")
         if top is None:
             continue
         kind = top.get("type")
         inner = top.get("message")
+        root = None
+        if top.get("is_sidechain") is True and not text_of(top.get("agent_id")):
+            root = side_root.get(text_of(top.get("parent_uuid")) or "")
+            if root is None:  # a subagent's first line (its prompt): a sidechain of its own
+                root = text_of(top.get("uuid")) or f"line{line}"
+                roots.append(root)
+            if text_of(top.get("uuid")):
+                side_root[top["uuid"]] = root
         if kind == "summary":
             if text_of(top.get("summary")):
                 summaries.append((top["summary"], top.get("leaf_uuid")))
@@ -99,8 +109,11 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         agent_id = text_of(top.get("agent_id"))
         if top.get("is_sidechain") is not True:
             chain = sid
-        else:  # a subagent: its own session (one per agent id; 1.x inline rows: one sidechain)
-            chain = f"{sid}:agent-{agent_id}" if agent_id else f"{sid}:sidechain"
+        elif agent_id:  # a subagent: its own session, one per agent id
+            chain = f"{sid}:agent-{agent_id}"
+        else:  # 1.x inline rows: one session per subagent (per root of the parentUuid chain)
+            number = roots.index(root) + 1 if root in roots else 1
+            chain = f"{sid}:sidechain" + (f"-{number}" if number > 1 else "")
         uuid = text_of(top.get("uuid"))
         if uuid is not None:
             uuids.add(uuid)
@@ -108,7 +121,8 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         if chain not in info:
             order.append(chain)
             first_parent[chain] = text_of(top.get("parent_uuid"))
-        meta = info.setdefault(chain, {"parent": sid, "agent_id": agent_id})
+        meta = info.setdefault(chain, {"parent": sid, "agent_id": agent_id, "stamps": []})
+        meta["stamps"].append(top.get("timestamp"))
         if "cwd" not in meta and text_of(top.get("cwd")):
             meta["cwd"] = top["cwd"]
         for name in _CLAUDE_SESSION_KEYS:
@@ -136,6 +150,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         turn.stopped = turn.stopped or inner.get("stop_reason") is not None
         turn.count(anthropic_usage(inner.get("usage"), model=model,
                                    request_id=top.get("request_id"), response_id=provider_id))
+    spawned = _sidechain_calls(records, entries, info)
     title = next((s for s, leaf in summaries if leaf in uuids), None)
     title = title or next((s for s, _ in summaries), None)
     settled = collector.source.settled
@@ -146,6 +161,8 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         link: dict[str, Any] = {}
         if agent_id is not None:
             link = _subagent_link(collector.source.path, records, meta["parent"], agent_id)
+        elif side and chain in spawned:
+            link = {"parent_call_id": spawned[chain][0], "agent_type": spawned[chain][1]}
         kind = "subagent" if agent_id is not None else "sidechain"
         label = link.get("agent_type")
         parent = (SessionLink(meta["parent"], "subagent", link.get("parent_call_id")) if side
@@ -165,6 +182,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                       if v is not None},
             parent=parent,
         )
+        session.started_at, session.ended_at = span(meta["stamps"])
         for line, value, key in items:
             if isinstance(value, _Turn):
                 if not (value.stopped or settled or value.lines[-1] < last_line):
@@ -174,6 +192,54 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
                 collector.add(session, value.message(), key, line, usage=value.usage)
             else:
                 collector.add(session, value, key, line)
+
+
+_SPAWNING_TOOLS = frozenset({"Task", "Agent"})
+
+
+def _sidechain_calls(records: list[Record],
+                     entries: dict[str, list[tuple[int, Message | _Turn, str]]],
+                     info: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
+    """The ``Task`` / ``Agent`` call that spawned each 1.x inline sidechain, with its
+    ``subagent_type``: Claude Code writes the call's ``prompt`` as the sidechain's first user
+    line, and the call's result is the sidechain's last answer; parallel calls each have
+    their own prompt (a prompt given twice is told apart by the result)."""
+    calls: list[tuple[str, str, str | None, str | None]] = []  # id, prompt, type, result text
+    results: dict[str, str] = {}
+    for _, record in records:
+        message = record.get("message") if isinstance(record, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list) or record.get("isSidechain") is True:
+            continue
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            given = block.get("input")
+            if (block.get("type") == "tool_use" and block.get("name") in _SPAWNING_TOOLS
+                    and isinstance(given, Mapping) and text_of(block.get("id"))):
+                calls.append((block["id"], str(given.get("prompt") or ""),
+                              text_of(given.get("subagent_type")), None))
+            elif block.get("type") == "tool_result" and text_of(block.get("tool_use_id")):
+                results[block["tool_use_id"]] = content_text(block.get("content")).strip()
+    found: dict[str, tuple[str, str | None]] = {}
+    taken: set[str] = set()
+    for chain, items in entries.items():
+        if chain == info[chain]["parent"] or info[chain]["agent_id"] is not None or not items:
+            continue
+        first = items[0][1]
+        prompt = (first.text or "") if isinstance(first, Message) else ""
+        answers = [m for _, v, _ in items for m in (v.messages if isinstance(v, _Turn) else [v])
+                   if m.role == "assistant" and m.text]
+        answer = answers[-1].text.strip() if answers and answers[-1].text else None
+        matches = [c for c in calls if c[0] not in taken and c[1] and c[1] == prompt]
+        if len(matches) > 1 and answer:
+            matches = [c for c in matches if results.get(c[0]) == answer] or matches
+        if not matches and answer:
+            matches = [c for c in calls if c[0] not in taken and results.get(c[0]) == answer]
+        if matches:
+            taken.add(matches[0][0])
+            found[chain] = (matches[0][0], matches[0][2])
+    return found
 
 
 def _continued(chain: str, order: list[str], info: dict[str, dict[str, Any]],

@@ -8,7 +8,11 @@ read with it: ``ui_messages.json`` (what the panel showed, each entry with ``ts`
 ``api_req_started`` entry's ``text`` holds the request's ``tokensIn``, ``tokensOut``,
 ``cacheWrites``, ``cacheReads`` and ``cost``), ``task_metadata.json`` (Cline: ``model_usage``,
 ``environment_history``) and ``history_item.json`` (Roo Code: ``task``, ``workspace``,
-``parentTaskId``, ``mode``). The walk reads the history file only (:func:`task_siblings`).
+``parentTaskId``, ``mode``). The walk reads the history file only (:func:`task_siblings`);
+a task with no history file is read from its panel (:func:`_panel_history`). Learnt from
+``cline/cline`` v3.89.2 (``core/task/index.ts``, ``tools/utils/ToolResultUtils.ts``,
+``assistant-message/parse-assistant-message.ts``) and ``RooCodeInc/Roo-Code`` at cb836567
+(``src/core/task/Task.ts``, ``src/core/tools/*``).
 
 * The session id is the task folder's name (the task id); each message's key is
   ``<task id>:<index>`` (the file is rewritten whole as the task goes on: indexes are stable).
@@ -16,13 +20,16 @@ read with it: ``ui_messages.json`` (what the panel showed, each entry with ``ts`
   calls as XML in the assistant's text (``<read_file><path>a.py</path></read_file>``): each
   known tool tag becomes a call (id ``<task id>:<index>:<n>``, the text kept as it was), and
   its result is the user message's text block ``[<tool> for '...'] Result:`` and the blocks
-  after it. A result saying the tool failed (``<error>``; Roo Code's ``{"status": "error"}``),
-  the user denied it or it was not executed is an error; a call with no result has none.
+  after it; a tag the response left open at its end is a call too (Cline runs it). A result
+  saying the tool failed (``<error>``; Roo Code's ``{"status": "error"}``), the user denied
+  it or it was not executed is an error; a call with no result has none. A user message of
+  only results (and environment details) is a ``tool`` message: the user typed none of it.
 * Times: a message's own ``ts``, else the ``ui_messages.json`` requests: the n-th assistant
   message answers the n-th request that recorded tokens (its time: the last panel entry
   before the next request), the user message before it is that request's input (its time:
   the request's). Token usage pairs the same way; ``metrics`` on the message (Cline) when no
-  request recorded tokens.
+  request recorded tokens; else the time before it, from the task's creation
+  (:func:`task_created`), which is also the session's start; its end is the last ``ts``.
 * cwd: Roo Code's ``workspace``, else the environment details' ``Current Working
   Directory (...)`` / ``Current Workspace Directory (...)``; model: the message's
   ``modelInfo``, Cline's ``model_usage``, else the environment details' ``<model>``.
@@ -45,11 +52,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import StoreError
+from store.core.lineage import SessionLink
 from store.core.model import (
     Message,
     Part,
@@ -59,13 +68,17 @@ from store.core.model import (
     make_tool_call,
 )
 from store.importers.base import Collector, ParsedSession
-from store.importers.lines import text_of
+from store.importers.lines import moment, span, text_of
 from store.usage.tokens import TokenUsage
 
-__all__ = ["HISTORY_FILE", "is_cline_sdk_document", "read_cline_sdk", "read_vscode_task",
-           "task_agent", "task_siblings"]
+__all__ = ["HISTORY_FILE", "TASK_FILES", "UI_FILE", "is_cline_sdk_document", "read_cline_sdk",
+           "read_vscode_task", "task_agent", "task_created", "task_siblings"]
 
 HISTORY_FILE = "api_conversation_history.json"
+UI_FILE = "ui_messages.json"
+#: A task's main file: its API history, else (only ``ui_messages.json`` and
+#: ``history_item.json``, as Roo Code leaves some tasks) its panel.
+TASK_FILES = frozenset({HISTORY_FILE, UI_FILE})
 _SIBLINGS = frozenset({"ui_messages.json", "task_metadata.json", "history_item.json",
                        "context_history.json", "settings.json"})
 _STORAGE_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent",
@@ -82,9 +95,15 @@ XML_TOOLS = frozenset({
     "apply_patch", "use_skill", "use_subagents", "apply_diff", "insert_content",
     "search_and_replace", "search_replace", "edit_file", "switch_mode", "codebase_search",
     "update_todo_list", "run_slash_command", "fetch_instructions", "generate_image",
-    "read_command_output", "skill",
+    "read_command_output", "skill", "generate_explanation",
 })
 _TOOL_TAG = re.compile(r"<(" + "|".join(sorted(XML_TOOLS)) + r")>(.*?)</\1>", re.DOTALL)
+#: A tool tag the response left open at its end: Cline's parser (``parseAssistantMessageV2``)
+#: keeps it as a partial tool use and, once the stream ends, runs it (``block.partial =
+#: false`` in ``Task.recursivelyMakeClineRequests``).
+_OPEN_TOOL_TAG = re.compile(r"<(" + "|".join(sorted(XML_TOOLS)) + r")>((?:(?!</\1>).)*)\Z",
+                            re.DOTALL)
+_ENVIRONMENT = re.compile(r"\s*<environment_details>.*?</environment_details>\s*", re.DOTALL)
 _PARAM_OPEN = re.compile(r"<([a-z_]+)>")
 _GREEDY_PARAMS = frozenset({"content", "diff"})  # may hold tags of their own
 _RESULT_HEADER = re.compile(r"^\[([a-z_]+)(?: for [^\n]*)?\] Result:")
@@ -110,6 +129,8 @@ def task_siblings(folder: str, names: list[str]) -> set[str]:
     found: set[str] = set()
     if HISTORY_FILE in names:
         found |= _SIBLINGS & set(names)
+    elif UI_FILE in names and "history_item.json" in names:  # the panel is the main file
+        found |= (_SIBLINGS - {UI_FILE}) & set(names)
     if Path(folder).name == "tasks" and "_index.json" in names:
         found.add("_index.json")
     stems = {n.removesuffix(".messages.json") for n in names if n.endswith(".messages.json")}
@@ -134,8 +155,14 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def read_vscode_task(document: Any, collector: Collector) -> None:
-    """A task's ``api_conversation_history.json`` and its siblings (module docstring)."""
+    """A task's ``api_conversation_history.json`` and its siblings (module docstring); a task
+    that has only its ``ui_messages.json`` is read from that (:func:`_read_panel`)."""
     path = collector.source.path
+    if path.name == UI_FILE:
+        if (path.parent / HISTORY_FILE).is_file():
+            collector.skip(f"{collector.format}: {UI_FILE} (read with {HISTORY_FILE})")
+            return
+        document = _panel_history(document, path.parent.name, collector)
     if not isinstance(document, list):
         collector.problem(None, f"a {collector.format} task history must be a JSON array")
         return
@@ -165,6 +192,10 @@ def read_vscode_task(document: Any, collector: Collector) -> None:
         cwd=text_of(item.get("workspace")) or (found_cwd.group(1) if found_cwd else None),
         metadata=metadata,
         tags=(collector.format, "subtask") if "parent_session" in metadata else ())
+    if parent:
+        session.parent = SessionLink(parent, "subagent", metadata.get("parent_call_id"))
+    created = task_created(path.parent.name, item)
+    last_stamp: Any = created.timestamp() * 1000 if created else None
     calls: dict[str, list[str]] = {}  # XML calls waiting for a result, by tool name
     answered = 0
     for index, raw in enumerate(document):
@@ -189,10 +220,84 @@ def read_vscode_task(document: Any, collector: Collector) -> None:
                                    model=model_id or session.model)
         elif stamp is None and answered < len(requests):
             stamp = requests[answered]["ts"]
+        stamp = last_stamp = stamp if stamp is not None else last_stamp  # (as dated as known)
         if stamp is not None and "timestamp" not in message.metadata:
             message = Message(message.role, message.parts, message.source, message.message_id,
                               message.extras, {**message.metadata, "timestamp": stamp})
         collector.add(session, message, key, item=index, usage=usage)
+    _task_times(session, created, document, ui)
+
+
+def task_created(folder: str, item: Mapping[str, Any]) -> datetime | None:
+    """When a task was created: Roo Code's ``history_item.json`` ``ts``, else the task
+    folder's name: Cline makes it from ``Date.now()`` (milliseconds; ``Controller.initTask``:
+    ``historyItem?.id || Date.now().toString()``), Roo Code is a ``uuidv7()``, whose first 48
+    bits are the milliseconds (``Task`` constructor)."""
+    recorded = moment(item.get("ts"))
+    if recorded is not None:
+        return recorded
+    if folder.isdigit() and 12 <= len(folder) <= 14:
+        return moment(int(folder))
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", folder):
+        return moment(int(folder[:8] + folder[9:13], 16))  # Roo Code's uuidv7: its ms time
+    return None
+
+
+def _task_times(session: ParsedSession, created: datetime | None, document: list[Any],
+                ui: Any) -> None:
+    """A task's start (its creation, else its first recorded time) and end (its last
+    recorded time: a message's or a panel entry's ``ts``, else its creation)."""
+    stamps = [_mapping(m).get("ts") for m in document]
+    stamps += [_mapping(e).get("ts") for e in ui] if isinstance(ui, list) else []
+    first, last = span(stamps)
+    session.started_at = min((t for t in (created, first) if t), default=None)
+    session.ended_at = max((t for t in (created, last) if t), default=None)
+
+
+def _panel_history(ui: Any, sid: str, collector: Collector) -> list[dict[str, Any]] | None:
+    """A panel's (``ui_messages.json``: ``{ts, type, say | ask, text}``) conversation as API
+    messages: the first ``text`` and ``user_feedback`` are prompts, ``text``, ``reasoning``,
+    ``completion_result``, ``followup`` replies; ``tool`` (JSON), ``command`` and
+    ``use_mcp_server`` asks calls (only a command has a result: its ``command_output``)."""
+    if not isinstance(ui, list):
+        return None
+    out: list[dict[str, Any]] = []
+    command: str | None = None
+
+    def add(role: str, block: dict[str, Any], ts: Any) -> None:
+        same = out and out[-1]["role"] == role
+        out[-1]["content"].append(block) if same else out.append(
+            {"role": role, "content": [block], "ts": ts})
+
+    for index, entry in enumerate(ui):
+        entry = _mapping(entry)
+        kind = entry.get("say") or entry.get("ask")
+        text, ts = entry.get("text"), entry.get("ts")
+        text = text if isinstance(text, str) else ""
+        call_id = f"{sid}:ui{index}"
+        if kind == "text" and not out or kind == "user_feedback":
+            add("user", {"type": "text", "text": text}, ts)
+        elif kind in ("text", "completion_result", "followup") and text:
+            add("assistant", {"type": "text", "text": text}, ts)
+        elif kind == "reasoning" and text:
+            add("assistant", {"type": "thinking", "thinking": text}, ts)
+        elif kind in ("tool", "use_mcp_server") or (kind == "command" and entry.get("ask")):
+            try:
+                args = loads_json(text) if kind != "command" else {"command": text}
+            except ValueError:
+                args = {"text": text}
+            args = dict(args) if isinstance(args, Mapping) else {"value": args}
+            name = str(args.pop("tool", None) or ("use_mcp_tool" if kind == "use_mcp_server"
+                                                  else "execute_command"))
+            add("assistant", {"type": "tool_use", "id": call_id, "name": name, "input": args},
+                ts)
+            command = call_id if kind == "command" else None
+        elif kind == "command_output" and command is not None:
+            add("user", {"type": "tool_result", "tool_use_id": command, "content": text}, ts)
+            command = None
+        else:
+            collector.skip(f"{collector.format}: panel entry {kind or 'without a kind'}")
+    return out
 
 
 def _delegating_call(path: Path, parent: str, child: str) -> str | None:
@@ -310,8 +415,8 @@ def _task_message(raw: Any, index: int, key: str, calls: dict[str, list[str]],
     except (StoreError, TypeError, ValueError) as exc:
         collector.problem(None, f"tool call in text not read: {exc}", index)
         parts = message.parts
-    return Message(message.role, parts, message.source or collector.format, message.message_id,
-                   message.extras, metadata)
+    return _not_a_prompt(Message(message.role, parts, message.source or collector.format,
+                                 message.message_id, message.extras, metadata))
 
 
 def _failed(text: str) -> bool:
@@ -351,14 +456,36 @@ def _xml_calls(parts: tuple[Part, ...], key: str, calls: dict[str, list[str]]) -
         out.append(part)
         if not isinstance(part, TextPart):
             continue
-        for found in _TOOL_TAG.finditer(part.text):
+        found_calls = list(_TOOL_TAG.finditer(part.text))
+        rest = part.text[found_calls[-1].end():] if found_calls else part.text
+        opened = _OPEN_TOOL_TAG.search(rest)  # (not when the response was cut off)
+        opened = None if opened is None or "[Response interrupted" in opened.group(2) else opened
+        for found in [*found_calls, *([opened] if opened else [])]:
             name = found.group(1)
             call_id = f"{key}:{number}"
             number += 1
+            extras = {"from_text": True, **({"unclosed": True} if found is opened else {})}
             out.append(make_tool_call(call_id, name, _params(found.group(2)),
-                                      extras={"from_text": True}, source="cline_xml"))
+                                      extras=extras, source="cline_xml"))
             calls.setdefault(name, []).append(call_id)
     return tuple(out)
+
+
+def _not_a_prompt(message: Message) -> Message:
+    """A user message that only carries tool results (and the environment details the
+    extension appends to every request, or nothing else) as the ``tool`` message it is: the
+    user typed none of it. Text beside the results (a ``<user_message>``, feedback) keeps
+    it a user message."""
+    if message.role != "user" or not message.tool_results:
+        return message
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if _ENVIRONMENT.sub("", part.text).strip():
+                return message
+        elif not isinstance(part, ToolResult):
+            return message
+    return Message("tool", message.parts, message.source, message.message_id, message.extras,
+                   message.metadata)
 
 
 def _params(body: str) -> dict[str, Any]:
@@ -439,6 +566,8 @@ def read_cline_sdk(top: Mapping[str, Any], collector: Collector) -> None:
                                     ("ended_at", manifest.get("ended_at")),
                                     ("status", manifest.get("status"))) if v is not None},
         tags=("cline", "subagent") if parent else ())
+    if parent:
+        session.parent = SessionLink(parent, "subagent")
     last_stamp: Any = manifest.get("started_at")
     for index, raw in enumerate(top["messages"]):
         if not isinstance(raw, Mapping):
@@ -460,6 +589,11 @@ def read_cline_sdk(top: Mapping[str, Any], collector: Collector) -> None:
                            _count(metrics.get("cacheReadTokens")),
                            model=text_of(model_info.get("id")))
         key = text_of(raw.get("id")) or f"{sid}:{index}"
-        collector.add(session, Message(message.role, message.parts, "cline", message.message_id,
-                                       message.extras, metadata),
+        collector.add(session, _not_a_prompt(Message(message.role, message.parts, "cline",
+                                                     message.message_id, message.extras,
+                                                     metadata)),
                       key, item=index, usage=usage if usage.total else None)
+    first, last = span([manifest.get("started_at"), manifest.get("ended_at"),
+                        *(_mapping(m).get("ts") for m in top["messages"])])
+    session.started_at = moment(manifest.get("started_at")) or first
+    session.ended_at = last

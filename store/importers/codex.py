@@ -22,7 +22,7 @@ from store.core.keys import canonical_keys
 from store.core.lineage import SessionLink
 from store.core.model import Message, TextPart
 from store.importers.base import Collector, Record, path_session_id
-from store.importers.lines import record_top, text_of, with_metadata
+from store.importers.lines import record_top, span, text_of, with_metadata
 from store.usage.tokens import TokenUsage, codex_usage
 
 __all__ = ["decode_codex_output", "read_codex"]
@@ -89,10 +89,12 @@ def read_codex(records: list[Record], collector: Collector) -> None:
     pending: list[tuple[int, Message]] = []
     usage: dict[int, TokenUsage] = {}  # by index in pending
     total: Any = None
+    stamps: list[Any] = []
     for number, (line, record) in enumerate(records):
         top = record_top(record, line, collector, "Codex")
         if top is None:
             continue
+        stamps.append(top.get("timestamp"))
         kind = top.get("type")
         payload = top.get("payload")
         if isinstance(kind, str) and "payload" in top:
@@ -147,5 +149,6 @@ def read_codex(records: list[Record], collector: Collector) -> None:
                                 metadata=meta,
                                 parent=parent if parent and parent.parent_session_id != sid
                                 else None)
+    session.started_at, session.ended_at = span(stamps)  # every line is dated when written
     for at, (line, message) in enumerate(pending):
         collector.add(session, message, f"{sid}:{line}", line, usage=usage.get(at))

@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.core.errors import StoreError
+from store.core.lineage import SessionLink
 from store.core.model import Message, Part, TextPart, ThinkingPart, ToolResult
 from store.importers.base import Collector, ParsedSession, Record, path_session_id
-from store.importers.lines import text_of
+from store.importers.lines import moment, span, text_of
 from store.importers.titles import prompt_title
 from store.normalize.calls import read_call
 from store.usage.tokens import TokenUsage
@@ -57,12 +58,13 @@ _PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook.", "
 
 
 def is_copilot_cli_event(top: Mapping[str, Any]) -> bool:
-    """A Copilot CLI event: a dotted ``type``, a ``data`` object, an ``id`` and a
-    ``timestamp`` (``parentId`` is in every event, ``null`` for the first)."""
+    """A Copilot CLI event: a dotted ``type`` of the CLI's families, a ``data`` object and
+    one of the envelope's ``id``, ``timestamp``, ``parentId`` (the schema has all three in
+    every event; a writer that leaves one out is still read)."""
     kind = top.get("type")
     return (isinstance(kind, str) and kind.startswith(_PREFIXES)
-            and isinstance(top.get("data"), Mapping) and "id" in top and "timestamp" in top
-            and ("parent_id" in top or "parentId" in top))
+            and isinstance(top.get("data"), Mapping)
+            and any(k in top for k in ("id", "timestamp", "parent_id", "parentId")))
 
 
 @dataclass(slots=True)
@@ -84,6 +86,12 @@ class _State:
     counted: set[str] = field(default_factory=set)
     agents: dict[str, _Agent] = field(default_factory=dict)
     hidden: set[str] = field(default_factory=set)
+    #: Each session's recorded event times, and its own start and end events' times.
+    stamps: dict[str, list[Any]] = field(default_factory=dict)
+    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The assistant messages of the current run (session, key, model), and the runs'
+    #: per-model totals from their ``session.shutdown`` events.
+    run: list[tuple[ParsedSession, str, str | None]] = field(default_factory=list)
 
 
 def read_copilot_cli(records: list[Record], collector: Collector) -> None:
@@ -113,6 +121,9 @@ def read_copilot_cli(records: list[Record], collector: Collector) -> None:
             for key in (text_of(record.get("agentId")), agent.call_id):
                 if key is not None:
                     state.agents.setdefault(key, agent)
+    if start is not None:
+        state.bounds.setdefault(sid, {})["start"] = data.get("startTime") or start.get(
+            "timestamp")
     for line, record in records:
         if not isinstance(record, Mapping) or not is_copilot_cli_event(record):
             collector.problem(line, "not a Copilot CLI event: "
@@ -125,6 +136,12 @@ def read_copilot_cli(records: list[Record], collector: Collector) -> None:
         except (StoreError, TypeError, ValueError) as exc:
             collector.problem(line, str(exc) or type(exc).__name__)
     _finish(state, main)
+
+
+def _owner(state: _State, record: Mapping[str, Any]) -> str:
+    """The id of the session that wrote the event (see :func:`_session`)."""
+    key = text_of(record.get("agentId")) or text_of(record["data"].get("parentToolCallId"))
+    return state.sid if key is None else f"{state.sid}:agent-{key}"
 
 
 def _session(state: _State, main: ParsedSession, record: Mapping[str, Any]) -> ParsedSession:
@@ -141,20 +158,31 @@ def _session(state: _State, main: ParsedSession, record: Mapping[str, Any]) -> P
                                   ("agent_name", agent.name)) if v is not None}
     return state.collector.session(f"{state.sid}:agent-{key}", provider=None, cwd=main.cwd,
                                    model=agent.model, tags=("copilot-cli", "subagent"),
-                                   metadata=metadata)
+                                   metadata=metadata,
+                                   parent=SessionLink(state.sid, "subagent",
+                                                      legacy or agent.call_id))
 
 
 def _event(state: _State, main: ParsedSession, line: int, record: Mapping[str, Any]) -> None:
     kind = record["type"]
     data = record["data"]
     stamp = record.get("timestamp")
-    key = str(record["id"])
+    key = str(record["id"]) if record.get("id") is not None else f"{state.sid}:{line}"
+    owner = main.session_id if kind.startswith("session.") else _owner(state, record)
+    state.stamps.setdefault(owner, []).append(stamp)
     if kind == "session.model_change":
         state.model = text_of(data.get("newModel")) or state.model
     elif kind == "session.shutdown" and isinstance(data.get("modelMetrics"), Mapping):
         main.metadata.setdefault("model_metrics", []).append(data["modelMetrics"])
+        _run_usage(state, data["modelMetrics"])
+        state.bounds.setdefault(main.session_id, {})["end"] = stamp
+        state.bounds[main.session_id].setdefault("start", data.get("sessionStartTime"))
     elif kind == "session.title_changed" and text_of(data.get("title")):
         main.title = data["title"]
+    elif kind == "subagent.started":
+        state.bounds.setdefault(owner, {})["start"] = stamp
+    elif kind in ("subagent.completed", "subagent.failed"):
+        state.bounds.setdefault(owner, {})["end"] = stamp
     if kind not in ("user.message", "assistant.message", "tool.execution_start",
                     "tool.execution_complete"):
         state.collector.skip(f"copilot-cli: {kind}")
@@ -226,6 +254,7 @@ def _assistant(state: _State, session: ParsedSession, line: int, key: str, stamp
     message_id = text_of(data.get("messageId"))
     state.collector.add(session, Message("assistant", tuple(parts), "copilot_cli", message_id,
                                          metadata=metadata), key, line, usage=usage)
+    state.run.append((session, key, model))
 
 
 def _result(state: _State, data: Mapping[str, Any]) -> ToolResult:
@@ -244,11 +273,59 @@ def _result(state: _State, data: Mapping[str, Any]) -> ToolResult:
     return ToolResult(call_id, content, failed, state.names.get(call_id), extras, "copilot_cli")
 
 
+def copilot_cli_usage(metric: Any, model: str | None) -> TokenUsage | None:
+    """A ``session.shutdown`` per-model metric's ``usage`` (``ShutdownModelMetricUsage``:
+    ``inputTokens`` counts the cache reads too, as OpenAI's prompt tokens do, so input is the
+    difference)."""
+    usage = metric.get("usage") if isinstance(metric, Mapping) else None
+    if not isinstance(usage, Mapping):
+        return None
+
+    def count(name: str) -> int:
+        value = usage.get(name)
+        return max(int(value), 0) if isinstance(value, int | float) and not isinstance(
+            value, bool) else 0
+
+    read = count("cacheReadTokens")
+    found = TokenUsage(max(count("inputTokens") - read, 0), count("outputTokens"),
+                       count("cacheWriteTokens"), read, count("reasoningTokens"), model=model)
+    return found if found.total else None
+
+
+def _run_usage(state: _State, metrics: Mapping[str, Any]) -> None:
+    """A run's per-model totals (its ``session.shutdown``): the only input and cache counts
+    the log keeps (``assistant.usage`` is ephemeral). Each model's totals go to the run's
+    last assistant message of that model (else its last one), less the output tokens its
+    messages already recorded, so the run's usage adds up to what the file records."""
+    run, state.run = state.run, []
+    if not run:
+        return
+    for model, metric in metrics.items():
+        total = copilot_cli_usage(metric, str(model))
+        if total is None:
+            continue
+        mine = [(s, k) for s, k, m in run if m == model] or [(run[-1][0], run[-1][1])]
+        counted = sum(s.usage[k].output_tokens for s, k in mine if k in s.usage)
+        session, key = mine[-1]
+        last = session.usage.get(key)
+        output = max(total.output_tokens - counted, 0) + (last.output_tokens if last else 0)
+        session.usage[key] = TokenUsage(
+            total.input_tokens, output, total.cache_creation_tokens, total.cache_read_tokens,
+            total.reasoning_tokens, model=str(model),
+            request_id=last.request_id if last else None,
+            response_id=last.response_id if last else None)
+
+
 def _finish(state: _State, main: ParsedSession) -> None:
     """Titles from the first prompt a person typed; the main session's model falls back to
-    the one selected at start."""
+    the one selected at start; each session's start and end."""
     if main.model is None:
         main.model = state.model
+    for session in state.collector.sessions.values():
+        first, last = span(state.stamps.get(session.session_id, ()))
+        bounds = state.bounds.get(session.session_id, {})
+        session.started_at = moment(bounds.get("start")) or first
+        session.ended_at = max((t for t in (moment(bounds.get("end")), last) if t), default=None)
     for session in state.collector.sessions.values():
         if session.title is None:
             session.title = prompt_title(m for m in session.items

@@ -59,6 +59,7 @@ from store.importers.canonical import is_canonical_record, read_canonical
 from store.importers.claude_code import read_claude_code
 from store.importers.cline import (
     HISTORY_FILE,
+    TASK_FILES,
     is_cline_sdk_document,
     read_cline_sdk,
     read_vscode_task,
@@ -256,7 +257,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     sample = [document] if document is not NO_DOCUMENT else [r for _, r in records[:_DETECT]]
     if format is not None:
         check_forced(file, format, sample, proven_only=True)
-    task = file.name == HISTORY_FILE and isinstance(document, list)
+    task = file.name in TASK_FILES and isinstance(document, list) and (
+        file.name == HISTORY_FILE or (file.parent / "history_item.json").is_file())
     fmt = format or (task_agent(file) if task else "openhands" if conversation_main(file)
                      else detect_format(file, sample))
     collector.format = fmt

@@ -33,6 +33,7 @@ from store.core.keys import canonical_keys, snake_key
 from store.core.lineage import SessionLink
 from store.core.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
 from store.importers.base import Collector, path_session_id
+from store.importers.lines import moment, span
 from store.normalize.calls import read_call
 from store.normalize.messages import normalize_message
 from store.usage.tokens import gemini_cli_usage
@@ -130,6 +131,10 @@ def read_gemini_cli(document: Any, collector: Collector) -> None:
         metadata={k: top[k] for k in ("project_hash", "start_time", "kind", "summary")
                   if top.get(k) is not None},
     )
+    first, last = span(m.get("timestamp") for m in messages if isinstance(m, Mapping))
+    session.started_at = moment(top.get("start_time")) or first
+    session.ended_at = max((t for t in (moment(top.get("last_updated")), last) if t),
+                           default=None)
     settled = collector.source.settled
     for index, raw in enumerate(messages):
         if (index == len(messages) - 1 and not settled and isinstance(raw, Mapping)

@@ -8,15 +8,17 @@ append-only, so keys are stable and a re-import stores only what is new.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from store.core.errors import AmbiguousRecord
 from store.core.keys import canonical_keys
 from store.core.model import Message
+from store.core.times import parse_timestamp
 from store.importers.base import Collector
 
-__all__ = ["record_top", "text_of", "with_metadata"]
+__all__ = ["moment", "record_top", "span", "text_of", "with_metadata"]
 
 
 def record_top(record: Any, line: int, collector: Collector, what: str) -> Mapping[str, Any] | None:
@@ -43,3 +45,23 @@ def with_metadata(message: Message, source: str | None = None, **metadata: Any) 
         return message
     return Message(message.role, message.parts, source or message.source, message.message_id,
                    message.extras, {**message.metadata, **extra})
+
+
+def moment(value: Any) -> datetime | None:
+    """A recorded time as an aware UTC datetime: ISO 8601 text (``Z`` allowed), or epoch
+    seconds or milliseconds (JavaScript ``Date.now()``); ``None`` for anything else."""
+    if isinstance(value, str):
+        return parse_timestamp(value) if value else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+        except (ValueError, OverflowError, OSError):
+            return None
+    return None
+
+
+def span(values: Iterable[Any]) -> tuple[datetime | None, datetime | None]:
+    """The earliest and latest of the readable times among ``values`` (``None, None``: none
+    is readable)."""
+    times = [t for t in (moment(v) for v in values) if t is not None]
+    return (min(times), max(times)) if times else (None, None)

@@ -38,9 +38,10 @@ from dataclasses import replace
 from typing import Any
 
 from store.core.errors import StoreError
+from store.core.lineage import SessionLink
 from store.core.model import Message, Role, ToolResult
 from store.importers.base import Collector, ParsedSession, Record, path_session_id
-from store.importers.lines import record_top, text_of
+from store.importers.lines import record_top, span, text_of
 from store.importers.titles import prompt_title
 from store.normalize.messages import normalize_message
 from store.usage.tokens import qwen_code_usage
@@ -77,6 +78,7 @@ def read_qwen_code(records: list[Record], collector: Collector) -> None:
                                     f"type {kind!r}, keys {sorted(str(k) for k in record)}")
             continue
         session = state.session_of(top)
+        state.stamps.setdefault(session.session_id, []).append(top.get("timestamp"))
         if kind == "system":
             state.system(session, top)
             continue
@@ -104,6 +106,7 @@ class _State:
         self.collector = collector
         self.titles: dict[str, str] = {}
         self.models: dict[str, str] = {}
+        self.stamps: dict[str, list[Any]] = {}
 
     def session_of(self, top: Mapping[str, Any]) -> ParsedSession:
         sid = text_of(top.get("session_id")) or path_session_id(self.collector.source.path)
@@ -138,6 +141,11 @@ class _State:
         one: its parent's, marked) and fallback models."""
         sessions = self.collector.sessions
         for session in sessions.values():
+            session.started_at, session.ended_at = span(self.stamps.get(session.session_id, ()))
+            parent = session.metadata.get("parent_session")
+            if isinstance(parent, str) and parent and "subagent" in session.tags:
+                session.parent = SessionLink(parent, "subagent",
+                                             session.metadata.get("parent_call_id"))
             if session.model is None:
                 session.model = self.models.get(session.session_id)
             session.title = self.titles.get(session.session_id) or prompt_title(

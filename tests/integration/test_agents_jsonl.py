@@ -300,10 +300,13 @@ class TestCopilotCli:
         metrics = info.metadata["model_metrics"]
         assert metrics[0]["claude-sonnet-4.5"]["usage"]["inputTokens"] == 5200
 
-    def test_only_the_output_count_is_kept_per_response_once_per_api_call(self, copilot):
+    def test_outputs_per_response_and_the_shutdown_s_totals_on_the_run_s_last(self, copilot):
+        # each response's output once per API call; the run's input and cache counts (only
+        # in session.shutdown: 5200 input of which 4000 cache reads) on its last response
         assert usage_rows(copilot, COPILOT) == [
             (1, "claude-sonnet-4.5", "api-1", 0, 120, 0, 0),
-            (4, "claude-sonnet-4.5", "api-2", 0, 40, 0, 0)]  # two chunks, one call
+            (4, "claude-sonnet-4.5", "api-2", 0, 40, 0, 0),  # two chunks, one call
+            (5, "claude-sonnet-4.5", None, 1200, 0, 4000, 0)]
 
     def test_a_subagent_is_its_own_session_linked_to_its_task_call(self, copilot):
         sub = listed(copilot, COPILOT_SUB)

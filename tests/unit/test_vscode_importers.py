@@ -58,7 +58,11 @@ def test_xml_calls_a_partial_tag_and_a_call_not_executed(tmp_path: Path) -> None
             {"type": "text", "text": "Tool [list_files] was not executed because a tool has "
                                      "already been used in this message."}]},
         {"role": "assistant", "content": [{"type": "text", "text":
-            "<read_file>\n<path>b.md</path>\n"}]},  # cut off: no call
+            "<read_file>\n<path>b.md</path>\n"}]},  # left open at the end: Cline runs it
+        {"role": "user", "content": [{"type": "text", "text": "[read_file for 'b.md'] Result:"},
+                                     {"type": "text", "text": "b"}]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<read_file>\n<path>c.md</path>\n\n[Response interrupted by user]"}]},
     ])
 
     items = read_sessions(path).sessions[0].items
@@ -69,7 +73,10 @@ def test_xml_calls_a_partial_tag_and_a_call_not_executed(tmp_path: Path) -> None
     assert list_call.input == {"path": "."}
     assert (denied.call_id, denied.is_error) == (write_call.id, True)
     assert (skipped.call_id, skipped.is_error) == (list_call.id, True)
-    assert items[3].tool_calls == ()
+    (open_call,) = items[3].tool_calls  # parseAssistantMessageV2 keeps it, then runs it
+    assert open_call.input == {"path": "b.md"} and open_call.extras["unclosed"] is True
+    assert items[4].tool_results[0].call_id == open_call.id
+    assert items[5].tool_calls == ()  # an interrupted response's tag is no call
 
 
 def test_titles_unwrap_cline_and_roo_prompts() -> None:
