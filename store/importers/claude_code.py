@@ -25,7 +25,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.lineage import SessionLink
-from store.core.model import Message, Part, content_text
+from store.core.model import Message, Part, ToolCall, ToolResult, content_text
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, span, text_of
 from store.usage.tokens import TokenUsage, anthropic_usage
@@ -73,7 +73,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
     order: list[str] = []  # chains in the order the file shows them
     first_parent: dict[str, str | None] = {}  # chain -> its first line's parentUuid
     side_root: dict[str, str] = {}  # 1.x inline sidechain line uuid -> its chain's root
-    roots: list[str] = []  # 1.x inline sidechains' roots, in file order
+    roots: dict[str, int] = {}  # 1.x inline sidechains' roots -> number, in file order
     for line, record in records:
         top = record_top(record, line, collector, "Claude Code")
         if top is None:
@@ -85,7 +85,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
             root = side_root.get(text_of(top.get("parent_uuid")) or "")
             if root is None:  # a subagent's first line (its prompt): a sidechain of its own
                 root = text_of(top.get("uuid")) or f"line{line}"
-                roots.append(root)
+                roots[root] = len(roots) + 1
             if text_of(top.get("uuid")):
                 side_root[top["uuid"]] = root
         if kind == "summary":
@@ -112,7 +112,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         elif agent_id:  # a subagent: its own session, one per agent id
             chain = f"{sid}:agent-{agent_id}"
         else:  # 1.x inline rows: one session per subagent (per root of the parentUuid chain)
-            number = roots.index(root) + 1 if root in roots else 1
+            number = roots.get(root or "", 1)
             chain = f"{sid}:sidechain" + (f"-{number}" if number > 1 else "")
         uuid = text_of(top.get("uuid"))
         if uuid is not None:
@@ -150,7 +150,7 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
         turn.stopped = turn.stopped or inner.get("stop_reason") is not None
         turn.count(anthropic_usage(inner.get("usage"), model=model,
                                    request_id=top.get("request_id"), response_id=provider_id))
-    spawned = _sidechain_calls(records, entries, info)
+    spawned = _sidechain_calls(entries, info)
     title = next((s for s, leaf in summaries if leaf in uuids), None)
     title = title or next((s for s, _ in summaries), None)
     settled = collector.source.settled
@@ -197,30 +197,28 @@ def read_claude_code(records: list[Record], last_line: int, collector: Collector
 _SPAWNING_TOOLS = frozenset({"Task", "Agent"})
 
 
-def _sidechain_calls(records: list[Record],
-                     entries: dict[str, list[tuple[int, Message | _Turn, str]]],
+def _sidechain_calls(entries: dict[str, list[tuple[int, Message | _Turn, str]]],
                      info: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
     """The ``Task`` / ``Agent`` call that spawned each 1.x inline sidechain, with its
     ``subagent_type``: Claude Code writes the call's ``prompt`` as the sidechain's first user
     line, and the call's result is the sidechain's last answer; parallel calls each have
-    their own prompt (a prompt given twice is told apart by the result)."""
-    calls: list[tuple[str, str, str | None, str | None]] = []  # id, prompt, type, result text
+    their own prompt (a prompt given twice is told apart by the result). Read from the
+    messages already parsed for the main chains (every key spelling the loop reads)."""
+    def messages(items: list[tuple[int, Message | _Turn, str]]) -> list[Message]:
+        return [m for _, v, _ in items for m in (v.messages if isinstance(v, _Turn) else [v])]
+
+    calls: list[tuple[str, str, str | None]] = []  # id, prompt, subagent type
     results: dict[str, str] = {}
-    for _, record in records:
-        message = record.get("message") if isinstance(record, Mapping) else None
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if not isinstance(content, list) or record.get("isSidechain") is True:
+    for chain, items in entries.items():
+        if chain != info[chain]["parent"]:
             continue
-        for block in content:
-            if not isinstance(block, Mapping):
-                continue
-            given = block.get("input")
-            if (block.get("type") == "tool_use" and block.get("name") in _SPAWNING_TOOLS
-                    and isinstance(given, Mapping) and text_of(block.get("id"))):
-                calls.append((block["id"], str(given.get("prompt") or ""),
-                              text_of(given.get("subagent_type")), None))
-            elif block.get("type") == "tool_result" and text_of(block.get("tool_use_id")):
-                results[block["tool_use_id"]] = content_text(block.get("content")).strip()
+        for message in messages(items):
+            for part in message.parts:
+                if isinstance(part, ToolCall) and part.name in _SPAWNING_TOOLS and part.id:
+                    calls.append((part.id, str(part.input.get("prompt") or ""),
+                                  text_of(part.input.get("subagent_type"))))
+                elif isinstance(part, ToolResult) and part.call_id:
+                    results[part.call_id] = content_text(part.content).strip()
     found: dict[str, tuple[str, str | None]] = {}
     taken: set[str] = set()
     for chain, items in entries.items():
@@ -228,9 +226,8 @@ def _sidechain_calls(records: list[Record],
             continue
         first = items[0][1]
         prompt = (first.text or "") if isinstance(first, Message) else ""
-        answers = [m for _, v, _ in items for m in (v.messages if isinstance(v, _Turn) else [v])
-                   if m.role == "assistant" and m.text]
-        answer = answers[-1].text.strip() if answers and answers[-1].text else None
+        answers = [m.text for m in messages(items) if m.role == "assistant" and m.text]
+        answer = answers[-1].strip() if answers else None
         matches = [c for c in calls if c[0] not in taken and c[1] and c[1] == prompt]
         if len(matches) > 1 and answer:
             matches = [c for c in matches if results.get(c[0]) == answer] or matches

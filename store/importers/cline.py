@@ -56,7 +56,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from store.core.arguments import loads_json
+from store.core.arguments import loads_json, parse_object_text
 from store.core.errors import StoreError
 from store.core.lineage import SessionLink
 from store.core.model import (
@@ -282,11 +282,10 @@ def _panel_history(ui: Any, sid: str, collector: Collector) -> list[dict[str, An
         elif kind == "reasoning" and text:
             add("assistant", {"type": "thinking", "thinking": text}, ts)
         elif kind in ("tool", "use_mcp_server") or (kind == "command" and entry.get("ask")):
-            try:
-                args = loads_json(text) if kind != "command" else {"command": text}
-            except ValueError:
-                args = {"text": text}
-            args = dict(args) if isinstance(args, Mapping) else {"value": args}
+            args = {"command": text} if kind == "command" else parse_object_text(text)
+            if args is None:  # no arguments to read: counted, never invented
+                collector.skip(f"{collector.format}: panel {kind} entry that is not a JSON object")
+                continue
             name = str(args.pop("tool", None) or ("use_mcp_tool" if kind == "use_mcp_server"
                                                   else "execute_command"))
             add("assistant", {"type": "tool_use", "id": call_id, "name": name, "input": args},

@@ -49,7 +49,7 @@ from store.importers.base import Collector, ParsedSession, Record, path_session_
 from store.importers.lines import moment, span, text_of
 from store.importers.titles import prompt_title
 from store.normalize.calls import read_call
-from store.usage.tokens import TokenUsage
+from store.usage.tokens import TokenUsage, copilot_cli_usage
 
 __all__ = ["is_copilot_cli_event", "read_copilot_cli"]
 
@@ -273,25 +273,6 @@ def _result(state: _State, data: Mapping[str, Any]) -> ToolResult:
     return ToolResult(call_id, content, failed, state.names.get(call_id), extras, "copilot_cli")
 
 
-def copilot_cli_usage(metric: Any, model: str | None) -> TokenUsage | None:
-    """A ``session.shutdown`` per-model metric's ``usage`` (``ShutdownModelMetricUsage``:
-    ``inputTokens`` counts the cache reads too, as OpenAI's prompt tokens do, so input is the
-    difference)."""
-    usage = metric.get("usage") if isinstance(metric, Mapping) else None
-    if not isinstance(usage, Mapping):
-        return None
-
-    def count(name: str) -> int:
-        value = usage.get(name)
-        return max(int(value), 0) if isinstance(value, int | float) and not isinstance(
-            value, bool) else 0
-
-    read = count("cacheReadTokens")
-    found = TokenUsage(max(count("inputTokens") - read, 0), count("outputTokens"),
-                       count("cacheWriteTokens"), read, count("reasoningTokens"), model=model)
-    return found if found.total else None
-
-
 def _run_usage(state: _State, metrics: Mapping[str, Any]) -> None:
     """A run's per-model totals (its ``session.shutdown``): the only input and cache counts
     the log keeps (``assistant.usage`` is ephemeral). Each model's totals go to the run's
@@ -301,7 +282,7 @@ def _run_usage(state: _State, metrics: Mapping[str, Any]) -> None:
     if not run:
         return
     for model, metric in metrics.items():
-        total = copilot_cli_usage(metric, str(model))
+        total = copilot_cli_usage(metric, model=str(model))
         if total is None:
             continue
         mine = [(s, k) for s, k, m in run if m == model] or [(run[-1][0], run[-1][1])]

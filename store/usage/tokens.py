@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "gemini_cli_usage",
-           "kimi_cli_usage", "opencode_usage", "qwen_code_usage"]
+__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "copilot_cli_usage",
+           "gemini_cli_usage", "kimi_cli_usage", "opencode_usage", "qwen_code_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,20 @@ def codex_usage(last: Any, *, model: Any = None) -> TokenUsage | None:
         max(total_input - cached, 0), _count(last.get("output_tokens")), 0, min(cached,
                                                                                 total_input),
         _count(last.get("reasoning_output_tokens")), _text(model)))
+
+
+def copilot_cli_usage(metric: Any, *, model: Any = None) -> TokenUsage | None:
+    """A Copilot CLI ``session.shutdown`` per-model metric's ``usage``
+    (``ShutdownModelMetricUsage``): ``inputTokens`` counts the cache reads too, as OpenAI's
+    prompt tokens do, so input is the difference."""
+    usage = metric.get("usage") if isinstance(metric, Mapping) else None
+    if not isinstance(usage, Mapping):
+        return None
+    read = _count(usage.get("cacheReadTokens"))
+    return _usage_or_none(TokenUsage(
+        max(_count(usage.get("inputTokens")) - read, 0), _count(usage.get("outputTokens")),
+        _count(usage.get("cacheWriteTokens")), read, _count(usage.get("reasoningTokens")),
+        _text(model)))
 
 
 def gemini_cli_usage(tokens: Any, *, model: Any = None,

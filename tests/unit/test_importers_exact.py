@@ -11,11 +11,10 @@ and fixtures written from each agent's writer (``tests/fixtures/exact/*``,
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
+from backends import corpus
 
 from store.core.model import Message
 from store.importers.base import ParsedSession
@@ -23,7 +22,6 @@ from store.importers.formats import read_sessions
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "exact"
 AGENTS = Path(__file__).parent.parent / "fixtures" / "agents"
-CORPUS = Path(os.environ.get("TRANSCRIPT_CORPUS", "/work/shared/corpus"))
 NEVER = 0  # settle: every file is complete
 
 
@@ -82,9 +80,7 @@ class TestClaudeCodeSubagents:
                                                    at("2025-09-03T10:00:10"))
 
     def test_the_real_sidechain_excerpt_links_its_subagent_to_the_third_task_call(self):
-        path = CORPUS / "claude_code/cc-1.0.98-task-subagent-sidechain.jsonl"
-        if not path.is_file():
-            pytest.skip("the shared corpus is not here (TRANSCRIPT_CORPUS)")
+        path = corpus("claude_code") / "cc-1.0.98-task-subagent-sidechain.jsonl"
         sid = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"
         found = sessions(path)
         side = found[f"{sid}:sidechain"]
@@ -99,9 +95,7 @@ class TestClaudeCodeSubagents:
 
 class TestCodexTimes:
     def test_the_rollout_s_first_and_last_lines_are_its_start_and_end(self):
-        path = CORPUS / "codex/codex-0.58-rollout-shell-function_call.jsonl"
-        if not path.is_file():
-            pytest.skip("the shared corpus is not here (TRANSCRIPT_CORPUS)")
+        path = corpus("codex") / "codex-0.58-rollout-shell-function_call.jsonl"
         (session,) = sessions(path).values()
         assert (session.started_at, session.ended_at) == (at("2025-11-17T21:30:28.664"),
                                                          at("2025-11-17T21:33:04.359"))
@@ -193,6 +187,18 @@ class TestRooCode:
         assert session.title == "Read src/a.ts and run the tests"
         assert (session.started_at, session.ended_at) == (at("2025-10-01T12:00:00"),
                                                          at("2025-10-01T12:00:06"))
+
+    def test_a_panel_tool_entry_that_is_not_json_is_counted_not_invented(self, tmp_path):
+        task = tmp_path / "tasks" / self.PANEL_ONLY
+        task.mkdir(parents=True)
+        (task / "history_item.json").write_text('{"ts": 1759320000000, "task": "Look"}')
+        (task / "ui_messages.json").write_text(
+            '[{"ts": 1759320000000, "type": "say", "say": "text", "text": "Look"},'
+            ' {"ts": 1759320001000, "type": "ask", "ask": "tool", "text": "readFile a.ts"}]')
+        parsed = read_sessions(task / "ui_messages.json", settle=NEVER)
+        (session,) = parsed.sessions
+        assert [c for m in session.items for c in m.tool_calls] == []  # no {"text": ...} call
+        assert parsed.skipped == {"roo-code: panel tool entry that is not a JSON object": 1}
 
     def test_the_panel_is_not_read_again_beside_a_history(self):
         path = FIXTURES / "roo/tasks" / self.TASK / "api_conversation_history.json"
