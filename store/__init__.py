@@ -19,7 +19,14 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
-    from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
+    from store.audit.costs import (
+        MissingUsage,
+        ToolContext,
+        UsageTotals,
+        sessions_without_usage,
+        tool_context,
+        usage_report,
+    )
     from store.audit.detections import check_rules, new_calls, next_positions
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
@@ -198,6 +205,7 @@ __all__ = [
     "LoadedCall",
     "Message",
     "MissingExtra",
+    "MissingUsage",
     "NestingTooDeep",
     "NotAMessage",
     "OpaquePart",
@@ -324,6 +332,7 @@ __all__ = [
     "schema_history",
     "search_calls",
     "service_file",
+    "sessions_without_usage",
     "tool_context",
     "tool_usage",
     "upgrade_database",
@@ -337,6 +346,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "UsageTotals": ("store.audit.costs", "UsageTotals"),
     "tool_context": ("store.audit.costs", "tool_context"),
     "usage_report": ("store.audit.costs", "usage_report"),
+    "MissingUsage": ("store.audit.costs", "MissingUsage"),
+    "sessions_without_usage": ("store.audit.costs", "sessions_without_usage"),
     "PriceTable": ("store.usage.prices", "PriceTable"),
     "load_prices": ("store.usage.prices", "load_prices"),
     "TokenUsage": ("store.usage.tokens", "TokenUsage"),

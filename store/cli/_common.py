@@ -94,7 +94,8 @@ def time_options(what: str) -> Callable[[F], F]:
         return click.option(
             "--since", type=TimeSpec(),
             help=f"{what} at or after this time: 2025-07, 2025-07-14, 2025-07-14T09:30Z, 7d, "
-                 "12h, 2w, today, yesterday (no zone: local time).")(function)
+                 "12h, 2w, today, yesterday, this-month, last-month (also -week, -year; no "
+                 "zone: local time).")(function)
     return add
 
 

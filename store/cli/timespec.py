@@ -5,6 +5,9 @@ Absolute times are read by ``dateutil.parser.isoparse`` (python-dateutil: every 
 form, a month alone included); a small grammar on top reads the relative ones:
 
 - ``now``, ``today``, ``yesterday`` (midnight, local time);
+- ``this-week``, ``last-week``, ``this-month``, ``last-month``, ``this-year``, ``last-year``:
+  the first moment of that period (its Monday, its 1st, its 1 January; midnight, local time),
+  so ``--since last-month --until this-month`` is exactly last month;
 - ``N`` and a unit: ``s``, ``m``/``min``, ``h``, ``d``, ``w`` (``7d``, ``90m``, ``2w``: that
   long before now).
 
@@ -27,10 +30,12 @@ __all__ = ["TimeSpec", "parse_time"]
 
 _RELATIVE = re.compile(r"(?i)^(\d{1,9})\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|"
                        r"week|weeks)$")
+_PERIOD = re.compile(r"^(this|last)[-_ ](week|month|year)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 #: What the error says the option takes.
-FORMS = "2025-07, 2025-07-14, 2025-07-14T09:30Z, 7d, 12h, 2w, today, yesterday or now"
+FORMS = ("2025-07, 2025-07-14, 2025-07-14T09:30Z, 7d, 12h, 2w, today, yesterday, this-week, "
+         "last-week, this-month, last-month, this-year, last-year or now")
 
 
 def parse_time(text: str, now: datetime | None = None) -> datetime:
@@ -47,6 +52,9 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
         return midnight.astimezone(UTC)
     if spoken == "yesterday":
         return (midnight - timedelta(days=1)).astimezone(UTC)
+    period = _PERIOD.match(spoken)
+    if period:
+        return _period_start(midnight, period.group(2), back=period.group(1) == "last")
     relative = _RELATIVE.match(spoken)
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)[0]
@@ -66,6 +74,23 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
         return parsed.astimezone(UTC)
     except (OverflowError, OSError) as exc:
         raise UsageError(f"{text!r} has no UTC form within years 1-9999") from exc
+
+
+def _period_start(midnight: datetime, unit: str, *, back: bool) -> datetime:
+    """The first moment (local time) of the week, month or year holding ``midnight``, or of
+    the one before it (``back``), in UTC."""
+    if unit == "week":
+        start = midnight - timedelta(days=midnight.weekday() + (7 if back else 0))
+    elif unit == "month":
+        start = midnight.replace(day=1)
+        if back:
+            start = (start - timedelta(days=1)).replace(day=1)
+    else:
+        start = midnight.replace(month=1, day=1)
+        if back:
+            start = start.replace(year=start.year - 1)
+    # a local midnight at a DST change: the zone's offset of that day, not of today
+    return start.replace(tzinfo=None).astimezone().astimezone(UTC)
 
 
 class TimeSpec(click.ParamType):  # type: ignore[type-arg]

@@ -11,6 +11,7 @@ import click
 
 import store
 from store.cli._common import (
+    StoreGroup,
     console,
     db_option,
     emit_json,
@@ -19,6 +20,7 @@ from store.cli._common import (
     time_options,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.usage_reports import REPORTS
 
 #: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
 JSON_KEYS = {"session": "session_id"}
@@ -80,27 +82,56 @@ def _tool_rows(opened: store.TranscriptStore, prices: store.PriceTable,
     return ordered, unpriced
 
 
-@click.command("usage")
+class UsageGroup(StoreGroup):
+    """``usage``: the reports in the order ``--help`` lists them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(REPORTS)
+
+
+@click.group("usage", cls=UsageGroup, invoke_without_command=True)
 @db_option
-@click.option("--by", "by", type=click.Choice(["day", "week", "month", "session", "model",
-                                               "agent", "project", "tool"]),
-              default="day", show_default=True, help="What a row is.")
+@click.option("--by", "by_given", type=click.Choice(["day", "week", "month", "session", "model",
+                                                     "agent", "project", "tool"]),
+              multiple=True, help="What a row is (default: day; once). The reports below "
+                                  "(usage daily ...) add a Models column, --breakdown and a "
+                                  "Total row.")
 @time_options("Usage recorded")
 @scope_options
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False),
               help="A price file in LiteLLM's model_prices_and_context_window.json format, "
                    "over the shipped table (also: TRANSCRIPT_STORE_PRICES).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per row.")
-def usage(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
-          agent: str | None, cwd: str | None, prices_file: Path | None,
-          as_json: bool) -> None:
+@click.pass_context
+def usage(ctx: click.Context, db_url: str | None, by_given: tuple[str, ...],
+          since: datetime | None, until: datetime | None, agent: str | None, cwd: str | None,
+          prices_file: Path | None, as_json: bool) -> None:
     """Tokens (input, output, cache creation, cache read) and estimated cost.
 
-    From the usage the agents recorded (Claude Code, Codex, Gemini CLI), one response counted
-    once; costs at the shipped, dated price table or --prices. A model without a price shows
-    its tokens and is named. --by tool: the tokens each tool's results carried into the
-    context, estimated from their size (labelled so).
+    \b
+    Reports like ccusage's (a Models column, --breakdown per model, a Total row, the
+    sessions with no recorded usage named below; subagents rolled up to their parent):
+      usage daily | weekly | monthly | session | project | agent | model
+
+    From the usage the agents recorded, one response counted once; costs at the shipped,
+    dated price table or --prices. A model without a price shows its tokens and is named.
+    Without a report name: one row per --by key (the earlier form); --by tool: the tokens
+    each tool's results carried into the context, estimated from their size (labelled so).
     """
+    if ctx.invoked_subcommand is not None:
+        given = [name for name, value in (("--by", by_given), ("--since", since),
+                                          ("--until", until), ("--agent", agent),
+                                          ("--cwd", cwd), ("--prices", prices_file),
+                                          ("--json", as_json), ("--db", db_url)) if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)}: give the options after the report "
+                                   f"name (usage {ctx.invoked_subcommand} {given[0]} ...)")
+        return
+    if len(by_given) > 1:
+        raise click.UsageError(
+            f"--by takes one value (got {', '.join(by_given)}); for the models of each day "
+            "run: transcript-store usage daily --breakdown")
+    by = by_given[0] if by_given else "day"
     prices = _prices(prices_file)
     with open_store(db_url, read_only=True) as opened:
         if by == "tool":
@@ -154,6 +185,9 @@ def _table(by: str, rows: list[dict[str, Any]], prices: store.PriceTable) -> Non
                           cost if row["cost_usd"] is not None else "no price")
     console().print(table)
 
+
+for _report in REPORTS.values():
+    usage.add_command(_report)
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [usage]

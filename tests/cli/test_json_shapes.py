@@ -29,6 +29,8 @@ SHAPES = {
     "usage": "usage", "rules check": "finding", "rules test": "finding",
     "rules findings": "finding", "rules list": "rule", "sessions erase": "receipt",
     "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
+    **{f"usage {report}": "usage-report" for report in ("daily", "weekly", "monthly", "session",
+                                                         "project", "agent", "model")},
 }
 
 
@@ -43,14 +45,14 @@ def json_commands() -> list[str]:
     found: list[str] = []
 
     def walk(command: click.Command, path: list[str]) -> None:
+        if any("--json" in p.opts for p in command.params):  # (a group too: usage --by)
+            found.append(" ".join(path))
         if isinstance(command, click.Group):
             ctx = click.Context(command)
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
                 assert sub is not None
                 walk(sub, [*path, name])
-        elif any("--json" in p.opts for p in command.params):
-            found.append(" ".join(path))
 
     walk(cli, [])
     return found
@@ -109,6 +111,8 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
     written["usage"] = [row for by in ("day", "week", "month", "session", "model", "agent",
                                        "project", "tool")
                         for row in lines("usage", "--by", by, "--db", db, "--json")]
+    for report in ("daily", "weekly", "monthly", "session", "project", "agent", "model"):
+        written[f"usage {report}"] = lines("usage", report, "--db", db, "--json")
     written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
     written["db history"] = lines("db", "history", "--db", db, "--json")
     written["rules list"] = lines("rules", "list", "--json")

@@ -1,5 +1,6 @@
 """The usage report agrees with ccusage (what Claude Code users run for token reports) on the
-same Claude Code files: every day's four token counts to the token, its cost within 1%.
+same Claude Code files: every day's four token counts to the token, its cost within 1%, and
+each model's share of the day (ccusage's ``--breakdown``) to the token and to the cent.
 
 ccusage is pinned and installed by ``scripts/setup`` into ``.cache/ccusage``; it runs offline
 (its bundled prices) over a temporary ``CLAUDE_CONFIG_DIR`` and an empty home (no other
@@ -87,3 +88,13 @@ def test_daily_tokens_and_costs_agree_with_ccusage(
                                             their["cacheCreationTokens"],
                                             their["cacheReadTokens"]), day
         assert mine.cost_usd == pytest.approx(their["totalCost"], rel=0.01), day
+        # ... and per model (ccusage daily --breakdown), to the token and to the cent
+        parts = {part["modelName"]: part for part in their["modelBreakdowns"]}
+        assert sorted(mine.by_model) == sorted(parts), day
+        for model, part in parts.items():
+            own = mine.by_model[model]
+            assert (own.input_tokens, own.output_tokens, own.cache_creation_tokens,
+                    own.cache_read_tokens) == (part["inputTokens"], part["outputTokens"],
+                                               part["cacheCreationTokens"],
+                                               part["cacheReadTokens"]), (day, model)
+            assert round(own.cost_usd, 2) == round(part["cost"], 2), (day, model)
