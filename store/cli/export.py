@@ -1,4 +1,5 @@
-"""CLI: ``export`` a session as provider-ready history (edge layer; public API only)."""
+"""CLI: ``export`` a session as provider-ready history, ``resume`` one repaired (edge layer;
+public API only)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,60 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
         raise click.UsageError("--drop-dangling and --tool apply with --repair only")
     if len(session_ids) != 1:
         raise click.UsageError(f"--to {target} exports exactly one session")
-    (session_id,) = session_ids
+    write_history(db_url, session_ids[0], target, redactor, do_repair=do_repair,
+                  drop_dangling=drop_dangling, last_turns=last_turns, tools=tools,
+                  recorded=keep_recorded_names, include_tools=include_tools)
+
+
+@click.command("resume")
+@db_option
+@click.argument("session_id")
+@click.option("--to", "target", type=click.Choice(list(store.TARGETS)), required=True,
+              help="The provider whose request history to write.")
+@redaction_options
+@click.option("--no-repair", "no_repair", is_flag=True,
+              help="Write the history as stored; refuse (exit 1) when the provider would "
+                   "refuse it.")
+@click.option("--drop-dangling", is_flag=True,
+              help="Drop calls without a result instead of synthesizing one.")
+@click.option("--last-turns", type=count(1), help="Only the last N whole turns.")
+@click.option("--tool", "tools", multiple=True,
+              help="A tool the resuming agent has (repeatable): calls to others are reported.")
+@click.option("--current-names", is_flag=True,
+              help="Call the tools by their current names in the store's vocabulary (bash: "
+                   "`aliases list`), not by the names the agent recorded.")
+@click.option("--include-tools", is_flag=True,
+              help="Add the tool definitions recorded with the session, in the request's own "
+                   "field (tools; toolConfig for bedrock).")
+def resume_command(db_url: str | None, session_id: str, target: str, redact: bool,
+                   patterns: tuple[str, ...], no_repair: bool, drop_dangling: bool,
+                   last_turns: int | None, tools: tuple[str, ...], current_names: bool,
+                   include_tools: bool) -> None:
+    """Write a stored session to stdout as the request history to resume it with a provider.
+
+    \b
+    Repaired by default so the provider accepts it (dangling calls get a result, orphan and
+    duplicate results go, invalid arguments and ids the target refuses are fixed); every
+    change is reported on stderr and the stored rows never change. The tools keep the names
+    the agent recorded (--current-names: the store's vocabulary). Example:
+      transcript-store resume 3f2a --to anthropic > history.json
+    """
+    if no_repair and (drop_dangling or tools):
+        raise click.UsageError("--drop-dangling and --tool apply to the repair: not with "
+                               "--no-repair")
+    write_history(db_url, session_id, target, redactor_from(redact, patterns),
+                  do_repair=not no_repair, drop_dangling=drop_dangling,
+                  last_turns=last_turns, tools=tools, recorded=not current_names,
+                  include_tools=include_tools)
+
+
+def write_history(db_url: str | None, session_id: str, target: str,
+                  redactor: store.Redactor | None, *, do_repair: bool, drop_dangling: bool,
+                  last_turns: int | None, tools: tuple[str, ...], recorded: bool,
+                  include_tools: bool) -> None:
+    """One session as ``target``'s request history on stdout (``export --to PROVIDER`` and
+    ``resume``): redacted first, repaired (the report on stderr) or refused when the target
+    would refuse it, the tools by their recorded or current names."""
     with open_store(db_url, read_only=True) as opened:
         session_id = resolve_session(opened, session_id)
         transcript = opened.load(session_id, last_turns=last_turns)
@@ -103,17 +157,17 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
                 click.echo(visible(f"problem: {change.kind} ({where}): {change.detail}"),
                            err=True)
             raise click.ClickException(
-                f"{len(refused)} problem(s) that {target} would refuse; "
-                "export with --repair to fix them (the report goes to stderr)")
+                f"{len(refused)} problem(s) that {target} would refuse; `resume` repairs them, "
+                "or export with --repair (the report goes to stderr)")
         messages = [stored.message for stored in transcript]
-    if keep_recorded_names:
+    if recorded:
         messages = store.recorded_names(messages)
     payload = store.render(messages, target)  # type: ignore[arg-type]
     if definitions:
         agent = transcript.session.agent
         payload[store.TOOLS_FIELD[target]] = store.render_tools(  # type: ignore[index]
             definitions, target,  # type: ignore[arg-type]
-            None if keep_recorded_names else (lambda raw: aliases.display_name(raw, agent)))
+            None if recorded else (lambda raw: aliases.display_name(raw, agent)))
     try:
         text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # integers beyond 64 bits, deep nesting: the stdlib writes them exactly
@@ -152,4 +206,4 @@ def _export_records(db_url: str | None, session_ids: tuple[str, ...], target: st
         click.echo(f"{total} calls, {redacted} secrets redacted", err=True)
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
-COMMANDS: list[click.Command] = [export_command]
+COMMANDS: list[click.Command] = [export_command, resume_command]

@@ -23,7 +23,7 @@ from store.cli._common import StoreGroup, configure_logging
 #: ``COMMANDS`` lists the same.
 COMMAND_MODULES: dict[str, str] = {
     "db": "db", "demo": "demo", "sessions": "sessions", "verify": "sessions",
-    "import": "imports", "export": "export", "tools": "audit", "calls": "audit",
+    "import": "imports", "export": "export", "resume": "export", "tools": "audit", "calls": "audit",
     "audit": "audit", "aliases": "aliases", "serve": "serve", "completion": "completion",
     "watch": "watch", "capture": "watch", "usage": "usage", "rules": "rules",
     "prune": "trust",
