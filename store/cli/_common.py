@@ -58,6 +58,9 @@ class StoreGroup(CommandGroup):
                 raise
             click.echo(visible(store.hide_passwords(f"error: {exc}")), err=True)
             ctx.exit(1)
+        except BrokenPipeError:  # `| head` closed the pipe: what it wanted was written
+            quiet_stdout()
+            ctx.exit(0)
         except OSError as exc:  # a file named on the command line cannot be read or written
             if ctx.find_root().meta.get("traceback"):
                 raise
@@ -71,6 +74,21 @@ class StoreGroup(CommandGroup):
             click.echo(visible(f"error: an argument is not valid UTF-8 text (near {shown!r})"),
                        err=True)
             ctx.exit(2)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush at exit cannot
+    fail on a pipe the reader closed (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's): nothing to flush
+        pass
+
+
+def plural(n: int, word: str) -> str:
+    """``1 session``, ``2 sessions``, ``1,204 calls``."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 #: The largest count or offset a command takes (both backends store it as a 64-bit integer).
@@ -117,6 +135,59 @@ def _folder(ctx: click.Context, param: click.Parameter, value: str | None) -> st
     if value.startswith(("~", ".")) or not value.startswith("/"):
         return os.path.abspath(os.path.expanduser(value))
     return value
+
+
+def current_tool(opened: store.TranscriptStore, tool: str, agent: str | None = None) -> str:
+    """``--tool`` as the current name it searches for: a name as an agent recorded it
+    (``Bash``, ``run_shell_command``) becomes its current name (``bash``), and stderr says
+    so; a current name, or a name no alias knows, stays as given."""
+    aliases = opened.aliases()
+    currents = set(aliases.values()) | set(aliases.scoped.values())
+    if tool in currents:
+        return tool
+    resolved = aliases.resolve(tool, agent)
+    if resolved == tool:  # an alias of some agent(s) only
+        scoped = {cur for (who, raw), cur in aliases.scoped.items()
+                  if raw == tool and agent in (None, who)}
+        resolved = scoped.pop() if len(scoped) == 1 else tool
+    if resolved == tool:
+        resolved = {name.lower(): name for name in currents}.get(tool.lower(), tool)
+    if resolved != tool:
+        click.echo(visible(f"--tool {tool}: searching for {resolved}, its current name "
+                           "(every agent's calls of it; --raw-name for that name only)"),
+                   err=True)
+    return resolved
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x' or 'y'?)`` for the names close to ``word``; empty when none."""
+    import difflib
+
+    names = sorted(set(known))
+    near = difflib.get_close_matches(word, names, n=3, cutoff=0.5) or [
+        n for n in names if word.lower() in n.lower()][:3]
+    return f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+
+
+def nothing_found(opened: store.TranscriptStore, what: str, *, tool: str | None = None,
+                  agent: str | None = None) -> None:
+    """An empty result in one line, naming a ``--tool`` or ``--agent`` that the store does
+    not know with the nearest ones it does."""
+    hints = []
+    if agent is not None:
+        agents = opened.agents()
+        if agent not in agents:
+            hints.append(f"no session of agent {agent!r} is stored"
+                         + (did_you_mean(agent, agents) or
+                            f" (agents here: {', '.join(agents) or 'none'})"))
+    if tool is not None:
+        aliases = opened.aliases()
+        known = set(aliases.values()) | set(aliases.scoped.values()) | set(aliases) | {
+            raw for _, raw in aliases.scoped}
+        if tool not in known:
+            hints.append(f"{tool!r} is no tool name of the vocabulary"
+                         + did_you_mean(tool, known))
+    click.echo(visible(f"no {what} match" + (": " + "; ".join(hints) if hints else "")))
 
 
 def resolve_session(opened: store.TranscriptStore, session_id: str) -> str:
@@ -188,9 +259,14 @@ def console(wide: bool = False) -> Console:
     (``wide``: no limit, for ``--wide``). No colour with ``--no-color`` or ``NO_COLOR``."""
     from rich.console import Console  # rich loads when output is drawn, not at start-up
 
+    class QuietConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich's own exits 1: a closed pipe is no error
+            quiet_stdout()
+            raise SystemExit(0)
+
     plain = no_color()
-    return Console(soft_wrap=False, width=_UNLIMITED if wide else terminal_width(),
-                   no_color=plain or None, color_system=None if plain else "auto")
+    return QuietConsole(soft_wrap=False, width=_UNLIMITED if wide else terminal_width(),
+                        no_color=plain or None, color_system=None if plain else "auto")
 
 
 #: The width of a ``--wide`` console: every cell whole.
@@ -299,16 +375,20 @@ def one_line(text: str | None, limit: int = 60) -> str:
     return first + " …" if len(lines) > 1 else first
 
 
-def confirmed(question: str) -> None:
-    """Ask ``question`` on stderr; anything but yes (or no terminal to answer) is a one-line
-    error and exit 1: nothing was changed."""
+def confirmed(question: str, *, default: bool = False,
+              declined: str = "not confirmed: nothing changed") -> None:
+    """Ask ``question`` on stderr; a no is not an error: it says "not confirmed: nothing
+    changed" and the command ends with status 0. No terminal to answer (end of input) is an
+    error (exit 1): a script that meant to destroy something must say ``--yes``."""
     try:
-        agreed = click.confirm(question, err=True)
+        agreed = click.confirm(question, default=default, err=True)
     except click.Abort:  # no answer (end of input): end the prompt's line first
         click.echo(err=True)
-        agreed = False
+        raise click.ClickException(f"{declined} (no answer; --yes to confirm without a "
+                                   "prompt)") from None
     if not agreed:
-        raise click.ClickException("not confirmed: nothing changed")
+        click.echo(declined, err=True)
+        click.get_current_context().exit(0)
 
 
 def no_color() -> bool:

@@ -21,13 +21,16 @@ from store.cli._common import (
     CommandGroup,
     console,
     count,
+    current_tool,
     db_option,
     emit_json,
     fitted_table,
     local_time,
     more_rows,
+    nothing_found,
     open_store,
     page_limit,
+    plural,
     redaction_options,
     redactor_from,
     resolve_session,
@@ -170,6 +173,9 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
             session = resolve_session(opened, session)
         every = store.tool_usage(opened, since=since, until=until, session_id=session,
                                  agent=agent, cwd=cwd, limit=None, with_children=with_children)
+        if not every and not as_json:
+            nothing_found(opened, "tool calls", agent=agent)
+            return
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")
@@ -188,8 +194,8 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
         table.add_row(escape(row.name), escape(", ".join(row.raw_names)), str(row.calls),
                       str(row.sessions),
                       str(row.invalid_calls), str(row.error_results),
-                      str(row.calls_without_result), str(row.first_seen or "-"),
-                      str(row.last_seen or "-"))
+                      str(row.calls_without_result), local_time(row.first_seen),
+                      local_time(row.last_seen))
     console().print(table)
 
 
@@ -230,9 +236,12 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         return
     if with_children and session is None:
         raise click.UsageError("--with-children applies with --session")
-    if session is not None:
+    if session is not None or tool is not None:
         with open_store(db_url, read_only=True) as opened:
-            session = resolve_session(opened, session)
+            if session is not None:
+                session = resolve_session(opened, session)
+            if tool is not None:
+                tool = current_tool(opened, tool, agent)
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
                     "url": url_view}, ignore_case, regex, agent, cwd, with_children)
@@ -267,6 +276,9 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         matches = list(found)
         total = (store.count_calls(opened, query) if wanted is not None
                  and len(matches) == wanted else offset + len(matches))
+        if not matches:
+            nothing_found(opened, "calls", tool=tool, agent=agent)
+            return
     columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
                Column("pos", justify="right", keep=True), Column("agent", minimum=6),
                Column("cwd", flexible=True), Column("tool"), Column("status"),
@@ -275,7 +287,7 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
     cells = [[local_time(m.created_at), m.session_id, f"{m.position}.{m.index}", m.agent or "",
               m.cwd or "", m.name, m.status, m.arguments_text, m.result_preview or "-"]
              for m in matches]
-    console(wide).print(fitted_table(f"{len(matches)} of {total:,} calls", columns, cells,
+    console(wide).print(fitted_table(f"{len(matches)} of {plural(total, 'call')}", columns, cells,
                                      wide))
     more_rows(len(matches), total, offset, "calls")
 

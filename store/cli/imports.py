@@ -10,6 +10,7 @@ import click
 
 import store
 from store.cli._common import (
+    confirmed,
     console,
     count,
     db_option,
@@ -162,8 +163,8 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
         files = 1 if folder.is_file() else sum(
             1 for f in folder.rglob("*") if f.suffix in (".json", ".jsonl", ".db"))
         click.echo(f"  {agent:12} {folder}  ({files} files)", err=True)
-    if not yes and not click.confirm("import them?", default=True, err=True):
-        raise click.ClickException("nothing imported")
+    if not yes:
+        confirmed("import them?", default=True, declined="not confirmed: nothing imported")
     return tuple(folder for _, folder in found)
 
 

@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from store.cli._common import StoreGroup, configure_logging
+from store.cli._common import StoreGroup, configure_logging, quiet_stdout
 
 #: The module of each command, imported when the command runs (or ``--help`` lists it): a
 #: command's start-up pays for its own module only. A test keeps this map and the modules'
@@ -30,8 +30,22 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+#: The root's own options, also taken after the command (``sessions list --no-color``): no
+#: command has an option of these names, so moving them in front changes nothing else.
+GLOBAL_FLAGS = frozenset({"--traceback", "--no-color", "-v", "-vv", "-vvv", "--verbose"})
+
+
 class RootGroup(StoreGroup):
     """The root command: its commands are loaded on first use (see ``COMMAND_MODULES``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """The global flags wherever they stand before a ``--``, moved in front."""
+        end = args.index("--") if "--" in args else len(args)
+        moved = [a for a in args[:end] if a in GLOBAL_FLAGS]
+        if moved and args[:len(moved)] != moved:
+            rest = [a for a in args[:end] if a not in GLOBAL_FLAGS]
+            args = [*moved, *rest, *args[end:]]
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMAND_MODULES)
@@ -71,8 +85,17 @@ def cli(ctx: click.Context, traceback: bool, verbose: int, no_color: bool) -> No
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="transcript-store")
+    """Console-script entry point. A reader that closed the pipe (``| head``) ends the
+    command quietly with status 0, also when it closed it before the last flush."""
+    try:
+        cli.main(args=argv, prog_name="transcript-store")
+    except SystemExit:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            quiet_stdout()
+            raise SystemExit(0) from None
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,6 +20,7 @@ from store.cli._common import (
     one_line,
     open_store,
     page_limit,
+    plural,
     resolve_session,
     time_options,
 )
@@ -48,7 +49,7 @@ def _print_findings(found: Sequence[store.Finding]) -> None:
 
     if not found:
         return  # the summary line on stderr says "0 findings"
-    table = Table(title=f"{len(found)} findings")
+    table = Table(title=plural(len(found), "finding"))
     for column in ("level", "rule", "session", "pos", "call", "agent", "tool", "matched"):
         table.add_column(column, overflow="fold")
     for f in found:
@@ -103,7 +104,7 @@ def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime
         emit_json(f.to_json() for f in found)
     else:
         _print_findings(found)
-    summary = f"{len(found)} findings from {len(ruleset)} rules"
+    summary = f"{plural(len(found), 'finding')} from {plural(len(ruleset), 'rule')}"
     if saved is not None:
         summary += f"; {saved} saved"
     click.echo(summary, err=True)

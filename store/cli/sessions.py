@@ -24,6 +24,7 @@ from store.cli._common import (
     more_rows,
     open_store,
     page_limit,
+    plural,
     redaction_options,
     redactor_from,
     resolve_session,
@@ -109,7 +110,7 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
     cells = [[row["session_id"], local_time(row[f"{when}_at"]), row["title"] or "",
               row["agent"] or row["provider"] or "", row["model"] or "",
               str(row["messages"]), str(row["calls"] or 0), row["cwd"] or ""] for row in rows]
-    console(wide).print(fitted_table(f"{len(rows)} of {total:,} sessions", columns, cells,
+    console(wide).print(fitted_table(f"{len(rows)} of {plural(total, 'session')}", columns, cells,
                                      wide))
     more_rows(len(rows), total, offset, "sessions")
 

@@ -23,6 +23,7 @@ from store.cli._common import (
     db_option,
     emit_json,
     open_store,
+    plural,
     resolve_session,
     visible,
 )
@@ -148,11 +149,11 @@ def prune(db_url: str | None, before: datetime | None, older_than: str | None,
     if dry_run and not as_json:
         for r in receipts:
             click.echo(visible(f"would erase {r.session_id} ({r.messages} messages)"))
-        click.echo(f"{len(receipts)} sessions would be erased")
+        click.echo(f"{plural(len(receipts), 'session')} would be erased")
         return
     _echo_receipts(receipts, as_json, "would erase" if dry_run else "erased")
     if not as_json and not dry_run:
-        click.echo(f"{len(receipts)} sessions erased")
+        click.echo(f"{plural(len(receipts), 'session')} erased")
 
 
 def secret_calls(db_url: str | None, value: str, as_json: bool) -> None:

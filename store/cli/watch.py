@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 import store
-from store.cli._common import db_option, open_store, visible
+from store.cli._common import db_option, open_store, plural, visible
 from store.cli.rules import RulesOnImport, config_option, read_config, rules_check_option
 
 #: Seconds between polls right after a change, and at most when idle (polling back-off;
@@ -234,7 +234,7 @@ def _one_pass(opened: store.TranscriptStore, folders: list[Path], settle: float,
         parts = [f"stored {summary.messages_added} messages ({summary.sessions} sessions, "
                  f"{summary.files} files)"] if summary.messages_added else []
         if findings is not None:
-            parts.append(f"{findings} findings saved")
+            parts.append(f"{plural(findings, 'finding')} saved")
         if summary.gone:
             parts.append(f"{summary.gone} source files gone (their sessions stay)")
         click.echo(visible(f"{when} " + "; ".join(parts)))

@@ -251,10 +251,20 @@ class SessionsMixin(StoreBase):
             query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
         return query
 
+    def agents(self) -> list[str]:
+        """The agents that recorded the stored sessions (their names, sorted): what
+        ``--agent`` can name, for a "did you mean"."""
+        with self._read() as conn:
+            return sorted(str(a) for a in conn.execute(
+                select(sessions.c.agent).where(sessions.c.agent.is_not(None)).distinct())
+                .scalars())
+
     def resolve_session_id(self, prefix: str) -> str:
         """The id of the one session whose id is ``prefix`` or starts with it (as git takes
         a unique prefix of a commit id); ``SessionNotFound`` when none does,
-        ``AmbiguousSessionId`` (listing the candidates) when several do."""
+        ``AmbiguousSessionId`` (listing the candidates) when several do, unless all but one
+        of them descend from that one through parents that match the prefix too (a Claude
+        Code session and its ``<id>:sidechain`` subagents): then that one."""
         if "\x00" in prefix or not prefix:
             raise SessionNotFound(prefix)
         with self._read() as conn:
@@ -262,12 +272,22 @@ class SessionsMixin(StoreBase):
                                  .where(sessions.c.session_id == prefix)).first()
             if exact is not None:
                 return str(exact[0])
+            matches = and_(
+                sessions.c.session_id.like(escape_like(prefix) + "%", escape="\\"),
+                # (LIKE ignores case on SQLite: the prefix must match exactly)
+                func.substr(sessions.c.session_id, 1, len(prefix)) == prefix)
             found = [str(row[0]) for row in conn.execute(
-                select(sessions.c.session_id)
-                .where(sessions.c.session_id.like(escape_like(prefix) + "%", escape="\\"),
-                       # (LIKE ignores case on SQLite: the prefix must match exactly)
-                       func.substr(sessions.c.session_id, 1, len(prefix)) == prefix)
+                select(sessions.c.session_id).where(matches)
                 .order_by(sessions.c.session_id).limit(AMBIGUOUS_SHOWN + 1))]
+            if len(found) > 1:  # the prefix of a session and of its own subagents only?
+                roots = [str(row[0]) for row in conn.execute(
+                    select(sessions.c.session_id).where(
+                        matches, or_(sessions.c.parent_session_id.is_(None),
+                                     func.substr(sessions.c.parent_session_id, 1,
+                                                 len(prefix)) != prefix))
+                    .limit(2))]
+                if len(roots) == 1:
+                    return roots[0]
         if not found:
             raise SessionNotFound(prefix)
         if len(found) > 1:

@@ -76,7 +76,7 @@ def test_watch_runs_the_rules_configured_and_counts_the_findings(
     write(folder / "c.jsonl", bash_line("s-c", "c1", "ls"), bash_line("s-c", "c2", "rm -rf ~"))
     out, _ = run("watch", "--once", "--settle", "0", "--db", url_of(store), "--config",
                  str(config), str(folder))
-    assert "stored 2 messages" in out and "1 findings saved" in out
+    assert "stored 2 messages" in out and "1 finding saved" in out
     assert [(f.session_id, f.position, f.level) for f in load_findings(store)] == [
         ("s-c", 1, "critical")]
     write(folder / "c.jsonl", bash_line("s-c", "c3", "pytest -q"))

@@ -50,7 +50,7 @@ def seeded(db_url: str, *ids: str) -> None:
 class TestSessionManagement:
     def test_delete_asks_and_deletes_only_on_yes(self, db_url):
         seeded(db_url, "s1", "s2")
-        refused = run("sessions", "delete", "s1", "--db", db_url, input="n\n", code=1)
+        refused = run("sessions", "delete", "s1", "--db", db_url, input="n\n", code=0)
         assert "delete s1 (2 messages)" in refused.stderr
         assert "not confirmed: nothing changed" in refused.stderr
         with store.TranscriptStore.open(db_url) as opened:
@@ -99,7 +99,7 @@ class TestSessionManagement:
 class TestDowngrade:
     def test_downgrade_asks_then_goes_one_step_and_upgrade_returns(self, db_url):
         seeded(db_url, "s1")
-        refused = run("db", "downgrade", "--db", db_url, input="n\n", code=1)
+        refused = run("db", "downgrade", "--db", db_url, input="n\n", code=0)
         assert f"from revision {head()} to -1" in refused.stderr
         assert store.database_status(db_url).current == head()
         out = run("db", "downgrade", "--db", db_url, "--", "-1", input="y\n").stdout

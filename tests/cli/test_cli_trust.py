@@ -55,7 +55,7 @@ class TestErase:
     def test_erase_asks_prints_a_receipt_and_show_says_what_happened(self, store_url):
         filled(store_url, "a", "b")
         run("sessions", "erase", "a", "--db", store_url, "--reason", "request 7",
-            stdin="n\n", code=1)
+            stdin="n\n", code=0)  # declined: not an error
         receipt = run("sessions", "erase", "a", "--db", store_url, "--reason", "request 7",
                       "--by", "dpo", "--yes", "--json").output
         (row,) = [orjson.loads(line) for line in receipt.splitlines()]
@@ -86,10 +86,10 @@ class TestPrune:
             conn.execute(text("UPDATE sessions SET updated_at = :t WHERE session_id = 'old'"),
                          {"t": datetime.now(UTC) - timedelta(days=120)})
         out = run("prune", "--db", store_url, "--older-than", "90d", "--dry-run").output
-        assert "would erase old (2 messages)" in out and "1 sessions would be erased" in out
+        assert "would erase old (2 messages)" in out and "1 session would be erased" in out
         out = run("prune", "--db", store_url, "--older-than", "90d", "--agent", "codex",
                   "--yes").output
-        assert "erased old" in out and "1 sessions erased" in out
+        assert "erased old" in out and "1 session erased" in out
         with TranscriptStore.open(store_url) as opened:
             assert [s.session_id for s in opened.list_sessions()] == ["new"]
 
