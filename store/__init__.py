@@ -20,6 +20,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
+    from store.audit.files import FileTouch, sessions_touching
     from store.audit.detections import check_rules, new_calls, next_positions
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
     from store.audit.plans import explain_search, explain_usage, refill_search_index
@@ -184,6 +185,7 @@ __all__ = [
     "ErasureReceipt",
     "ExportStats",
     "FileState",
+    "FileTouch",
     "Finding",
     "FrozenParametersError",
     "IMPORT_FORMATS",
@@ -324,6 +326,7 @@ __all__ = [
     "schema_history",
     "search_calls",
     "service_file",
+    "sessions_touching",
     "tool_context",
     "tool_usage",
     "upgrade_database",
@@ -334,6 +337,8 @@ __all__ = [
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
     "ToolContext": ("store.audit.costs", "ToolContext"),
+    "FileTouch": ("store.audit.files", "FileTouch"),
+    "sessions_touching": ("store.audit.files", "sessions_touching"),
     "UsageTotals": ("store.audit.costs", "UsageTotals"),
     "tool_context": ("store.audit.costs", "tool_context"),
     "usage_report": ("store.audit.costs", "usage_report"),
