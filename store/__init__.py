@@ -20,9 +20,9 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
-    from store.audit.files import FileTouch, sessions_touching
     from store.audit.detections import check_rules, new_calls, next_positions
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
+    from store.audit.files import FileTouch, sessions_touching
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         ConflictError,
         DatabaseError,
         DistributionError,
+        EntryExistsError,
         FrozenParametersError,
         ImportFileError,
         KeyConflictError,
@@ -182,6 +183,7 @@ __all__ = [
     "DistributionError",
     "DistributionReport",
     "DistributionState",
+    "EntryExistsError",
     "ErasureReceipt",
     "ExportStats",
     "FileState",
@@ -436,6 +438,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_duration": ("store.trust.retention", "parse_duration"),
     "SettingsError": ("store.core.errors", "SettingsError"),
     "StoreError": ("store.core.errors", "StoreError"),
+    "EntryExistsError": ("store.core.errors", "EntryExistsError"),
     "StoredMessage": ("store.core.transcript", "StoredMessage"),
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
     "StreamError": ("store.core.errors", "StreamError"),

@@ -104,7 +104,7 @@ def _redactor(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:
 
 def _install(agent: str, scope: str, name: str, db_url: str | None, print_only: bool,
              yes: bool, instructions_file: str | None) -> None:
-    from store.mcp.install import Conflict, install_entry, install_instructions, plan
+    from store.mcp.install import install_entry, install_instructions, plan
 
     planned = plan(agent, scope=scope, name=name, db_url=db_url, home=Path.home(),
                    project=Path.cwd())
@@ -113,7 +113,7 @@ def _install(agent: str, scope: str, name: str, db_url: str | None, print_only: 
         return
     try:
         written = install_entry(planned, replace=yes)
-    except Conflict as exc:
+    except store.EntryExistsError as exc:
         if not sys.stdin.isatty() or not click.confirm(f"{exc} Replace it?", default=False,
                                                        err=True):
             raise click.ClickException(f"{exc} Nothing written (--yes replaces it).") from None

@@ -208,7 +208,8 @@ class Archive:
                   "cwd": self.shaper.redact(t.cwd), "calls": t.calls, "tools": t.tools,
                   "first_at": iso(t.first_at), "last_at": iso(t.last_at),
                   "via": sorted(t.via), "open_around": t.last_position} for t in found]
-        extra = {} if complete else {"note": "many calls matched: counts are lower bounds"}
+        extra: dict[str, Any] = {} if complete else {
+            "note": "many calls matched: counts are lower bounds"}
         return page(items, limit, offset, **extra)
 
     @tool("list_sessions",

@@ -56,7 +56,8 @@ def _answering(method: Callable[..., Any]) -> Callable[..., str]:
         try:
             return dumps(method(*args, **kwargs))
         except Exception as exc:
-            raise tool_error(exc) from None
+            error = tool_error(exc)
+            raise error from None
     return answer
 
 

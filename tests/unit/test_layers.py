@@ -184,8 +184,8 @@ _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "Attribut
                     # both (store/db/flight.py): never seen by a caller
                     "StaleState", "LostFlight",
                     # the MCP server's tool error: what an MCP client sees of a StoreError
-                    # (store/mcp/registry.py turns each into one)
-                    "ToolError"}
+                    # and a resource's (store/mcp/registry.py turns each into one)
+                    "ToolError", "ResourceError"}
 
 
 def test_the_package_raises_only_store_errors():
