@@ -154,7 +154,7 @@ class Archive:
         items = [{
             "session_id": m.session_id, "position": m.position, "index": m.index,
             "at": iso(m.created_at), "tool": m.name, "raw_tool": m.raw_name,
-            "status": m.status, "agent": m.agent, "cwd": m.cwd,
+            "status": m.status, "agent": m.agent, "cwd": self.shaper.redact(m.cwd),
             "arguments": self.shaper.text(m.arguments_text, max_chars),
             "result_is_error": m.result_is_error, "result": m.result_preview,
         } for m in found]

@@ -46,11 +46,13 @@ def session_window(opened: store.TranscriptStore, session_id: str, shaper: Shape
     out: dict[str, Any] = {"session": session_summary(info, shaper),
                            "first_position": first, "last_position": last,
                            "total_messages": total, "messages": messages}
+    # (the window of the hint ends just before this one / starts just after it, with the same
+    # before and after)
     hints = []
     if first is not None and first > 0:
-        hints.append(f"earlier: get_session with around={max(0, first - 1)}")
+        hints.append(f"earlier: get_session with around={max(0, first - 1 - after)}")
     if last is not None and last < total - 1:
-        hints.append(f"later: get_session with around={last + 1 + after}")
+        hints.append(f"later: get_session with around={last + 1 + before}")
     if hints:
         out["more"] = hints
     return out

@@ -185,7 +185,8 @@ def test_bad_inputs_are_tool_errors_that_say_what_is_wrong(archive):
     async def work(session):
         unknown = await error(session, "get_session", session_id="abc")
         assert "no session matches 'abc'" in unknown
-        near = await error(session, "get_session", session_id="22222222-2222-4222-9222-222222222222")
+        typo = "22222222-2222-4222-9222-222222222222"
+        near = await error(session, "get_session", session_id=typo)
         assert "did you mean" in near and CODEX in near
         ambiguous = await error(session, "lineage", session_id="5555")
         assert "ambiguous" in ambiguous and PARENT in ambiguous
