@@ -148,6 +148,12 @@ def test_a_session_is_read_in_windows_with_long_texts_cut(archive):
                             before=0, after=0)
         assert [m["position"] for m in around["messages"]] == [4]
         assert "earlier: get_session with around=3" in around["more"]
+        start = await call(session, "get_session", session_id=SECRET_SESSION, around=0,
+                           before=0, after=1)
+        assert [m["position"] for m in start["messages"]] == [0, 1]
+        assert start["more"] == ["later: get_session with around=2"]
+        # the results of the calls shown are under them, though their messages are not shown
+        assert start["messages"][1]["calls"][0]["result"]["position"] == 2
         last = await call(session, "get_session", session_id=SECRET_SESSION, last_turns=1)
         assert last["first_position"] == 0  # one turn: the whole (one-prompt) session
         return True
