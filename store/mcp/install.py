@@ -103,14 +103,29 @@ class Plan:
 
 
 def server_command(db_url: str | None) -> tuple[str, list[str]]:
-    """The command that starts this server: the ``transcript-store`` on ``PATH`` (else this
-    Python with ``-m store``), ``mcp``, and ``--db URL`` when one was given."""
-    found = shutil.which("transcript-store")
+    """The command that starts this server: the ``transcript-store`` beside this Python (its
+    virtual environment's) or on ``PATH``, else this Python with ``-m store``; ``mcp``; and
+    ``--db URL`` when one was given (an SQLite file made absolute: the agent starts the
+    server in another folder)."""
+    beside = Path(sys.executable).parent / "transcript-store"
+    found = str(beside) if os.access(beside, os.X_OK) else shutil.which("transcript-store")
     command, args = (found, []) if found else (sys.executable, ["-m", "store"])
     args.append("mcp")
     if db_url:
-        args += ["--db", db_url]
+        args += ["--db", absolute_db(db_url)]
     return command, args
+
+
+def absolute_db(db_url: str) -> str:
+    """``db_url`` with a relative SQLite file made absolute (``sqlite:///x.db``, ``x.db``);
+    any other URL as it is."""
+    if db_url.startswith("sqlite:///") and not db_url.startswith("sqlite:////"):
+        name = db_url.removeprefix("sqlite:///")
+        if name and not name.startswith(":memory:"):
+            return "sqlite:///" + os.path.abspath(name)
+    elif "://" not in db_url:
+        return os.path.abspath(os.path.expanduser(db_url))
+    return db_url
 
 
 def plan(agent: str, *, scope: str, name: str, db_url: str | None, home: Path,

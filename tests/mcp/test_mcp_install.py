@@ -198,6 +198,19 @@ def test_the_instructions_are_added_once(home):
     assert agents_md.read_text() == text
 
 
+def test_a_relative_sqlite_file_is_written_absolute(home):
+    assert install("cursor", "--db", "sqlite:///archive.sqlite").exit_code == 0
+    assert install("gemini-cli", "--db", "data/archive.sqlite").exit_code == 0
+    assert install("codex", "--db", "postgresql+psycopg://u@db/ts").exit_code == 0
+    here = Path.cwd()
+    cursor = read(home / ".cursor/mcp.json")["mcpServers"]["transcript-store"]
+    assert cursor["args"][-1] == f"sqlite:///{here / 'archive.sqlite'}"
+    gemini = read(home / ".gemini/settings.json")["mcpServers"]["transcript-store"]
+    assert gemini["args"][-1] == str(here / "data/archive.sqlite")
+    codex = read(home / ".codex/config.toml")["mcp_servers"]["transcript-store"]
+    assert codex["args"][-1] == "postgresql+psycopg://u@db/ts"
+
+
 def test_an_unknown_agent_is_a_usage_error(home):
     done = install("notepad")
     assert done.exit_code == 2
