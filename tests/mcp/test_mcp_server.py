@@ -267,6 +267,9 @@ def test_an_unknown_session_resource_is_an_error(archive):
 
 def test_a_session_of_calls_writes_nothing(archive):
     before = database_state(archive)
+    folder = Path(archive.removeprefix("sqlite:///")).parent \
+        if archive.startswith("sqlite:///") else None
+    files = sorted(p.name for p in folder.iterdir()) if folder else None
 
     async def work(session):
         for tool, arguments in [
@@ -281,6 +284,8 @@ def test_a_session_of_calls_writes_nothing(archive):
 
     assert over_stdio(archive, work)
     assert database_state(archive) == before
+    if folder is not None:  # no journal, WAL or shared-memory file left beside it
+        assert sorted(p.name for p in folder.iterdir()) == files
 
 
 def test_a_missing_database_is_not_created(tmp_path):
