@@ -74,6 +74,16 @@ def test_tools_answer_over_streamable_http(archive):
     assert database_state(archive) == before
 
 
+def test_on_loopback_without_a_token_a_foreign_host_header_is_refused(archive):
+    """(no DNS rebinding: a page of evil.example resolving to 127.0.0.1 cannot ask)"""
+    with http_server(archive) as endpoint:
+        status, _ = _post(endpoint, {"host": "evil.example"})
+        assert status == 421
+        port = urlsplit(endpoint).port
+        status, body = _post(endpoint, {"host": f"127.0.0.1:{port}"})
+        assert status == 200 and "transcript-store" in body
+
+
 def test_off_loopback_a_request_without_the_token_is_refused(archive):
     with http_server(archive, "--token", TOKEN, host="0.0.0.0") as endpoint:
         status, body = _post(endpoint, {})
