@@ -177,7 +177,7 @@ class Archive:
                                     "around.")] = 10,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Most messages shown."
                                     )] = 40,
-        max_chars: MaxChars = 1000,
+        max_chars: MaxChars = DEFAULT_CHARS,
     ) -> Any:
         return session_window(self.store, self.resolve(session_id), self.shaper,
                               last_turns=last_turns, around=around, before=before,

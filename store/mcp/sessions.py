@@ -21,7 +21,7 @@ _MORE = "get_session with around=POSITION and a larger max_chars shows more"
 
 def session_window(opened: store.TranscriptStore, session_id: str, shaper: Shaper, *,
                    last_turns: int | None = 2, around: int | None = None, before: int = 5,
-                   after: int = 10, limit: int = 40, max_chars: int = 1000) -> dict[str, Any]:
+                   after: int = 10, limit: int = 40, max_chars: int = 500) -> dict[str, Any]:
     """The JSON answer of ``get_session`` (see the module docstring); ``session_id`` is a
     full id (the caller resolved a prefix)."""
     if around is not None:

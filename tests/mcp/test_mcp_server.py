@@ -138,8 +138,8 @@ def test_a_session_is_read_in_windows_with_long_texts_cut(archive):
         calls = whole["messages"][1]["calls"]
         assert [c["call_id"] for c in calls] == ["c1", "c2"]
         long = calls[1]["result"]["text"]
-        assert long.startswith(LONG[:1000]) and "[truncated:" in long
-        assert f"{len(LONG) - 1000} more characters" in long
+        assert long.startswith(LONG[:500]) and "[truncated:" in long
+        assert f"{len(LONG) - 500} more characters" in long
         longer = await call(session, "get_session", session_id=SECRET_SESSION, around=1,
                             max_chars=20000)
         assert longer["messages"][1]["calls"][1]["result"]["text"] == LONG.rstrip("\n") \
