@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from store.audit.detections import check_rules, new_calls, next_positions
     from store.audit.export import ExportStats, export_calls_csv, export_jsonl
+    from store.audit.files import FileTouch, sessions_touching
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
     from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
         ConflictError,
         DatabaseError,
         DistributionError,
+        EntryExistsError,
         FrozenParametersError,
         ImportFileError,
         KeyConflictError,
@@ -188,9 +190,11 @@ __all__ = [
     "DistributionError",
     "DistributionReport",
     "DistributionState",
+    "EntryExistsError",
     "ErasureReceipt",
     "ExportStats",
     "FileState",
+    "FileTouch",
     "Finding",
     "FrozenParametersError",
     "IMPORT_FORMATS",
@@ -332,6 +336,7 @@ __all__ = [
     "schema_history",
     "search_calls",
     "service_file",
+    "sessions_touching",
     "sessions_without_usage",
     "tool_context",
     "tool_usage",
@@ -343,6 +348,8 @@ __all__ = [
 # name -> (module, attribute): where each public name lives.
 _LAZY: dict[str, tuple[str, str]] = {
     "ToolContext": ("store.audit.costs", "ToolContext"),
+    "FileTouch": ("store.audit.files", "FileTouch"),
+    "sessions_touching": ("store.audit.files", "sessions_touching"),
     "UsageTotals": ("store.audit.costs", "UsageTotals"),
     "tool_context": ("store.audit.costs", "tool_context"),
     "usage_report": ("store.audit.costs", "usage_report"),
@@ -442,6 +449,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_duration": ("store.trust.retention", "parse_duration"),
     "SettingsError": ("store.core.errors", "SettingsError"),
     "StoreError": ("store.core.errors", "StoreError"),
+    "EntryExistsError": ("store.core.errors", "EntryExistsError"),
     "StoredMessage": ("store.core.transcript", "StoredMessage"),
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
     "StreamError": ("store.core.errors", "StreamError"),

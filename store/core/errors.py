@@ -31,7 +31,9 @@ The tree::
     ├── ConfigurationError          (also ValueError) a database URL or option that cannot be used
     ├── UsageError                  (also ValueError) a function called with a value it cannot use
     │                               (a negative limit, an unknown target); names the parameter
-    │   └── RuleError               a Sigma rule that cannot be loaded; names the file and rule
+    │   ├── RuleError               a Sigma rule that cannot be loaded; names the file and rule
+    │   └── EntryExistsError        an agent's MCP configuration holds another entry of that
+    │                               name (``path``, ``name``): replacing it needs consent
     ├── MissingExtra                (also ImportError) an integration used without its framework;
     │                               names the extra to install
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
@@ -263,6 +265,19 @@ AMBIGUOUS_SHOWN = 10
 class RuleError(UsageError):
     """A Sigma rule file that cannot be loaded (not YAML, not a rule, a modifier or condition
     the evaluator does not support); the message names the file and the rule."""
+
+
+class EntryExistsError(UsageError):
+    """An agent's MCP configuration file (``path``) holds a different entry named ``name``
+    already: ``transcript-store mcp --install`` replaces it only when asked to."""
+
+    def __init__(self, path: Path | str, name: str, message: str) -> None:
+        self.path = Path(path)
+        self.name = name
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[EntryExistsError], tuple[Path, str, str]]:
+        return (type(self), (self.path, self.name, str(self.args[0])))
 
 
 class SettingsError(UsageError, TypeError):

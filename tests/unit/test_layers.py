@@ -18,7 +18,7 @@ DOMAIN_FOLDERS = {"core", "tools", "redaction", "records", "normalize", "stream"
 DOMAIN_IMPORTERS_EXCEPT = {"walk"}
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
 PERSISTENCE_PACKAGES = ("store.db", "store.audit", "store.cli", "store.viewer",
-                        "store.integrations", "store.importers.walk")
+                        "store.integrations", "store.mcp", "store.importers.walk")
 
 
 def module_name(path: Path) -> str:
@@ -95,7 +95,7 @@ def test_every_folder_says_its_job():
 #: The middle and the edge, bottom to top: a module may import its own floor and those below,
 #: never one above (the engine once reached up into store.audit for JSON helpers).
 FLOORS = [("store.db", "store.importers.walk"), ("store.audit",),
-          ("store.cli", "store.viewer", "store.integrations")]
+          ("store.cli", "store.viewer", "store.integrations", "store.mcp")]
 
 
 def test_no_import_runs_back_up():
@@ -182,7 +182,10 @@ _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "Attribut
                     "click.UsageError", "click.ClickException", "DisconnectionError",
                     # a one-flight append's signals to TranscriptStore.append, which handles
                     # both (store/db/flight.py): never seen by a caller
-                    "StaleState", "LostFlight"}
+                    "StaleState", "LostFlight",
+                    # the MCP server's tool error: what an MCP client sees of a StoreError
+                    # and a resource's (store/mcp/registry.py turns each into one)
+                    "ToolError", "ResourceError"}
 
 
 def test_the_package_raises_only_store_errors():
