@@ -24,12 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from store.core.pairing import CallRef
-
-if TYPE_CHECKING:
-    from store.db.writer import Prepared
+from store.db.prior import Prepared
 
 __all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Flight", "LostFlight",
            "SessionState", "StaleState", "one_flight"]

@@ -5,17 +5,19 @@ the one pairing rule of :mod:`store.core.pairing` primed with them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from store.core.model import Message
 from store.core.pairing import TURN_ROLES, CallRef, Pairing
 from store.db.compiled import Statements
 from store.records.codec import EncodedMessage
 
-if TYPE_CHECKING:
-    from store.db.writer import Prepared
+__all__ = ["IN_CHUNK", "Prepared", "linker_for", "nul_safe_text", "params", "postgres_reads"]
 
-__all__ = ["IN_CHUNK", "linker_for", "nul_safe_text", "params", "postgres_reads"]
+#: An append after :func:`store.db.writer.prepare_append`: each message, its key (a client
+#: key, an implicit provider-id key, or none) and its encoded rows. Defined here, below both
+#: the writer and :mod:`store.db.flight`, so that neither imports the other's module.
+Prepared = list[tuple[Message, str | None, EncodedMessage]]
 
 #: Bound parameters per IN (...) list, below SQLite's limit.
 IN_CHUNK = 500

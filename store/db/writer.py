@@ -29,6 +29,7 @@ from store.core.transcript import AppendResult, StoredMessage
 from store.db.compiled import Statements, statements
 from store.db.flight import GUARD, REMEMBERED_CALLS, SessionState, one_flight
 from store.db.prior import IN_CHUNK as _IN_CHUNK
+from store.db.prior import Prepared
 from store.db.prior import linker_for as _linker_for
 from store.db.prior import nul_safe_text as _nul_safe_text
 from store.db.prior import params as _params
@@ -209,9 +210,6 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     if isinstance(stamp, str):
         return parse_timestamp(stamp) or now  # unreadable, or out of range once in UTC
     return now
-
-
-Prepared = list[tuple[Message, str | None, EncodedMessage]]
 
 
 def prepare_append(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
