@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from store.audit.sql import connect
 from store.core.errors import UsageError
-from store.db.base import alias_table
+from store.db.base import alias_table, reads_once
 from store.db.sqlitefile import read_time
 from store.db.usage import UsageRow, scope_where, usage_rows
 from store.usage.prices import PriceTable, load_prices
@@ -119,6 +119,7 @@ def _deduplicated(rows: Iterable[UsageRow]) -> Iterable[UsageRow]:
         yield row
 
 
+@reads_once
 def usage_report(store: TranscriptStore, *, by: str = "day", since: datetime | None = None,
                  until: datetime | None = None, agent: str | None = None,
                  cwd: str | None = None, session_id: str | None = None,
@@ -162,6 +163,7 @@ class ToolContext:
         return -(-self.result_chars // CHARS_PER_TOKEN)
 
 
+@reads_once
 def tool_context(store: TranscriptStore, *, by: str | None = None,
                  since: datetime | None = None, until: datetime | None = None,
                  agent: str | None = None, cwd: str | None = None) -> list[ToolContext]:
