@@ -35,6 +35,7 @@ from store.db.checkpoint import Checkpointer
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
 from store.db.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
+from store.db.presence import Presence
 from store.db.writer import (
     Limits,
 )
@@ -133,10 +134,15 @@ class StoreBase:
         self._states_lock = threading.Lock()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
+        self._presence: Presence | None = None
         database = engine.url.database
         if (engine.dialect.name == "sqlite" and not read_only and database
                 and database != ":memory:" and not database.startswith("file:")):
-            self._checkpointer = Checkpointer(Path(database).expanduser().resolve())
+            path = Path(database).expanduser().resolve()
+            self._checkpointer = Checkpointer(path)
+            # Held while the store is open: no close() elsewhere in the process can let
+            # another process delete the WAL under it (db/presence.py, issue 37).
+            self._presence = Presence(path)
             event.listen(engine, "commit", self._committed)
 
     def _forget(self, session_ids: Iterable[str]) -> None:
@@ -171,7 +177,11 @@ class StoreBase:
         if not self._closed:
             if self._checkpointer is not None:
                 self._checkpointer.close()
+            if self._presence is not None:
+                self._presence.release()
             self._engine.dispose()
+            if self._presence is not None:
+                self._presence.close()
             self._closed = True
 
     def __enter__(self) -> Self:
