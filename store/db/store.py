@@ -235,8 +235,9 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
         except BaseException:
             self._forget((sid,))  # a failed append: the next one reads the session again
             raise
-        if lost_attempt is not None and result is not lost_attempt[0] and (
-                lost_attempt[0].created_session and not result.created_session):
+        if (lost_attempt is not None and result is not lost_attempt[0]
+                and not lost_attempt[0].stored and lost_attempt[0].created_session
+                and not result.created_session):
             # The lost attempt stored no message: it may have created the session.
             result = replace(result, created_session=True)
         if dialect == "postgresql":

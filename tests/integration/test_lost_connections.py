@@ -74,13 +74,16 @@ def test_an_append_whose_commit_never_arrived_runs_again_and_is_stored_once(prox
 
 
 @pytest.mark.postgres
-def test_the_lost_commit_of_a_first_append_reports_the_session_created(proxied):
+@pytest.mark.parametrize("batch", [[_msg("first")], []], ids=["a message", "empty"])
+def test_the_lost_commit_of_a_first_append_reports_the_session_created(proxied, batch):
     proxy, url = proxied
     with TranscriptStore.open(url) as db:
         proxy.arm("lose_commit_reply")
-        result = db.append("new", [_msg("first")])
-        assert result.created_session and [m.position for m in result.stored] == [0]
-        assert _texts(db, "new") == ["first"]
+        result = db.append("new", batch)
+        assert proxy.lost_replies == 1
+        assert result.created_session and [m.position for m in result.stored] == (
+            [0] if batch else [])
+        assert _texts(db, "new") == [m["content"] for m in batch]
 
 
 @pytest.mark.postgres
