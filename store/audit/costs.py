@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from store.audit.sql import connect
 from store.core.errors import UsageError
-from store.db.base import alias_table
+from store.db.base import alias_table, reads_once
 from store.db.lineage import subagent_roots
 from store.db.sqlitefile import read_time
 from store.db.usage import UsageRow, scope_where, usage_rows
@@ -155,6 +155,7 @@ def _deduplicated(rows: Iterable[UsageRow]) -> Iterable[UsageRow]:
         yield row
 
 
+@reads_once
 def usage_report(store: TranscriptStore, *, by: str = "day", since: datetime | None = None,
                  until: datetime | None = None, agent: str | None = None,
                  cwd: str | None = None, session_id: str | None = None,
@@ -190,6 +191,7 @@ def usage_report(store: TranscriptStore, *, by: str = "day", since: datetime | N
     return rows
 
 
+@reads_once
 def sessions_without_usage(store: TranscriptStore, *, since: datetime | None = None,
                            until: datetime | None = None, agent: str | None = None,
                            cwd: str | None = None,
@@ -231,6 +233,7 @@ class ToolContext:
         return -(-self.result_chars // CHARS_PER_TOKEN)
 
 
+@reads_once
 def tool_context(store: TranscriptStore, *, by: str | None = None,
                  since: datetime | None = None, until: datetime | None = None,
                  agent: str | None = None, cwd: str | None = None) -> list[ToolContext]:

@@ -18,6 +18,7 @@ from store.audit.conditions import ViewCondition
 from store.audit.search import CallQuery, iter_calls
 from store.audit.sql import check_page
 from store.core.errors import UsageError
+from store.db.base import reads_once
 from store.db.search_schema import MIN_TEXT
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class FileTouch:
     last_position: int = 0
 
 
+@reads_once
 def sessions_touching(
     store: TranscriptStore,
     path: str,

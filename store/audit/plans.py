@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 from store.audit.search import CallQuery, catch_up, search_statement
 from store.audit.sql import connect
 from store.audit.usage import no_jit, seen_statement, usage_statement, usage_statements
-from store.db.base import alias_table, driver_reason
+from store.db.base import alias_table, driver_reason, reads_once
 
 __all__ = ["explain_search", "explain_usage", "refill_search_index"]
 
@@ -47,6 +47,7 @@ _CHUNK = 250  # calls per follow-up query for their results (3 bound values each
 # -- query plans ------------------------------------------------------------------------------
 
 
+@reads_once
 def explain_usage(
     store: TranscriptStore,
     *,
@@ -73,6 +74,7 @@ def explain_usage(
 
 
 
+@reads_once
 def explain_search(
     store: TranscriptStore, query: CallQuery | None = None, *, limit: int = 50,
     enable_seqscan: bool = True,

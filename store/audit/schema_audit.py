@@ -24,7 +24,7 @@ from store.audit.sql import check_page, connect
 from store.core.arguments import loads_json
 from store.core.errors import ParametersError
 from store.core.model import InvalidToolCall
-from store.db.base import alias_table
+from store.db.base import alias_table, reads_once
 from store.db.tables import tool_calls, tool_definitions
 from store.normalize.definitions import normalize_tool_definitions
 from store.records.codec import decode_call
@@ -105,6 +105,7 @@ def _parameters(schema: Any) -> Parameters | ParametersError:
         return exc
 
 
+@reads_once
 def schema_audit(
     store: TranscriptStore,
     *,

@@ -52,7 +52,7 @@ from store.audit.sql import (
 from store.core.arguments import CALL_STATUSES, loads_json
 from store.core.errors import UsageError
 from store.core.model import content_text
-from store.db.base import alias_table
+from store.db.base import alias_table, reads_once
 from store.db.distribute import is_citus
 from store.db.lineage import descendant_ids
 from store.db.search_index import (
@@ -156,6 +156,7 @@ class CallMatch:
     cwd: str | None = None
 
 
+@reads_once
 def search_calls(
     store: TranscriptStore,
     query: CallQuery | None = None,
@@ -177,6 +178,7 @@ def search_calls(
         return list(_matches(conn, query, limit, offset, preview_chars, redactor))
 
 
+@reads_once
 def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
     """How many calls match ``query`` (for "showing N of M")."""
     with connect(store) as conn:

@@ -18,9 +18,9 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import Alias, Exists
 
-from store.core.errors import DatabaseError, UsageError
+from store.core.errors import ConnectionLost, DatabaseError, UsageError
 from store.core.times import as_utc
-from store.db.base import driver_reason
+from store.db.base import driver_reason, dropped
 from store.db.tables import messages, tool_calls
 
 if TYPE_CHECKING:
@@ -50,8 +50,16 @@ class connect:
         from sqlalchemy.exc import SQLAlchemyError
 
         assert self._conn is not None
+        dbapi = self._store.engine.dialect.dbapi
+        errors = (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
+        if isinstance(exc, errors) and dropped(self._store.engine, exc, self._conn):
+            # Closed, not reset (no "Exception during reset"); the read runs once more
+            # (store.db.base.reads_once).
+            self._conn.invalidate(exc)
+            self._conn.close()
+            raise ConnectionLost(f"{self._store.url}: {driver_reason(exc)}") from exc
         self._conn.close()
-        if isinstance(exc, SQLAlchemyError):
+        if isinstance(exc, errors):
             raise DatabaseError(f"{self._store.url}: {driver_reason(exc)}") from exc
 
 

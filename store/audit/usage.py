@@ -36,7 +36,7 @@ from store.audit.sql import (
     time_filters,
 )
 from store.core.errors import UsageError
-from store.db.base import alias_table
+from store.db.base import alias_table, reads_once
 from store.db.lineage import descendant_ids
 from store.db.sessions import sessions_where
 from store.db.tables import messages, sessions, tool_calls, tool_results
@@ -65,6 +65,7 @@ class ToolUsage:
     last_seen: datetime | None
 
 
+@reads_once
 def tool_usage(
     store: TranscriptStore,
     *,

@@ -152,6 +152,11 @@ class DatabaseError(StoreError):
     """The database failed or refused an operation; the driver's error is chained."""
 
 
+class ConnectionLost(DatabaseError):
+    """The connection to the database died during a read (the server dropped it, or the
+    network did). The store's reads run once more on a new connection before they raise it."""
+
+
 class SchemaOutOfDate(DatabaseError):
     """The database schema is not at the revision this library needs.
 

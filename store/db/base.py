@@ -7,6 +7,7 @@ serialization conflict; driver errors become :class:`~store.core.errors.Database
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -17,14 +18,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self, TypeVar, cast
+from typing import Any, ParamSpec, Self, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
-from store.core.errors import DatabaseError
+from store.core.errors import ConnectionLost, DatabaseError
 from store.core.lineage import SessionLink, session_link
 from store.core.times import as_utc
 from store.core.transcript import (
@@ -34,12 +35,13 @@ from store.db.checkpoint import Checkpointer
 from store.db.compiled import Statements, statements
 from store.db.engine import redact_url
 from store.db.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
+from store.db.presence import Presence
 from store.db.writer import (
     Limits,
 )
 from store.tools.names import AliasTable
 
-__all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_session_id"]
+__all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_session_id", "dropped", "reads_once"]
 
 T = TypeVar("T")
 
@@ -73,6 +75,42 @@ def check_session_id(session_id: object) -> str:
 
 
 
+P = ParamSpec("P")
+
+
+def reads_once(method: Callable[P, T]) -> Callable[P, T]:
+    """A read (a method or function that changes nothing) run once more when the connection
+    it used died under it (:class:`~store.core.errors.ConnectionLost`, raised by
+    ``StoreBase._read`` and the audit's ``connect``): the dead connection was invalidated, so
+    the second run gets a live one."""
+
+    @functools.wraps(method)
+    def read(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except ConnectionLost as exc:
+            _log.info("%s; reading again on a new connection", exc)
+            return method(*args, **kwargs)
+
+    return read
+
+
+def dropped(engine: Engine, exc: BaseException, conn: Connection) -> bool:
+    """Whether ``exc`` (met on ``conn``) says the connection to the database is gone: the
+    dialect's own test, on SQLAlchemy's error or on the driver's (the hot reads run on the
+    driver's cursor, where SQLAlchemy does not see the error)."""
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    if conn.invalidated or conn.closed:
+        return False
+    orig = getattr(exc, "orig", None) or exc
+    try:
+        dbapi = conn.connection.dbapi_connection
+    except Exception:  # noqa: BLE001 - a connection SQLAlchemy cannot hand out is gone
+        return True
+    return bool(engine.dialect.is_disconnect(orig, dbapi, None))  # type: ignore[arg-type]
+
+
 class StoreBase:
     """Engine, connections and transactions shared by the parts of ``TranscriptStore``."""
 
@@ -96,11 +134,24 @@ class StoreBase:
         self._states_lock = threading.Lock()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
+        self._presence: Presence | None = None
         database = engine.url.database
         if (engine.dialect.name == "sqlite" and not read_only and database
                 and database != ":memory:" and not database.startswith("file:")):
-            self._checkpointer = Checkpointer(Path(database).expanduser().resolve())
+            path = Path(database).expanduser().resolve()
+            self._checkpointer = Checkpointer(path)
+            # Held while the store is open: no close() elsewhere in the process can let
+            # another process delete the WAL under it (db/presence.py, issue 37).
+            self._presence = Presence(path)
             event.listen(engine, "commit", self._committed)
+
+    def _forget(self, session_ids: Iterable[str]) -> None:
+        """Drop what this store remembers of these sessions (PostgreSQL one-flight appends):
+        after a delete, an erase, a prune, a truncate or a failed append the next append
+        reads the session again (an empty one then recreates a removed session)."""
+        with self._states_lock:
+            for sid in session_ids:
+                self._session_states.pop(sid, None)
 
     def _committed(self, conn: Any) -> None:
         if self._checkpointer is not None:
@@ -126,7 +177,11 @@ class StoreBase:
         if not self._closed:
             if self._checkpointer is not None:
                 self._checkpointer.close()
+            if self._presence is not None:
+                self._presence.release()
             self._engine.dispose()
+            if self._presence is not None:
+                self._presence.close()
             self._closed = True
 
     def __enter__(self) -> Self:
@@ -140,16 +195,32 @@ class StoreBase:
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
+        """A pooled connection for reads. A connection that died under them (the server
+        dropped it) is invalidated, so that the pool closes it rather than resetting it (no
+        "Exception during reset"), and :class:`~store.core.errors.ConnectionLost` is raised:
+        the read methods (:func:`reads`) run once more on a new connection."""
         try:
             with self._engine.connect() as conn:
-                yield conn
+                try:
+                    yield conn
+                except self._errors as exc:
+                    if self._dropped(exc, conn):
+                        conn.invalidate(exc)
+                        raise ConnectionLost(f"{self.url}: {driver_reason(exc)}") from exc
+                    raise
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
+    def _dropped(self, exc: BaseException, conn: Connection) -> bool:
+        """Whether ``exc`` says that ``conn``'s connection to the database is gone."""
+        return dropped(self._engine, exc, conn)
+
+    @reads_once
     def _read_rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
         """The rows of one read statement on the driver cursor. On PostgreSQL it runs in
         autocommit (one statement is one snapshot anyway): one round trip, no BEGIN before it
-        and no ROLLBACK after."""
+        and no ROLLBACK after. Once more on a new connection when the server dropped this
+        one."""
         with self._read() as conn:
             dbapi: Any = conn.connection.dbapi_connection
             postgres = self._engine.dialect.name == "postgresql"
@@ -160,7 +231,8 @@ class StoreBase:
                 cursor.execute(sql, params)
                 return list(cursor.fetchall())
             finally:
-                cursor.close()
+                with suppress(*self._errors):
+                    cursor.close()
                 if postgres:
                     with suppress(*self._errors):
                         dbapi.autocommit = False
@@ -222,13 +294,12 @@ class StoreBase:
                     except BaseException as exc:
                         if isinstance(exc, self._errors) and dialect.is_disconnect(
                                 getattr(exc, "orig", None) or exc, dbapi, cursor):  # type: ignore[arg-type]
+                            fairy.invalidate(exc)
                             if not flight.commit_sent:
                                 # Lost before COMMIT was sent: nothing was committed.
-                                fairy.invalidate(exc)
                                 return False, None
-                            if flight.optimistic:  # the caller finds out (writer.LostFlight)
-                                fairy.invalidate(exc)
-                                raise LostFlight() from exc
+                            # After: it may have committed; the caller finds out (LostFlight).
+                            raise LostFlight() from exc
                         with suppress(*self._errors):
                             dbapi.rollback()
                         if flight.optimistic and getattr(

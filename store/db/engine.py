@@ -14,9 +14,12 @@ for it are 0700, whatever the umask and whatever URL form names the file (a path
 
 PostgreSQL (``postgresql+psycopg://``): a connection pool that pings a connection only when
 it has been idle for more than :data:`IDLE_PING_SECONDS` (a ping on every checkout is one
-more round trip per operation, issue 28); a connection that died sooner is replaced when an
-operation meets it (the write path then runs its transaction again on a new connection: it
-had not committed).
+more round trip per operation, issue 28), and checks every checkout's socket without a round
+trip: a connection the server closed (``pg_terminate_backend``, a restart) has something to
+read while idle, and is replaced (:func:`closed_by_server`). One that dies in use is met by the
+operation: the write path runs its transaction again on a new connection (after a lost
+COMMIT reply, once it knows that it had not committed); a read runs once more
+(``store.db.base.reads_once``).
 
 Both use orjson as the JSON serializer of JSON/JSONB columns.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import select
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -211,6 +215,8 @@ def _ping_when_idle(engine: Engine, idle: float) -> None:
 
     @event.listens_for(engine, "checkout")
     def _checkout(dbapi_connection: Any, record: ConnectionPoolEntry, proxy: Any) -> None:
+        if closed_by_server(dbapi_connection):
+            raise DisconnectionError("the server closed the pooled connection")
         last = record.info.get("store_checked_in")
         if last is None or time.monotonic() - last <= idle:
             return  # a new connection, or one in use a moment ago
@@ -220,6 +226,24 @@ def _ping_when_idle(engine: Engine, idle: float) -> None:
             alive = False
         if not alive:
             raise DisconnectionError("the pooled connection did not answer a ping")
+
+
+def closed_by_server(dbapi_connection: Any) -> bool:
+    """Whether an idle pooled connection has heard from the server: an idle connection is
+    sent nothing, so a readable socket is the server's goodbye (``pg_terminate_backend``, a
+    restart, an idle timeout: an error message, then the end of the stream). No round trip:
+    one poll of the socket, so that a connection the server dropped is replaced on checkout
+    instead of failing the read or write that gets it."""
+    try:
+        fd = dbapi_connection.fileno()
+    except Exception:  # noqa: BLE001 - a closed or broken connection has no socket
+        return True
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    readable, _, failed = select.select([fd], [], [fd], 0)  # pragma: no cover - Windows
+    return bool(readable or failed)
 
 
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}

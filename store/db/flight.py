@@ -24,14 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from store.core.pairing import CallRef
+from store.db.prior import Prepared
 
-if TYPE_CHECKING:
-    from store.db.writer import Prepared
-
-__all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Flight", "LostFlight",
+__all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Committed", "Flight", "LostFlight",
            "SessionState", "StaleState", "one_flight"]
 
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
@@ -190,9 +188,16 @@ class StaleState(Exception):  # noqa: N818 (an internal signal, not an error for
 
 
 class LostFlight(Exception):  # noqa: N818 (an internal signal)
-    """The connection died during a one-flight append, whose one message held COMMIT: the
-    caller finds out whether it committed (the last message's chained digest, which no other
-    content can have) before running it again."""
+    """The connection died after COMMIT was sent (any append path: one flight, two, or a bulk
+    append): the reply that says whether it committed was lost. The caller runs the append
+    again, telling it the last message's position and chained digest (a digest no other
+    content can have): the new transaction reads it after the session row's lock, which the
+    lost transaction held until it ended, and so knows whether that one committed."""
+
+
+class Committed(Exception):  # noqa: N818 (an internal signal)
+    """An append run again after :class:`LostFlight` found the lost attempt's last message
+    stored with its chained digest: that attempt committed; this one applies nothing."""
 
 
 #: SQLSTATEs by which a one-flight append learns that what it remembered is stale: the guard's
@@ -201,9 +206,12 @@ STALE_SQLSTATES = frozenset({"22012", "23505", "23503"})
 
 
 def one_flight(prepared: Prepared, known: SessionState) -> bool:
-    """Whether the append can use ``known`` instead of reading: every result names a call of
-    the append (made before it) or one remembered; no id holds NUL or U+FFFD (stored
-    altered on PostgreSQL)."""
+    """Whether the append can use ``known`` instead of reading: it has a message (an empty
+    append reads, so that it recreates a session removed meanwhile: nothing else would
+    check the remembered state); every result names a call of the append (made before it)
+    or one remembered; no id holds NUL or U+FFFD (stored altered on PostgreSQL)."""
+    if not prepared:
+        return False
     made: set[str] = set()
     for _, _, enc in prepared:
         for call in enc.calls:

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, and_, func, select, update
 from store.core.errors import SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.transcript import SessionInfo, SessionTree
-from store.db.base import StoreBase, _now, _session_info
+from store.db.base import StoreBase, _now, _session_info, reads_once
 from store.db.sessions import _spans
 from store.db.tables import sessions, tool_calls
 
@@ -108,12 +108,14 @@ def _call_counts(conn: Connection, ids: list[str]) -> dict[str, int]:
 class LineageMixin(StoreBase):
     """Parents, children and trees of sessions."""
 
+    @reads_once
     def session_children(self, session_id: str) -> list[SessionInfo]:
         """The sessions whose parent is ``session_id`` (subagents, forks, continuations), in
         the order they were stored; the session itself need not be stored."""
         with self._read() as conn:
             return _children_of(conn, [session_id])
 
+    @reads_once
     def session_ancestors(self, session_id: str) -> list[SessionInfo]:
         """The stored sessions above ``session_id``, its parent first, up to the first one
         without a parent, or not stored, or already met (a loop)."""
@@ -133,6 +135,7 @@ class LineageMixin(StoreBase):
                 out.append(current)
         return out
 
+    @reads_once
     def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
         """``session_id`` and every session below it, each with its call count."""
         if max_depth < 0:
@@ -164,6 +167,7 @@ class LineageMixin(StoreBase):
                 children.setdefault(info.parent.parent_session_id, []).append(node)
         return SessionTree(filled(root), tuple(children.get(session_id, [])))
 
+    @reads_once
     def session_family(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> list[str]:
         """The ids of ``session_id`` and of every session below it (what ``--with-children``
         audits); ``SessionNotFound`` when the session is not stored."""
@@ -188,6 +192,7 @@ class LineageMixin(StoreBase):
                 updated_at=_now()))
             return self._info(conn, session_id)
 
+    @reads_once
     def count_session_calls(self, session_id: str, *, with_children: bool = False) -> int:
         """How many tool calls ``session_id`` holds, with those of every session below it
         when ``with_children``."""

@@ -5,17 +5,19 @@ the one pairing rule of :mod:`store.core.pairing` primed with them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from store.core.model import Message
 from store.core.pairing import TURN_ROLES, CallRef, Pairing
 from store.db.compiled import Statements
 from store.records.codec import EncodedMessage
 
-if TYPE_CHECKING:
-    from store.db.writer import Prepared
+__all__ = ["IN_CHUNK", "Prepared", "linker_for", "nul_safe_text", "params", "postgres_reads"]
 
-__all__ = ["IN_CHUNK", "linker_for", "nul_safe_text", "params", "postgres_reads"]
+#: An append after :func:`store.db.writer.prepare_append`: each message, its key (a client
+#: key, an implicit provider-id key, or none) and its encoded rows. Defined here, below both
+#: the writer and :mod:`store.db.flight`, so that neither imports the other's module.
+Prepared = list[tuple[Message, str | None, EncodedMessage]]
 
 #: Bound parameters per IN (...) list, below SQLite's limit.
 IN_CHUNK = 500
@@ -31,16 +33,24 @@ def params(names: tuple[str, ...], values: Mapping[str, Any]) -> tuple[Any, ...]
     return tuple(values[name] for name in names)
 
 
+#: The chained digest stored at a position (an append run again after a lost COMMIT).
+_DIGEST_AT = "SELECT digest FROM messages WHERE session_id = %s AND position = %s"
+
+
 def postgres_reads(cursor: Any, st: Statements, sid: str, session_values: Mapping[str, Any],
                     wanted: list[str], prepared: Prepared,
-                    ) -> tuple[tuple[Any, ...], list[str], list[tuple[Any, ...]]]:
+                    lost: tuple[int, str] | None = None,
+                    ) -> tuple[tuple[Any, ...], list[str], list[tuple[Any, ...]], bool]:
     """The reads an append needs before it can write, sent in one flight
     (:class:`~store.db.flight.Flight`): the session upsert (locking the row), the probe of
     the keys already stored, and the stored calls that any result of the append names (a
     superset of what :func:`_linker_for` asks for: which messages are skipped is not known
-    yet)."""
+    yet). ``lost``: the position and chained digest of the last message of an attempt whose
+    COMMIT reply was lost; the last value says whether it is stored (read after the upsert,
+    so after that attempt's transaction ended: it held the row, or the new row's key)."""
     upsert = cursor.queue(st.upsert_session.sql,
                           params(st.upsert_session.names, session_values))
+    check = cursor.queue(_DIGEST_AT, (sid, lost[0])) if lost is not None else None
     probe = cursor.queue(st.existing_keys_probe, (wanted, sid)) if wanted else None
     named = sorted({nul_safe_text(r.result.call_id) for _, _, enc in prepared
                     for r in enc.results if r.result.call_id})
@@ -49,7 +59,11 @@ def postgres_reads(cursor: Any, st: Statements, sid: str, session_values: Mappin
     session = cursor.rows(upsert)[0]
     found = [row[0] for row in cursor.rows(probe)] if probe is not None else []
     prior = [row for lookup in lookups for row in cursor.rows(lookup)]
-    return session, found, prior
+    committed = False
+    if check is not None and lost is not None:
+        stored = cursor.rows(check)
+        committed = bool(stored) and stored[0][0] == lost[1]
+    return session, found, prior, committed
 
 
 def linker_for(cursor: Any, st: Statements, sid: str,

@@ -35,6 +35,7 @@ from store.db.base import (
     _session_row,
     alias_table,
     check_session_id,
+    reads_once,
 )
 from store.db.sqlitefile import cwd_pattern, escape_like
 from store.db.tables import (
@@ -133,6 +134,7 @@ class SessionsMixin(StoreBase):
             conn.execute(insert(sessions), [row])
         return self.get_session(sid)
 
+    @reads_once
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's metadata; ``SessionNotFound`` when there is none."""
         if "\x00" in session_id:  # no stored id holds NUL (PostgreSQL cannot even compare one)
@@ -145,6 +147,7 @@ class SessionsMixin(StoreBase):
             raise SessionNotFound(session_id)
         return _session_info(row._mapping)
 
+    @reads_once
     def list_sessions(
         self,
         *,
@@ -191,6 +194,7 @@ class SessionsMixin(StoreBase):
                         ended_at=spans.get(r[0], (None, None))[1],
                         call_count=calls.get(r[0], 0)) for r in rows]
 
+    @reads_once
     def count_sessions(
         self,
         *,
@@ -251,6 +255,7 @@ class SessionsMixin(StoreBase):
             query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
         return query
 
+    @reads_once
     def agents(self) -> list[str]:
         """The agents that recorded the stored sessions (their names, sorted): what
         ``--agent`` can name, for a "did you mean"."""
@@ -259,6 +264,7 @@ class SessionsMixin(StoreBase):
                 select(sessions.c.agent).where(sessions.c.agent.is_not(None)).distinct())
                 .scalars())
 
+    @reads_once
     def resolve_session_id(self, prefix: str) -> str:
         """The id of the one session whose id is ``prefix`` or starts with it (as git takes
         a unique prefix of a commit id); ``SessionNotFound`` when none does,
@@ -295,6 +301,7 @@ class SessionsMixin(StoreBase):
                                      more=len(found) > AMBIGUOUS_SHOWN)
         return found[0]
 
+    @reads_once
     def session_span(self, session_id: str) -> tuple[datetime | None, datetime | None]:
         """The first and last message times of a session (``None`` when it has none)."""
         with self._read() as conn:
@@ -335,6 +342,7 @@ class SessionsMixin(StoreBase):
         Unlike :meth:`erase`, the bytes are not scrubbed (see store/db/trust.py). The read
         states of the files it came from go too (``source_files``), so that importing them
         again stores it again."""
+        self._forget((session_id,))
         with self._write() as conn:
             paths = conn.execute(select(session_sources.c.path).where(
                 session_sources.c.session_id == session_id)).scalars().all()
@@ -421,6 +429,7 @@ class SessionsMixin(StoreBase):
             if expected_length not in (None, expected_last.position + 1):
                 raise UsageError("expected_length and expected_last disagree")
             expected_length = expected_last.position + 1
+        self._forget((session_id,))
         with self._write() as conn:
             # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
             # the comparison and the delete one step.
@@ -483,6 +492,7 @@ class SessionsMixin(StoreBase):
                 conn.execute(insert(tool_definitions), rows)
         return parsed
 
+    @reads_once
     def tool_definitions(self, session_id: str) -> list[ToolDefinition]:
         """The tool definitions recorded with a session, by name."""
         with self._read() as conn:
@@ -496,6 +506,7 @@ class SessionsMixin(StoreBase):
 
     # -- aliases --------------------------------------------------------------------------------
 
+    @reads_once
     def aliases(self) -> AliasTable:
         """The alias table as stored now."""
         with self._read() as conn:

@@ -20,7 +20,7 @@ from sqlalchemy import select, update
 
 from store.capture.files import FileState, SessionSource
 from store.core.arguments import dumps_json, loads_json
-from store.db.base import StoreBase
+from store.db.base import StoreBase, reads_once
 from store.db.compiled import statements
 from store.db.tables import session_sources, source_files
 
@@ -60,6 +60,7 @@ def write_source(cursor: Any, dialect: str, state: FileState) -> None:
 class SourcesMixin(StoreBase):
     """The source-file states of a store (see the module docstring)."""
 
+    @reads_once
     def source_states(self) -> dict[str, FileState]:
         """Every stored source-file state, by path."""
         with self._read() as conn:
@@ -96,6 +97,7 @@ class SourcesMixin(StoreBase):
 
         return self._retrying(work)
 
+    @reads_once
     def session_sources(self, session_id: str) -> list[SessionSource]:
         """The files a session's messages were read from, each with when it was last read
         and since when it is gone (``None`` while it exists); ``[]`` when none is known."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from operator import itemgetter
 from typing import Any, Literal, Self
 
@@ -52,6 +53,7 @@ from store.db.base import (
     aliases_from_text,
     check_session_id,
     driver_reason,
+    reads_once,
 )
 from store.db.compiled import (
     LOAD_ALIASES,
@@ -62,13 +64,13 @@ from store.db.compiled import (
     statements,
 )
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
-from store.db.flight import LostFlight, SessionState, StaleState
+from store.db.flight import Committed, LostFlight, SessionState, StaleState
 from store.db.lineage import LineageMixin
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
-from store.db.tables import messages, tool_calls
+from store.db.tables import tool_calls
 from store.db.trust import TrustMixin
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
@@ -92,6 +94,9 @@ _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", 
 _TIMES = 16
 #: Sessions whose state after this store's last append is remembered (PostgreSQL).
 _REMEMBERED_SESSIONS = 4096
+#: COMMIT replies an append may lose in a row (each resolved, then run again) before it
+#: gives up with a DatabaseError.
+_LOST_COMMITS = 3
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
 
@@ -187,25 +192,54 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
 
         attempted: list[tuple[AppendResult, SessionState]] = []
 
-        def work(cursor: Any, known: SessionState | None) -> tuple[AppendResult, SessionState]:
-            done = write_append(cursor, dialect, sid, prepared, new_session, check, known)
+        def work(cursor: Any, known: SessionState | None, lost: tuple[int, str] | None
+                 ) -> tuple[AppendResult, SessionState]:
+            done = write_append(cursor, dialect, sid, prepared, new_session, check, known, lost)
             if source is not None:
                 write_source(cursor, dialect, source)
             attempted.append(done)
             return done
 
+        # A lost COMMIT reply (PostgreSQL, any append path) is resolved by running the append
+        # again with the lost attempt's last chained digest (writer.write_append's ``lost``):
+        # committed -> that attempt's result, else this run stores it. Bounded: a connection
+        # that keeps dying at COMMIT ends in a DatabaseError that says so.
+        lost: tuple[int, str] | None = None
+        lost_attempt: tuple[AppendResult, SessionState] | None = None
+        losses = 0
         try:
-            result, state = self._retrying_cursor(lambda cursor: work(cursor, known))
-        except StaleState:
-            with self._states_lock:
-                states.pop(sid, None)
-            result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
-        except LostFlight:
-            with self._states_lock:
-                states.pop(sid, None)
-            result, state = attempted[-1]
-            if not self._flight_committed(sid, result, state):
-                result, state = self._retrying_cursor(lambda cursor: work(cursor, None))
+            while True:
+                try:
+                    result, state = self._retrying_cursor(partial(work, known=known,
+                                                                  lost=lost))
+                    break
+                except StaleState:
+                    self._forget((sid,))
+                    known = None
+                except Committed:
+                    assert lost_attempt is not None
+                    result, state = lost_attempt
+                    break
+                except LostFlight as exc:
+                    self._forget((sid,))
+                    known = None
+                    losses += 1
+                    if losses > _LOST_COMMITS:
+                        raise DatabaseError(
+                            f"{self.url}: the connection was lost at COMMIT {losses} times in "
+                            f"a row while appending to session {sid!r}; whether the last try "
+                            "was stored is not known (load the session to see)") from exc
+                    lost_attempt = attempted[-1]
+                    stored, chain = lost_attempt[0].stored, lost_attempt[1].chain
+                    lost = (stored[-1].position, chain) if stored and chain else None
+        except BaseException:
+            self._forget((sid,))  # a failed append: the next one reads the session again
+            raise
+        if (lost_attempt is not None and result is not lost_attempt[0]
+                and not lost_attempt[0].stored and lost_attempt[0].created_session
+                and not result.created_session):
+            # The lost attempt stored no message: it may have created the session.
+            result = replace(result, created_session=True)
         if dialect == "postgresql":
             with self._states_lock:  # (threads may share a store)
                 states[sid] = state
@@ -213,17 +247,6 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
                 if len(states) > _REMEMBERED_SESSIONS:
                     states.popitem(last=False)
         return result
-
-    def _flight_committed(self, sid: str, result: AppendResult, state: SessionState) -> bool:
-        """Whether a one-flight append whose connection died committed: its last message is
-        stored with the chained digest it computed (a digest no other content can have)."""
-        if not result.stored:
-            return True  # it wrote nothing
-        with self._read() as conn:
-            stored = conn.execute(select(messages.c.digest).where(
-                messages.c.session_id == sid,
-                messages.c.position == result.stored[-1].position)).scalar_one_or_none()
-        return bool(stored == state.chain)
 
     # -- load -----------------------------------------------------------------------------------
 
@@ -355,6 +378,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
 
     # -- queries over all sessions --------------------------------------------------------------
 
+    @reads_once
     def count_calls_by_tool(self) -> dict[str, int]:
         """Calls per current tool name over every session (aliases applied, raw names grouped
         in SQL: no argument JSON is read).
@@ -378,6 +402,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
             counts[name] = counts.get(name, 0) + int(n)
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
+    @reads_once
     def find_calls(self, contains: str, *, limit: int | None = None) -> list[CallHit]:
         """Calls whose argument text, as recorded, contains ``contains`` (case-sensitive).
 
@@ -426,6 +451,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
 
     # -- counts ---------------------------------------------------------------------------------
 
+    @reads_once
     def count_calls(self, session_id: str | None = None, *,
                     with_children: bool = False) -> int:
         """How many tool calls are stored (in one session, or in all); ``with_children``:

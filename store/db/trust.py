@@ -32,7 +32,7 @@ from sqlalchemy import Connection, and_, delete, insert, select, update
 
 from store.core.errors import SessionHeldError, SessionNotFound, UsageError
 from store.core.transcript import CallHit
-from store.db.base import StoreBase
+from store.db.base import StoreBase, reads_once
 from store.db.chains import record_head
 from store.db.search_index import (
     SEARCH_FTS,
@@ -139,6 +139,7 @@ class TrustMixin(StoreBase):
             raise UsageError("erase needs a reason (it is kept in the tombstone)")
         now = datetime.now(UTC)
         sqlite = self.dialect == "sqlite"
+        self._forget(ids)  # (also when it fails: the sessions may be half known)
         with self._write() as conn:
             if sqlite:
                 conn.exec_driver_sql("PRAGMA secure_delete = ON")
@@ -167,6 +168,7 @@ class TrustMixin(StoreBase):
                     "`PRAGMA wal_checkpoint(TRUNCATE)` when it is done)")
         return tuple(done)
 
+    @reads_once
     def tombstones(self, session_id: str | None = None) -> list[Tombstone]:
         """The tombstones (of one session, or all), oldest first."""
         query = select(tombstones.c.session_id, tombstones.c.kind, tombstones.c.erased_at,
@@ -204,6 +206,7 @@ class TrustMixin(StoreBase):
                                 .where(session_holds.c.session_id == session_id))
             return bool(done.rowcount)
 
+    @reads_once
     def holds(self) -> list[Hold]:
         with self._read() as conn:
             rows = conn.execute(select(session_holds).order_by(session_holds.c.session_id))
@@ -211,6 +214,7 @@ class TrustMixin(StoreBase):
 
     # -- retention ------------------------------------------------------------------------------
 
+    @reads_once
     def prune_candidates(self, before: datetime, *, agent: str | None = None
                          ) -> list[tuple[str, int, datetime, str | None]]:
         """(session, messages, last activity, agent) of the sessions last active before
@@ -265,6 +269,7 @@ class TrustMixin(StoreBase):
 
     # -- secrets --------------------------------------------------------------------------------
 
+    @reads_once
     def calls_with_secret(self, value: str) -> list[CallHit]:
         """Every call whose arguments, or whose result, held ``value`` as a secret the
         detectors recognise, found through its keyed digest (``call_secrets``); the calls
@@ -284,6 +289,7 @@ class TrustMixin(StoreBase):
                     out.append(CallHit(sid, pos, idx, row[0], table.resolve(row[1]), row[1]))
         return out
 
+    @reads_once
     def secrets_summary(self) -> list[tuple[str, str, int, int]]:
         """(session, kind, secrets, calls): the secrets the detectors found per session and
         kind (after bringing the index up to date), never their values."""

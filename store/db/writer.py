@@ -27,8 +27,9 @@ from store.core.pairing import CallRef
 from store.core.times import parse_timestamp
 from store.core.transcript import AppendResult, StoredMessage
 from store.db.compiled import Statements, statements
-from store.db.flight import GUARD, REMEMBERED_CALLS, SessionState, one_flight
+from store.db.flight import GUARD, REMEMBERED_CALLS, Committed, SessionState, one_flight
 from store.db.prior import IN_CHUNK as _IN_CHUNK
+from store.db.prior import Prepared
 from store.db.prior import linker_for as _linker_for
 from store.db.prior import nul_safe_text as _nul_safe_text
 from store.db.prior import params as _params
@@ -211,9 +212,6 @@ def _message_time(metadata: Mapping[str, Any], now: datetime) -> datetime:
     return now
 
 
-Prepared = list[tuple[Message, str | None, EncodedMessage]]
-
-
 def prepare_append(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
                    limits: Limits | None = None) -> Prepared:
     """Normalize, encode and check an append, before any transaction (raises on bad input)."""
@@ -228,6 +226,7 @@ def write_append(
     new_session: Mapping[str, Any],
     check_keys: bool = False,
     known: SessionState | None = None,
+    lost: tuple[int, str] | None = None,
 ) -> tuple[AppendResult, SessionState]:
     """Store one prepared append in the caller's transaction, on its driver cursor (see the
     module docstring); also the session's state after it (for the next append).
@@ -238,8 +237,14 @@ def write_append(
     left; when every result of the append answers a call made in it or remembered, nothing is
     read first: a guard (the session row still as remembered) and the writes go in one flight
     with COMMIT, and a stale state fails that transaction as a whole (:class:`StaleState`,
-    raised by the caller), after which the append runs the usual way."""
-    return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys, known)
+    raised by the caller), after which the append runs the usual way.
+
+    ``lost`` (PostgreSQL): the position and chained digest of the last message of this
+    append's previous attempt, whose COMMIT reply was lost (:class:`~store.db.flight.
+    LostFlight`); when that message is stored, the attempt committed and :class:`~store.db.
+    flight.Committed` is raised before anything is written."""
+    return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys, known,
+                  lost)
 
 
 def _write(
@@ -250,6 +255,7 @@ def _write(
     new_session: Mapping[str, Any],
     check_keys: bool = False,
     known: SessionState | None = None,
+    lost: tuple[int, str] | None = None,
 ) -> tuple[AppendResult, SessionState]:
     time = st.time
     now = new_session["created_at"]
@@ -267,7 +273,7 @@ def _write(
     # The digest of the message stored under a plain provider id (filled only when needed).
     stored_digest: dict[str, str] = {}
     prior: list[tuple[Any, ...]] | None = None
-    single = (st.postgres and known is not None and not check_keys
+    single = (st.postgres and known is not None and not check_keys and lost is None
                   and hasattr(cursor, "optimistic") and one_flight(prepared, known))
     if single:
         assert known is not None
@@ -282,8 +288,10 @@ def _write(
         # One flight (the caller runs the transaction in psycopg's pipeline mode): the
         # session upsert, the key probe and the lookup of the calls this append's results may
         # answer are sent together, and their results read after.
-        (next_position, created_at, chain), keys_found, prior = _postgres_reads(
-            cursor, st, sid, session_values, wanted, prepared)
+        (next_position, created_at, chain), keys_found, prior, committed = _postgres_reads(
+            cursor, st, sid, session_values, wanted, prepared, lost)
+        if committed:
+            raise Committed()
         existing.update(keys_found)
     else:
         cursor.execute(st.upsert_session.sql, _params(st.upsert_session.names, session_values))

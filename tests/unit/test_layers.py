@@ -180,9 +180,9 @@ def test_no_import_cycles():
 _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "AttributeError",
                     "AssertionError", "self.error", "self.no_open_call", "click.BadParameter",
                     "click.UsageError", "click.ClickException", "DisconnectionError",
-                    # a one-flight append's signals to TranscriptStore.append, which handles
-                    # both (store/db/flight.py): never seen by a caller
-                    "StaleState", "LostFlight",
+                    # an append's signals to TranscriptStore.append, which handles
+                    # them (store/db/flight.py): never seen by a caller
+                    "StaleState", "LostFlight", "Committed",
                     # the MCP server's tool error: what an MCP client sees of a StoreError
                     # and a resource's (store/mcp/registry.py turns each into one)
                     "ToolError", "ResourceError"}
