@@ -18,11 +18,17 @@
 * **context**: every call of a session whose cwd or agent holds a term of a path field;
 * **secrets**: every call whose indexed text holds a redaction marker (the text a rule looks
   for may be what was redacted);
-* **the tail**: every call the index has not reached yet (``sessions.indexed_position``).
+* **the tail**: every call the index has not reached yet (``sessions.indexed_position``);
+* **the unvouched**: every call of a session whose derived rows are not what the transcript
+  gives (:func:`store.db.index_check.suspect_sessions`: its call items and command/path views
+  recomputed from the transcript, as ``verify`` does, and on SQLite the full-text entries
+  compared with the items): an edited, removed or added index row never hides a call; the
+  session is evaluated whole, and a warning names it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from store.audit.sql import connect
+from store.db.index_check import suspect_sessions
 from store.db.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
 from store.db.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
@@ -41,6 +48,8 @@ if TYPE_CHECKING:
     from store.rules.sigma import Rule
 
 __all__ = ["Candidates", "candidates"]
+
+_log = logging.getLogger(__name__)
 
 _VIEW_CUT = 2000  # store.tools.vocabulary cuts a view there
 _MARKS = ("'", '"', "\\", "/.", "//")
@@ -111,6 +120,15 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
             for key in found.secrets:  # redacted text: a rule's text may be under a marker
                 found.keys.add(key)
                 found.rules.pop(key, None)
+        scope = None if agent is None and session_id is None else [
+            str(sid) for (sid,) in conn.exec_driver_sql(
+                f"SELECT session_id FROM sessions{where}", params)]
+        for sid, why in sorted(suspect_sessions(conn, scope).items()):
+            _log.warning("session %s: the search index does not match the transcript (%s); "
+                         "its calls are all evaluated (`transcript-store verify`, "
+                         "`transcript-store db index --rebuild`)", sid, why)
+            found.starts[sid] = 0  # evaluated whole, no derived row trusted
+            found.indexed[sid] = 0
         for key in [k for k in found.rules if k[1] >= found.starts.get(k[0], k[1] + 1)]:
             del found.rules[key]  # read whole (context, tail): any rule
         return found

@@ -65,9 +65,11 @@ __all__ = [
     "catch_up",
     "has_search_index",
     "lagging",
+    "nul_safe",
     "rebuild_statements",
     "tail_keys",
     "view_tail",
+    "view_texts",
 ]
 
 _log = logging.getLogger(__name__)
@@ -227,7 +229,8 @@ def _searchable(build: Callable[[str], str], stored: str, sid: str, position: in
 
 
 
-def _nul_safe(text: str) -> str:
+def nul_safe(text: str) -> str:
+    """The text PostgreSQL's ``search_items.body`` holds (NUL made U+FFFD)."""
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
@@ -343,7 +346,7 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
                     texts.append(fold(body))
-                for view, value in _views(raw_name, arguments):
+                for view, value in view_texts(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 body, secrets = index_text(_searchable(result_search_text, content, sid, pos))
@@ -368,7 +371,7 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
             with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
                              "call_position, call_index, body) FROM STDIN") as copy:
                 for item, text in zip(items, texts, strict=True):
-                    copy.write_row((*item, _nul_safe(text)))
+                    copy.write_row((*item, nul_safe(text)))
             cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
                                [(stop, sid) for sid, _, stop in chunk])
         else:
@@ -425,7 +428,7 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     return sorted(keys)
 
 
-def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
+def view_texts(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
     """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
     from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
     whose NUL the writer made U+FFFD, as the views do)."""
@@ -455,7 +458,7 @@ def view_tail(conn: Connection, view: str, *, session_id: str | None = None
         for sid, start in sessions:
             call_rows, _ = _rows(cursor, pg, sid, start, None, False, _VIEWS)
             for pos, idx, raw_name, arguments in call_rows:
-                for name, value in _views(raw_name, arguments):
+                for name, value in view_texts(raw_name, arguments):
                     if name == view:
                         out.append((sid, int(pos), int(idx), value))
     finally:
@@ -469,11 +472,14 @@ def fts_query(needle: str) -> str:
     return '"' + needle.replace('"', '""') + '"'
 
 
-def rebuild_statements(dialect: str) -> Iterator[str]:
+def rebuild_statements(dialect: str, *, indexed: bool = True) -> Iterator[str]:
     """Forget the whole index (it is then caught up from the start), e.g. to drop the
-    rows an older revision's contentless FTS table kept for deleted items. One transaction."""
-    yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of search_fts
-    if dialect == "sqlite":  # and anything an older revision left behind
+    rows an older revision's contentless FTS table kept for deleted items, or rows edited
+    behind the catch-up's back (``verify``). One transaction. ``indexed``: the database has
+    ``search_items`` (an SQLite library without FTS5 trigram has only the views)."""
+    if indexed:
+        yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of FTS
+    if indexed and dialect == "sqlite":  # and anything else the FTS index holds
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "DELETE FROM call_secrets"
