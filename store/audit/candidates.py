@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +81,11 @@ class Candidates:
 
 
 def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
-               agent: str | None = None, session_id: str | None = None) -> Candidates | None:
-    """The calls ``rules`` may match (see the module), or None: evaluate every call."""
+               agent: str | None = None, session_id: str | None = None,
+               warn: Callable[[str], None] | None = None) -> Candidates | None:
+    """The calls ``rules`` may match (see the module), or None: evaluate every call.
+    ``warn`` is told of each session evaluated whole because its derived rows are not what
+    its transcript gives."""
     needs: list[Requirement] = []
     for rule in rules:
         if rule.needs is None:
@@ -124,9 +127,12 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
             str(sid) for (sid,) in conn.exec_driver_sql(
                 f"SELECT session_id FROM sessions{where}", params)]
         for sid, why in sorted(suspect_sessions(conn, scope).items()):
-            _log.warning("session %s: the search index does not match the transcript (%s); "
-                         "its calls are all evaluated (`transcript-store verify`, "
-                         "`transcript-store db index --rebuild`)", sid, why)
+            message = (f"session {sid}: the search index does not match the transcript "
+                       f"({why}); every call of it is evaluated (run `transcript-store "
+                       "verify`, repair with `transcript-store db index --rebuild`)")
+            _log.warning("%s", message)
+            if warn is not None:
+                warn(message)
             found.starts[sid] = 0  # evaluated whole, no derived row trusted
             found.indexed[sid] = 0
         for key in [k for k in found.rules if k[1] >= found.starts.get(k[0], k[1] + 1)]:

@@ -50,7 +50,7 @@ from store.db.secrets import SecretRow, secret_rows, store_key
 from store.records.searchtext import call_search_text, fold, result_search_text
 from store.trust.secrets import index_text
 
-__all__ = ["DERIVED_CHECKS", "IndexIssue", "check_derived", "suspect_sessions"]
+__all__ = ["DERIVED_CHECKS", "IndexIssue", "check_derived", "index_gaps", "suspect_sessions"]
 
 _log = logging.getLogger(__name__)
 
@@ -139,6 +139,66 @@ def suspect_sessions(conn: Connection, session_ids: Iterable[str] | None = None
     if everywhere:  # an FTS entry no item accounts for: no session to blame, none trusted
         for sid, _, _ in sessions:
             out.setdefault(sid, f"[{everywhere[0].check}] {everywhere[0].detail}")
+    return out
+
+
+#: Structural checks (keys only, in SQL): (what, statement with ``{scope}`` for the session).
+_GAPS = (
+    ("a call below the watermark has no search item",
+     "SELECT DISTINCT t.session_id FROM tool_calls AS t JOIN sessions AS s "
+     "ON s.session_id = t.session_id WHERE t.position < s.indexed_position{scope} "
+     f"AND NOT EXISTS (SELECT 1 FROM {SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id "
+     f"AND i.position = t.position AND i.kind = {KIND_CALL} AND i.item_index = t.call_index "
+     "AND i.call_position = t.position AND i.call_index = t.call_index)"),
+    ("a result below the watermark has no search item",
+     "SELECT DISTINCT t.session_id FROM tool_results AS t JOIN sessions AS s "
+     "ON s.session_id = t.session_id WHERE t.position < s.indexed_position{scope} "
+     f"AND NOT EXISTS (SELECT 1 FROM {SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id "
+     f"AND i.position = t.position AND i.kind = {KIND_RESULT} "
+     "AND i.item_index = t.result_index "
+     "AND (i.call_position = t.call_position OR i.call_position IS NULL "
+     "AND t.call_position IS NULL) AND (i.call_index = t.call_index OR i.call_index IS NULL "
+     "AND t.call_index IS NULL))"),
+    ("a search item that no call or result below the watermark accounts for",
+     f"SELECT DISTINCT t.session_id FROM {SEARCH_ITEMS} AS t LEFT JOIN sessions AS s "
+     "ON s.session_id = t.session_id WHERE (s.session_id IS NULL "
+     f"OR t.position >= s.indexed_position OR t.kind NOT IN ({KIND_CALL}, {KIND_RESULT}) "
+     f"OR t.kind = {KIND_CALL} AND NOT EXISTS (SELECT 1 FROM tool_calls AS c "
+     "WHERE c.session_id = t.session_id AND c.position = t.position "
+     f"AND c.call_index = t.item_index) OR t.kind = {KIND_RESULT} AND NOT EXISTS ("
+     "SELECT 1 FROM tool_results AS r WHERE r.session_id = t.session_id "
+     "AND r.position = t.position AND r.result_index = t.item_index)){scope}"),
+)
+_VIEW_GAP = (
+    "an argument view that no call below the watermark accounts for",
+    f"SELECT DISTINCT t.session_id FROM {CALL_VIEWS} AS t LEFT JOIN sessions AS s "
+    "ON s.session_id = t.session_id WHERE (s.session_id IS NULL "
+    "OR t.position >= s.indexed_position OR NOT EXISTS (SELECT 1 FROM tool_calls AS c "
+    "WHERE c.session_id = t.session_id AND c.position = t.position "
+    "AND c.call_index = t.call_index)){scope}")
+_WATERMARK = ("the watermark is past the stored messages",
+              "SELECT t.session_id FROM sessions AS t "
+              "WHERE t.indexed_position > t.next_position{scope}")
+
+
+def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str]:
+    """The sessions (all, or one) whose derived rows do not line up with the transcript by
+    their keys (session -> what): a call or result below the watermark without its search
+    item, an item or argument view that no stored call or result below the watermark
+    accounts for, a watermark past ``next_position``. SQL only (anti-joins over the keys),
+    cheap enough for every search; what it cannot see (an item's text, a view's text or a
+    view removed, an FTS entry) :func:`check_derived` recomputes."""
+    pg = conn.dialect.name == "postgresql"
+    scope = ""
+    params: tuple[Any, ...] = ()
+    if session_id is not None:
+        scope = " AND t.session_id = " + ("%s" if pg else "?")
+        params = (session_id,)
+    checks = [*(_GAPS if has_search_index(conn) else ()), _VIEW_GAP, _WATERMARK]
+    out: dict[str, str] = {}
+    for what, sql in checks:
+        for (sid,) in conn.exec_driver_sql(sql.format(scope=scope), params).all():
+            out.setdefault(str(sid), what)
     return out
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -393,20 +393,32 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
     return IndexUpdate(len(chunk), calls, results)
 
 
+def _tail_sessions(conn: Connection, everything: bool, session_id: str | None,
+                   also: Collection[str]) -> list[tuple[str, int]]:
+    """(session, first position) of what a search scans exactly: every session from its
+    start (``everything``), or the lagging ones from their watermark and ``also`` (sessions
+    whose index is not trusted) from their start; ``session_id``: that one only."""
+    if everything and session_id is not None:
+        return [(session_id, 0)]
+    if everything:
+        return [(str(s), 0) for (s,) in conn.exec_driver_sql(
+            "SELECT session_id FROM sessions ORDER BY session_id").all()]
+    starts = {s: i for s, i, _ in lagging(conn, session_id=session_id)}
+    for sid in also:
+        if session_id is None or sid == session_id:
+            starts[sid] = 0
+    return sorted(starts.items())
+
+
 def tail_keys(conn: Connection, needle: str, *, results: bool,
-              everything: bool = False, session_id: str | None = None
-              ) -> list[tuple[str, int, int]]:
+              everything: bool = False, session_id: str | None = None,
+              also: Collection[str] = ()) -> list[tuple[str, int, int]]:
     """The calls not indexed yet whose searchable text (or, with ``results``, a linked
     result's) contains ``needle`` (the exact rule of ``store.records.searchtext``). ``everything``
-    scans every session from its start (a database without the index). ``session_id``
-    confines it to one session."""
-    if everything and session_id is not None:
-        sessions = [(session_id, 0)]
-    elif everything:
-        sessions = [(str(s), 0) for (s,) in conn.exec_driver_sql(
-            "SELECT session_id FROM sessions").all()]
-    else:
-        sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
+    scans every session from its start (a database without the index, or a search that
+    trusts none). ``session_id`` confines it to one session; ``also``: sessions scanned
+    from their start (their index rows do not line up with the transcript)."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
     if not sessions:
         return []
     pg = conn.dialect.name == "postgresql"
@@ -443,12 +455,14 @@ def view_texts(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
             yield view, index_text(value)[0]
 
 
-def view_tail(conn: Connection, view: str, *, session_id: str | None = None
+def view_tail(conn: Connection, view: str, *, session_id: str | None = None,
+              everything: bool = False, also: Collection[str] = ()
               ) -> list[tuple[str, int, int, str]]:
     """(session, position, call index, text) of the ``view`` of every call the catch-up has
     not reached yet (the search matches them with the same SQL condition as the indexed
-    rows). ``session_id`` confines it to one session."""
-    sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
+    rows). ``session_id`` confines it to one session; ``everything`` and ``also`` as for
+    :func:`tail_keys`."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
     if not sessions:
         return []
     pg = conn.dialect.name == "postgresql"
@@ -477,10 +491,16 @@ def rebuild_statements(dialect: str, *, indexed: bool = True) -> Iterator[str]:
     rows an older revision's contentless FTS table kept for deleted items, or rows edited
     behind the catch-up's back (``verify``). One transaction. ``indexed``: the database has
     ``search_items`` (an SQLite library without FTS5 trigram has only the views)."""
-    if indexed:
-        yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of FTS
-    if indexed and dialect == "sqlite":  # and anything else the FTS index holds
+    if indexed and dialect == "sqlite":
+        # The FTS index is emptied whole ('delete-all'), not item by item through the
+        # delete trigger: an index that differs from the items (edited behind the
+        # catch-up's back) would make FTS5 report the file as malformed. The trigger skips
+        # an item without text.
+        yield f"UPDATE {SEARCH_ITEMS} SET body = NULL WHERE body IS NOT NULL"
+        yield f"DELETE FROM {SEARCH_ITEMS}"
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
+    elif indexed:
+        yield f"DELETE FROM {SEARCH_ITEMS}"
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "DELETE FROM call_secrets"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
