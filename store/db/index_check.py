@@ -94,6 +94,7 @@ class _Texts:
     def __init__(self, pg: bool) -> None:
         self._pg = pg
         self._known: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+        self._views: dict[str, str] = {}
 
     def __call__(self, build: Callable[[str], str], stored: str) -> tuple[str, list[
             tuple[str, str]]]:
@@ -109,6 +110,16 @@ class _Texts:
             if len(self._known) >= _CACHE:
                 self._known.clear()
             self._known[text] = known
+        return known
+
+    def view(self, value: str) -> str:
+        """A view's redacted text (not folded, no NUL replaced: the views keep the case)."""
+        known = self._views.get(value)
+        if known is None:
+            known = index_text(value)[0]
+            if len(self._views) >= _CACHE:
+                self._views.clear()
+            self._views[value] = known
         return known
 
 
@@ -287,7 +298,7 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
             want_items[(sid, pos, KIND_CALL, idx)] = (pos, idx, body)
         for row in secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets):
             want_secrets.setdefault(row[:5], row)
-        for view, value in view_texts(raw_name, arguments):
+        for view, value in view_texts(raw_name, arguments, texts.view):
             if scope.views is None or view in scope.views:
                 want_views[(sid, pos, idx, view)] = value
     if (indexed and scope.results) or scope.secrets:

@@ -440,7 +440,12 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     return sorted(keys)
 
 
-def view_texts(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
+def _redacted(value: str) -> str:
+    return index_text(value)[0]
+
+
+def view_texts(raw_name: str, arguments: Any, redact: Callable[[str], str] = _redacted
+               ) -> Iterator[tuple[str, str]]:
     """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
     from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
     whose NUL the writer made U+FFFD, as the views do)."""
@@ -452,7 +457,7 @@ def view_texts(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
         return
     for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
         if value is not None:
-            yield view, index_text(value)[0]
+            yield view, redact(value)
 
 
 def view_tail(conn: Connection, view: str, *, session_id: str | None = None,
