@@ -65,6 +65,10 @@ _LISTED = 20
 #: Distinct texts remembered (equal arguments are redacted once).
 _CACHE = 50_000
 _KINDS = {KIND_CALL: "call", KIND_RESULT: "result"}
+#: What makes the rules prefilter select a call by its command or path view
+#: (``store.audit.candidates``), and the length a view is cut at.
+_VIEW_MARKS = ("'", '"', "\\", "/.", "//")
+_VIEW_CUT = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,11 @@ class _Scope:
     results: bool = True
     secrets: bool = True
     views: tuple[str, ...] | None = None  # None: every view
+    #: Only the views the prefilter can select (``store.audit.candidates``: a quote, a
+    #: backslash, ``/.`` or ``//``, or cut): a call whose views, before redaction, hold none
+    #: of these is not compared (redaction only puts markers without them in place of text,
+    #: so its true views are not selected, and a stored row can only add it as a candidate).
+    marked_only: bool = False
 
 
 class _Texts:
@@ -141,7 +150,8 @@ def suspect_sessions(conn: Connection, session_ids: Iterable[str] | None = None
         wanted = set(session_ids)
         sessions = [s for s in sessions if s[0] in wanted]
     issues = _check(conn, sessions, _Scope(results=False, secrets=False,
-                                           views=("command", "path")), fts=True)
+                                           views=("command", "path"), marked_only=True),
+                    fts=True)
     out: dict[str, str] = {}
     everywhere = [i for i in issues if i.session_id is None]
     for issue in issues:
@@ -292,12 +302,18 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
     want_items: dict[tuple[str, int, int, int], tuple[Any, Any, str]] = {}
     want_views: dict[tuple[str, int, int, str], str] = {}
     want_secrets: dict[tuple[Any, ...], SecretRow] = {}
+    unchecked: set[tuple[str, int, int]] = set()
     for sid, pos, idx, raw_name, arguments, wire in cursor.fetchall():
         body, secrets = texts(call_search_text, wire)
         if indexed:
             want_items[(sid, pos, KIND_CALL, idx)] = (pos, idx, body)
         for row in secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets):
             want_secrets.setdefault(row[:5], row)
+        if scope.marked_only and not any(
+                view in (scope.views or ()) and _selectable(value)
+                for view, value in view_texts(raw_name, arguments, _as_is)):
+            unchecked.add((sid, pos, idx))
+            continue
         for view, value in view_texts(raw_name, arguments, texts.view):
             if scope.views is None or view in scope.views:
                 want_views[(sid, pos, idx, view)] = value
@@ -321,12 +337,22 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
         views = " AND view IN (" + ", ".join(f"'{v}'" for v in scope.views) + ")"
     cursor.execute(f"SELECT session_id, position, call_index, view, text FROM {CALL_VIEWS} "
                    f"WHERE session_id {test}{views}", params)
-    _diff_views(want_views, cursor.fetchall(), issues)
+    _diff_views(want_views, [row for row in cursor.fetchall()
+                             if (row[0], row[1], row[2]) not in unchecked], issues)
     if scope.secrets:
         cursor.execute("SELECT session_id, position, item, item_index, digest, kind, "
                        f"call_position, call_index FROM call_secrets WHERE session_id {test}",
                        params)
         _diff_secrets(want_secrets, cursor.fetchall(), issues)
+
+
+def _as_is(value: str) -> str:
+    return value
+
+
+def _selectable(value: str) -> bool:
+    """Whether the prefilter may select a view of this text before redaction."""
+    return len(value) >= _VIEW_CUT or any(mark in value for mark in _VIEW_MARKS)
 
 
 def _diff_items(want: dict[tuple[str, int, int, int], tuple[Any, Any, str]],

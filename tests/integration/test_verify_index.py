@@ -81,12 +81,12 @@ TAMPERING = [
     ("result-deleted", ["DELETE FROM search_items WHERE session_id = 'risky' AND kind = 1"],
      "index_missing", "risky", 2, True, False),
     ("view-edited", ["UPDATE call_views SET text = 'ls' WHERE session_id = 'risky'"],
-     "view_altered", "risky", 1, False, True),
+     "view_altered", "risky", 1, False, False),
     ("view-deleted", ["DELETE FROM call_views WHERE session_id = 'risky'"],
-     "view_missing", "risky", 1, False, True),
+     "view_missing", "risky", 1, False, False),
     ("view-inserted", ["INSERT INTO call_views (session_id, position, call_index, view, text) "
                        "VALUES ('quiet', 1, 0, 'path', '/etc/shadow')"],
-     "view_extra", "quiet", 1, False, True),
+     "view_extra", "quiet", 1, False, False),
     ("secret-deleted", ["DELETE FROM call_secrets"], "secret_missing", "quiet", 3, False, False),
     ("secret-inserted", ["INSERT INTO call_secrets (session_id, position, item, item_index, "
                          "digest, kind, call_position, call_index) VALUES ('risky', 1, 0, 0, "
@@ -151,6 +151,21 @@ class TestDerivedRows:
         exact = search_calls(filled, CallQuery(views=(ViewCondition("command", "rm -rf"),),
                                                exact=True))
         assert [m.call_id for m in exact] == ["c1"]
+
+    def test_a_removed_view_never_hides_a_spliced_command_from_the_prefilter(self, store):
+        # The shell joins r''m into rm: the indexed text holds no "rm" the rule's terms
+        # find, so only the command view (a quote inside a word) makes it a candidate.
+        store.create_session("sneaky", agent="claude-code", cwd="/home/dev/app")
+        store.append("sneaky", [call("s1", "r''m -rf /etc")])
+        store.update_search_index()
+        before = findings(store)
+        assert any(f[1] == "sneaky" for f in before)
+        tamper(store, "DELETE FROM call_views WHERE session_id = 'sneaky'")
+        assert ("view_missing", "sneaky") in {(p.check, p.session_id)
+                                              for p in store.verify().errors}
+        told: list[str] = []
+        assert findings(store, warn=told.append) == before
+        assert any("session sneaky:" in message for message in told)
 
     def test_one_session_is_checked_alone(self, filled):
         tamper(filled, "DELETE FROM call_views WHERE session_id = 'risky'")
