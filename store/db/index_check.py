@@ -301,14 +301,14 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
                    f"t.wire_json FROM tool_calls AS t {below}", params)
     want_items: dict[tuple[str, int, int, int], tuple[Any, Any, str]] = {}
     want_views: dict[tuple[str, int, int, str], str] = {}
-    want_secrets: dict[tuple[Any, ...], SecretRow] = {}
+    want_secrets: dict[tuple[Any, ...], set[SecretRow]] = {}
     unchecked: set[tuple[str, int, int]] = set()
     for sid, pos, idx, raw_name, arguments, wire in cursor.fetchall():
         body, secrets = texts(call_search_text, wire)
         if indexed:
             want_items[(sid, pos, KIND_CALL, idx)] = (pos, idx, body)
         for row in secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets):
-            want_secrets.setdefault(row[:5], row)
+            want_secrets.setdefault(row[:5], set()).add(row)
         if scope.marked_only and not any(
                 view in (scope.views or ()) and _selectable(value)
                 for view, value in view_texts(raw_name, arguments, _as_is)):
@@ -317,15 +317,15 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
         for view, value in view_texts(raw_name, arguments, texts.view):
             if scope.views is None or view in scope.views:
                 want_views[(sid, pos, idx, view)] = value
-    if (indexed and scope.results) or scope.secrets:
+    if indexed and (scope.results or scope.secrets):  # (the catch-up reads results then)
         cursor.execute("SELECT t.session_id, t.position, t.result_index, t.call_position, "
                        f"t.call_index, t.content_json FROM tool_results AS t {below}", params)
         for sid, pos, idx, cpos, cidx, content in cursor.fetchall():
             body, secrets = texts(result_search_text, content)
-            if indexed and scope.results:
+            if scope.results:
                 want_items[(sid, pos, KIND_RESULT, idx)] = (cpos, cidx, body)
             for row in secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx, secrets):
-                want_secrets.setdefault(row[:5], row)
+                want_secrets.setdefault(row[:5], set()).add(row)
     if indexed:
         kinds = "" if scope.results else f" AND kind = {KIND_CALL}"
         cursor.execute("SELECT session_id, position, kind, item_index, call_position, "
@@ -395,8 +395,9 @@ def _diff_views(want: dict[tuple[str, int, int, str], str], rows: Iterable[Any],
                    f"the call's {view!r} view is missing (below the watermark)")
 
 
-def _diff_secrets(want: dict[tuple[Any, ...], SecretRow], rows: Iterable[Any],
+def _diff_secrets(want: dict[tuple[Any, ...], set[SecretRow]], rows: Iterable[Any],
                   issues: _Issues) -> None:
+    """(A value found twice in one item, as two kinds, is stored once, as either.)"""
     for row in rows:
         sid, pos, item, idx, digest, kind, cpos, cidx = row
         key = (str(sid), int(pos), int(item), int(idx), str(digest))
@@ -405,13 +406,13 @@ def _diff_secrets(want: dict[tuple[Any, ...], SecretRow], rows: Iterable[Any],
         if expected is None:
             issues.add("secret_extra", key[0], key[1], key[3],
                        f"a {kind!r} secret digest of {what} {idx} that its text does not hold")
-        elif (kind, cpos, cidx) != expected[5:]:
+        elif (kind, cpos, cidx) not in {row[5:] for row in expected}:
             issues.add("secret_altered", key[0], key[1], key[3],
                        f"the secret digest of {what} {idx} has a different kind or call")
     for key in sorted(want):
         sid, pos, item, idx = key[:4]
         issues.add("secret_missing", sid, pos, idx,
-                   f"a {want[key][5]!r} secret of {_KINDS[item]} {idx} has no digest")
+                   f"a {min(want[key])[5]!r} secret of {_KINDS[item]} {idx} has no digest")
 
 
 def _fts_issues(conn: Connection, sids: Sequence[str]
