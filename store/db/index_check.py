@@ -425,8 +425,8 @@ def _fts_issues(conn: Connection, sids: Sequence[str]
     scoped = len(sids) < _count(conn, "SELECT count(*) FROM sessions")
     scope: set[int] = set()
     statements = [
-        "CREATE VIRTUAL TABLE temp.ts_fts_check USING fts5(body, columnsize=0, "
-        "tokenize='trigram')",
+        "CREATE VIRTUAL TABLE temp.ts_fts_check USING fts5(body, content='', columnsize=0, "
+        "tokenize='trigram')",  # (contentless: the index only, no copy of the texts)
         f"CREATE VIRTUAL TABLE temp.ts_fts_main_row USING fts5vocab(main, {SEARCH_FTS}, row)",
         "CREATE VIRTUAL TABLE temp.ts_fts_check_row USING fts5vocab(temp, ts_fts_check, row)",
         f"CREATE VIRTUAL TABLE temp.ts_fts_main_inst USING fts5vocab(main, {SEARCH_FTS}, "

@@ -267,3 +267,27 @@ class TestCommandLine:
                                     "--json", "--exact"])
         assert [json.loads(line)["call_id"] for line in exact.stdout.splitlines()] == ["c1"]
         assert "warning" not in exact.stderr
+
+
+def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
+    """Statements per chunk of 100 sessions, never per row: 250 sessions of 2 calls and 2
+    results each are read in 3 chunks (SQLite's statements traced)."""
+    from store.db.index_check import check_derived
+
+    with TranscriptStore.open(f"sqlite:///{tmp_path / 'bulk.sqlite'}") as opened:
+        for number in range(250):
+            opened.append(f"s{number:03}", [call("a", f"ls {number}"), result("a", "ok"),
+                                            call("b", f"cat {number}"), result("b", "ok")])
+        opened.update_search_index()
+        statements: list[str] = []
+        with opened.engine.connect() as conn:
+            conn.connection.driver_connection.set_trace_callback(statements.append)
+            try:
+                assert check_derived(conn) == []
+            finally:
+                conn.connection.driver_connection.set_trace_callback(None)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")
+             and ("FROM tool_calls" in s or "FROM tool_results" in s)]
+    assert len(reads) == 6  # calls and results, 3 chunks each
+    ours = [s for s in statements if not s.startswith("--")]  # (not FTS5's own)
+    assert len(ours) < 60
