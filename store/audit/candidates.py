@@ -18,19 +18,26 @@
 * **context**: every call of a session whose cwd or agent holds a term of a path field;
 * **secrets**: every call whose indexed text holds a redaction marker (the text a rule looks
   for may be what was redacted);
-* **the tail**: every call the index has not reached yet (``sessions.indexed_position``).
+* **the tail**: every call the index has not reached yet (``sessions.indexed_position``);
+* **the unvouched**: every call of a session whose derived rows are not what the transcript
+  gives (:func:`store.db.index_check.suspect_sessions`: its call items and command/path views
+  recomputed from the transcript, as ``verify`` does, and on SQLite the full-text entries
+  compared with the items): an edited, removed or added index row never hides a call; the
+  session is evaluated whole, and a warning names it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
 from store.audit.sql import connect
+from store.db.index_check import suspect_sessions
 from store.db.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
 from store.db.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
@@ -41,6 +48,8 @@ if TYPE_CHECKING:
     from store.rules.sigma import Rule
 
 __all__ = ["Candidates", "candidates"]
+
+_log = logging.getLogger(__name__)
 
 _VIEW_CUT = 2000  # store.tools.vocabulary cuts a view there
 _MARKS = ("'", '"', "\\", "/.", "//")
@@ -72,8 +81,11 @@ class Candidates:
 
 
 def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
-               agent: str | None = None, session_id: str | None = None) -> Candidates | None:
-    """The calls ``rules`` may match (see the module), or None: evaluate every call."""
+               agent: str | None = None, session_id: str | None = None,
+               warn: Callable[[str], None] | None = None) -> Candidates | None:
+    """The calls ``rules`` may match (see the module), or None: evaluate every call.
+    ``warn`` is told of each session evaluated whole because its derived rows are not what
+    its transcript gives."""
     needs: list[Requirement] = []
     for rule in rules:
         if rule.needs is None:
@@ -111,6 +123,18 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
             for key in found.secrets:  # redacted text: a rule's text may be under a marker
                 found.keys.add(key)
                 found.rules.pop(key, None)
+        scope = None if agent is None and session_id is None else [
+            str(sid) for (sid,) in conn.exec_driver_sql(
+                f"SELECT session_id FROM sessions{where}", params)]
+        for sid, why in sorted(suspect_sessions(conn, scope).items()):
+            message = (f"session {sid}: the search index does not match the transcript "
+                       f"({why}); every call of it is evaluated (run `transcript-store "
+                       "verify`, repair with `transcript-store db index --rebuild`)")
+            _log.warning("%s", message)
+            if warn is not None:
+                warn(message)
+            found.starts[sid] = 0  # evaluated whole, no derived row trusted
+            found.indexed[sid] = 0
         for key in [k for k in found.rules if k[1] >= found.starts.get(k[0], k[1] + 1)]:
             del found.rules[key]  # read whole (context, tail): any rule
         return found

@@ -47,6 +47,7 @@ def check_rules(
     progress: Callable[[int], None] | None = None,
     starts: Mapping[str, int] | None = None,
     prefilter: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> list[Finding]:
     """Findings of ``rules`` (default: the built-in pack) over the stored calls, in call order
     (session, position, call index; a call's findings in rule order). ``since``/``until``:
@@ -54,7 +55,9 @@ def check_rules(
     how many calls were checked every 5,000; ``starts``: only these sessions, each from this
     position on (the calls an import just stored: :func:`new_calls`). ``prefilter``: ask the
     search index which calls the rules can match and evaluate only those
-    (:mod:`store.audit.candidates`); False evaluates every call (the same findings)."""
+    (:mod:`store.audit.candidates`); False evaluates every call (the same findings). The
+    prefilter never trusts derived rows it cannot vouch for: a session whose search index or
+    views differ from what its transcript gives is evaluated whole, and ``warn`` is told."""
     if rules is None:
         from store.rules.engine import builtin_rules
 
@@ -62,7 +65,8 @@ def check_rules(
     ruleset = rules if isinstance(rules, RuleSet) else RuleSet(rules)
     only: Candidates | None = None
     if prefilter and starts is None:
-        only = candidates(opened, ruleset.rules, agent=agent, session_id=session_id)
+        only = candidates(opened, ruleset.rules, agent=agent, session_id=session_id,
+                          warn=warn)
     redactor = Redactor()
     found: list[Finding] = []
     seen = 0

@@ -140,8 +140,10 @@ def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
 
 def refill_search_index(store: TranscriptStore) -> bool:
     """Forget the search index and build it again from the tables (to repair it, or to drop
-    the unreachable full-text rows that deleted sessions leave on SQLite). Returns whether
-    there was an index to rebuild."""
+    the unreachable full-text rows that deleted sessions leave on SQLite, or the rows
+    ``verify`` found edited: search items, full-text entries, argument views and secret
+    digests, all derived from the transcript). Returns whether there was a full-text index
+    to rebuild (the views and digests are rebuilt either way)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from store.db.search_index import has_search_index, mark_folded
@@ -149,12 +151,12 @@ def refill_search_index(store: TranscriptStore) -> bool:
     engine = store.engine
     try:
         with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
-            if not has_search_index(conn):
-                return False
-            for statement in rebuild_statements(engine.dialect.name):
+            indexed = has_search_index(conn)
+            for statement in rebuild_statements(engine.dialect.name, indexed=indexed):
                 conn.exec_driver_sql(statement)
-            mark_folded(conn)  # (the catch-up below builds it folded)
+            if indexed:
+                mark_folded(conn)  # (the catch-up below builds it folded)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()
-    return True
+    return indexed

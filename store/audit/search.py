@@ -11,12 +11,11 @@ listed in ``store/db/search_schema.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from sqlalchemy import (
     Connection,
     and_,
@@ -35,9 +34,8 @@ from store.audit.conditions import (
     ArgumentCondition,
     ViewCondition,
     sql_condition,
-    view_params,
-    view_sql,
 )
+from store.audit.hits import Trust, prefilter_sql, text_hits, trust_for, view_condition
 from store.audit.sql import (
     aware,
     calls_with_time,
@@ -56,22 +54,14 @@ from store.db.base import alias_table, reads_once
 from store.db.distribute import is_citus
 from store.db.lineage import descendant_ids
 from store.db.search_index import (
-    CALL_VIEWS,
-    KIND_CALL,
     has_search_index,
-    index_folded,
-    tail_keys,
-    view_tail,
 )
 from store.db.search_schema import (
     MIN_TEXT,
-    fts_phrase,
-    like_pattern,
 )
 from store.db.sessions import sessions_where
 from store.db.tables import sessions, tool_calls, tool_results
 from store.records.codec import decode_call
-from store.records.searchtext import fold
 from store.redaction.redact import Redactor
 from store.tools.names import AliasTable
 
@@ -104,6 +94,9 @@ class CallQuery:
     #: With ``session_id``: the calls of that session and of every session below it (its
     #: subagents, forks and continuations, store/db/lineage.py).
     with_children: bool = False
+    #: Use no derived row (search index, argument views): scan every call of the scope
+    #: exactly (slower; the answer then rests on the transcript alone).
+    exact: bool = False
 
     def __post_init__(self) -> None:
         statuses = (self.status,) if isinstance(self.status, str) else self.status
@@ -165,17 +158,20 @@ def search_calls(
     offset: int = 0,
     preview_chars: int | None = 200,
     redactor: Redactor | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[CallMatch]:
     """The calls matching ``query`` (every call without one), oldest first, paged.
 
     ``preview_chars`` cuts each result preview (``None``: the whole result as text);
-    ``redactor`` redacts argument texts and previews.
+    ``redactor`` redacts argument texts and previews; ``warn`` is told of each session whose
+    search index does not line up with the transcript (scanned exactly instead,
+    ``store.audit.hits``).
     """
     check_page(limit, offset)
     query = query or CallQuery()
     catch_up(store, query)
     with connect(store) as conn:
-        return list(_matches(conn, query, limit, offset, preview_chars, redactor))
+        return list(_matches(conn, query, limit, offset, preview_chars, redactor, warn))
 
 
 @reads_once
@@ -195,12 +191,14 @@ def iter_calls(
     *,
     preview_chars: int | None = None,
     redactor: Redactor | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[CallMatch]:
-    """Every call matching ``query``, oldest first, streamed (for exports)."""
+    """Every call matching ``query``, oldest first, streamed (for exports); ``warn`` as for
+    :func:`search_calls`."""
     query = query or CallQuery()
     catch_up(store, query)
     with connect(store) as conn:
-        yield from _matches(conn, query, None, 0, preview_chars, redactor)
+        yield from _matches(conn, query, None, 0, preview_chars, redactor, warn)
 
 
 def catch_up(store: TranscriptStore, query: CallQuery) -> None:
@@ -208,6 +206,7 @@ def catch_up(store: TranscriptStore, query: CallQuery) -> None:
     write (a read-only store scans what is not indexed yet instead; see
     ``store/db/search_index.py``)."""
     if (query.text is not None or query.where or query.views) and not store.read_only \
+            and not query.exact \
             and (query.session_id is None or query.with_children):
         # (a search of one session scans its own unindexed tail exactly instead: it never
         # pays for a catch-up of the whole store, and on Citus stays on the session's shard)
@@ -221,9 +220,10 @@ def _matches(
     offset: int,
     preview_chars: int | None,
     redactor: Redactor | None,
+    warn: Callable[[str], None] | None = None,
 ) -> Iterator[CallMatch]:
     aliases = alias_table(conn)
-    statement = search_statement(conn, aliases, query)
+    statement = search_statement(conn, aliases, query, warn=warn)
     if statement is None:
         return
     if limit is not None:
@@ -250,8 +250,10 @@ def _matches(
         rows.close()
 
 
-def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) -> Any:
-    """The SELECT of the matching calls, oldest first; ``None`` when nothing can match."""
+def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
+                     warn: Callable[[str], None] | None = None) -> Any:
+    """The SELECT of the matching calls, oldest first; ``None`` when nothing can match.
+    ``warn``: told of each session whose derived rows are not trusted (``store.audit.hits``)."""
     c = tool_calls
     m = message_side(timed=query.since is not None or query.until is not None)
     conditions: list[ColumnElement[bool] | TextClause] = []
@@ -280,16 +282,19 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
     if query.agent is not None or query.cwd is not None:
         conditions.append(c.c.session_id.in_(sessions_where(agent=query.agent, cwd=query.cwd)))
     conditions.extend(time_filters(query.since, query.until, m))
+    trust = (trust_for(conn, one, exact=query.exact, warn=warn)
+             if query.text is not None or query.where or query.views else Trust())
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))
     for number, condition in enumerate(query.where):
-        conditions.append(_argument_condition(conn, number, condition, one))
+        conditions.append(_argument_condition(conn, number, condition, trust, one))
     for number, view in enumerate(query.views):
-        conditions.append(_view_condition(conn, number, view, one))
+        conditions.append(view_condition(conn, number, view, one, trust))
     source = calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
-        found = _text_hits(conn, query.text, results=True, prefix="text", session_id=one)
+        found = text_hits(conn, query.text, results=True, prefix="text", trust=trust,
+                          session_id=one)
         if found is None:
             return None
         hits = found.subquery("hits")
@@ -305,39 +310,6 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery) ->
         .where(*conditions)
         .order_by(m.c.created_at, c.c.session_id, c.c.position, c.c.call_index)
     )
-
-
-def _view_condition(conn: Connection, number: int, view: ViewCondition,
-                    session_id: str | None) -> TextClause:
-    """The calls whose ``view`` meets the condition: the rows of ``call_views`` (filled by
-    the catch-up) and the calls the catch-up has not reached yet (``view_tail``), matched by
-    the same SQL predicate."""
-    dialect = conn.dialect.name
-    params = view_params(number, view)
-    scope = ""
-    if session_id is not None:
-        scope = f" AND session_id = :view_sid_{number}"
-        params[f"view_sid_{number}"] = session_id
-    parts = [f"SELECT session_id, position, call_index FROM {CALL_VIEWS} "
-             f"WHERE view = :view_name_{number}{scope} AND "
-             + view_sql(dialect, number, view, f"{CALL_VIEWS}.text")]
-    tail = view_tail(conn, view.view, session_id=session_id)
-    if tail and dialect == "postgresql":
-        parts.append(
-            f"SELECT session_id, position, call_index FROM unnest(CAST(:view_s_{number} AS "
-            f"TEXT[]), CAST(:view_p_{number} AS INTEGER[]), CAST(:view_i_{number} AS "
-            f"INTEGER[]), CAST(:view_t_{number} AS TEXT[])) "
-            "AS tail(session_id, position, call_index, text) WHERE "
-            + view_sql(dialect, number, view, "tail.text"))
-        for key, column in zip("spit", zip(*tail, strict=True), strict=True):
-            params[f"view_{key}_{number}"] = list(column)
-    elif tail:
-        parts.append(
-            "SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each("
-            f":view_tail_{number}) WHERE " + view_sql(dialect, number, view, "value ->> 3"))
-        params[f"view_tail_{number}"] = orjson.dumps(tail).decode()
-    return text("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN ("
-                + " UNION ALL ".join(parts) + ")").bindparams(**params)
 
 
 def _tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[str]:
@@ -389,7 +361,7 @@ def _status_condition(status: str) -> ColumnElement[bool]:
 
 
 def _argument_condition(conn: Connection, number: int, condition: ArgumentCondition,
-                        session_id: str | None = None) -> Any:
+                        trust: Trust, session_id: str | None = None) -> Any:
     """``store.audit.conditions.sql_condition``, pre-filtered by the search index where the
     condition implies a string in the call's decoded text (each string value of the
     arguments is a line of it): a ``contains`` of MIN_TEXT+ characters, or an ``eq`` of a
@@ -410,81 +382,8 @@ def _argument_condition(conn: Connection, number: int, condition: ArgumentCondit
     if dialect != "postgresql" and not has_search_index(conn):
         return sql
     params: dict[str, Any] = {}
-    guard = _prefilter(conn, needle, f"arg_value_{number}_hit", params, session_id)
+    guard = prefilter_sql(conn, needle, f"arg_value_{number}_hit", params, trust, session_id)
     return and_(text(guard.removesuffix(" AND ")).bindparams(**params), sql)
-
-
-def _prefilter(conn: Connection, needle: str, prefix: str, params: dict[str, Any],
-               session_id: str | None = None) -> str:
-    """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
-    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix,
-                                session_id=session_id)
-    params.update(hit_params)
-    if sql is None:
-        return "1 = 0 AND "
-    return ("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN "
-            f"({sql}) AND ")
-
-
-def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str,
-              session_id: str | None = None) -> tuple[str | None, dict[str, Any]]:
-    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
-    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
-    the search index's hits and an exact scan of what it has not caught up with yet. With
-    ``session_id``, of that session only (on Citus: one shard)."""
-    dialect = conn.dialect.name
-    # (an index of text not folded the one way, built by 0.2.0, is not used until a writable
-    # catch-up builds it again: every row is scanned exactly meanwhile)
-    indexed = has_search_index(conn) and index_folded(conn)
-    tail = tail_keys(conn, needle, results=results, everything=not indexed,
-                     session_id=session_id)
-    folded = fold(needle)
-    parts: list[str] = []
-    params: dict[str, Any] = {}
-    kind = "" if results else f" AND kind = {KIND_CALL}"
-    if session_id is not None:
-        kind += f" AND session_id = :{prefix}_sid"
-        params[f"{prefix}_sid"] = session_id
-    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     f"FROM search_items WHERE body LIKE :{prefix}_like{kind}")
-        params[f"{prefix}_like"] = like_pattern(folded)
-    elif indexed:  # search_fts (FTS5 trigram)
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
-                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
-        params[f"{prefix}_fts"] = fts_phrase(folded)
-    if tail:
-        if dialect == "postgresql":
-            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
-                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
-                         "AS tail(session_id, position, call_index)")
-            params[f"{prefix}_s"] = [k[0] for k in tail]
-            params[f"{prefix}_p"] = [k[1] for k in tail]
-            params[f"{prefix}_i"] = [k[2] for k in tail]
-        else:
-            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
-                         "value ->> 2 AS call_index "
-                         f"FROM json_each(:{prefix}_tail)")
-            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
-    if not parts:
-        return None, params
-    return " UNION ".join(parts), params
-
-
-def _text_hits(conn: Connection, needle: str, *, results: bool, prefix: str,
-               session_id: str | None = None) -> Any:
-    """Full text: the keys of the calls whose decoded argument text, or a linked result's,
-    holds ``needle`` case-insensitively; ``None`` when nothing can match."""
-    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix,
-                            session_id=session_id)
-    if sql is None:
-        return None
-    from sqlalchemy import Integer, String
-
-    # Orphan results (no linked call: NULL position) drop out at the join with the calls.
-    return text(sql).bindparams(**params).columns(
-        session_id=String, position=Integer, call_index=Integer)
 
 
 def _places(conn: Connection, session_ids: set[str]

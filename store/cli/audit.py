@@ -71,7 +71,8 @@ def _query(tool: str | None, raw_name: str | None, session: str | None,
            where: tuple[str, ...], contains: tuple[str, ...], text: str | None,
            views: dict[str, str | None] | None = None, ignore_case: bool = False,
            regex: bool = False, agent: str | None = None,
-           cwd: str | None = None, with_children: bool = False) -> store.CallQuery:
+           cwd: str | None = None, with_children: bool = False,
+           exact: bool = False) -> store.CallQuery:
     op = "regex" if regex else "icontains" if ignore_case else "contains"
     if regex and ignore_case:
         op = "regex"
@@ -83,7 +84,7 @@ def _query(tool: str | None, raw_name: str | None, session: str | None,
         return store.CallQuery(
             tool=tool, raw_name=raw_name, session_id=session, since=since,
             until=until, status=status or None, agent=agent, cwd=cwd,
-            with_children=with_children,
+            with_children=with_children, exact=exact,
             where=tuple(_condition(w, "eq") for w in where)
             + tuple(_condition(c, op) for c in contains),
             text=text, views=view_conditions)
@@ -95,6 +96,11 @@ _WITH_CHILDREN = click.option(
     "--with-children", is_flag=True,
     help="With --session: also the sessions below it (its subagents, forks and "
          "continuations, and theirs).")
+
+
+def _warn(message: str) -> None:
+    """A search's warning (an index that does not line up with the transcript) on stderr."""
+    click.echo(visible(f"warning: {message}"), err=True)
 
 
 def _filters(function: Any) -> Any:
@@ -216,6 +222,9 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
 @click.option("--secret", metavar="VALUE",
               help="Only the calls that used this secret (found by its keyed digest; '-' "
                    "reads it from stdin). Other filters do not apply.")
+@click.option("--exact", is_flag=True,
+              help="Use no search index or argument view: scan every call exactly (slower; "
+                   "the answer rests on the transcript alone, which the chain covers).")
 @redaction_options
 def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  session: str | None, with_children: bool, agent: str | None,
@@ -225,7 +234,7 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                  pattern_view: str | None, url_view: str | None, ignore_case: bool,
                  regex: bool, limit: int, offset: int, as_json: bool, wide: bool,
                  csv_path: Path | None, keep_formulas: bool, secret: str | None,
-                 redact: bool, patterns: tuple[str, ...]) -> None:
+                 exact: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Search the stored calls (filters combine).
 
     --tool takes a canonical name (bash, read, write, edit, grep, ...: `aliases list`) and
@@ -244,7 +253,8 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                 tool = current_tool(opened, tool, agent)
     query = _query(tool, raw_name, session, since, until, status, where, contains, text,
                    {"command": command_view, "path": path_view, "pattern": pattern_view,
-                    "url": url_view}, ignore_case, regex, agent, cwd, with_children)
+                    "url": url_view}, ignore_case, regex, agent, cwd, with_children,
+                   exact)
     if keep_formulas and csv_path is None:
         raise click.UsageError("--keep-formulas applies with --csv only")
     if csv_path is not None:
@@ -261,10 +271,11 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         found: Iterable[store.CallMatch]
         if wanted is None:  # every row, streamed from the database
             found = itertools.islice(store.iter_calls(opened, query, preview_chars=200,
-                                                      redactor=redactor), offset, None)
+                                                      redactor=redactor, warn=_warn),
+                                     offset, None)
         else:  # a page: LIMIT / OFFSET in SQL
             found = store.search_calls(opened, query, limit=wanted, offset=offset,
-                                       redactor=redactor)
+                                       redactor=redactor, warn=_warn)
         if as_json:  # one row at a time, whatever the number
             shown = 0
             for match in found:

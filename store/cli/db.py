@@ -5,6 +5,7 @@ coordinator ``upgrade``, ``current`` and ``check`` also say whether the schema i
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -125,9 +126,19 @@ def db_check(db_url: str | None) -> None:
 
 @db.command("index")
 @db_option
-def db_index(db_url: str | None) -> None:
+@click.option("--rebuild", is_flag=True,
+              help="Drop the search index, argument views and secret digests and build them "
+                   "again from the transcript (repairs what `verify` reports).")
+def db_index(db_url: str | None, rebuild: bool) -> None:
     """Bring the search index up to date (searches and `import` also do it themselves)."""
     with open_store(db_url) as opened:
+        if rebuild:
+            started = time.perf_counter()
+            store.refill_search_index(opened)
+            calls = opened.count_calls()
+            click.echo(f"search index rebuilt from the transcript: {calls} calls in "
+                       f"{time.perf_counter() - started:.2f} s")
+            return
         done = opened.update_search_index()
     click.echo(f"search index: {done.calls} calls and {done.results} results of "
                f"{done.sessions} sessions indexed in {done.seconds:.2f} s")

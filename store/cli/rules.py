@@ -23,6 +23,7 @@ from store.cli._common import (
     plural,
     resolve_session,
     time_options,
+    visible,
 )
 from store.cli._common import safe_markup as escape
 
@@ -62,6 +63,11 @@ def _print_findings(found: Sequence[store.Finding]) -> None:
     console().print(table)
 
 
+def _warn(message: str) -> None:
+    """The prefilter's warning (a session evaluated whole: its index is not trusted)."""
+    click.echo(visible(f"warning: {message}"), err=True)
+
+
 @rules.command("check")
 @db_option
 @click.option("--rules", "rule_paths", multiple=True, metavar="PATH",
@@ -95,7 +101,7 @@ def rules_check(db_url: str | None, rule_paths: tuple[str, ...], since: datetime
             session = resolve_session(opened, session)
         found = store.check_rules(opened, ruleset, since=since, until=until,
                                   agent=agent, session_id=session,
-                                  prefilter=not no_prefilter)
+                                  prefilter=not no_prefilter, warn=_warn)
         saved = store.save_findings(opened, found) if save else None
     if as_sarif:
         report = store.sarif_report(found, ruleset.rules, _version())

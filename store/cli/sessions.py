@@ -279,8 +279,9 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
 def verify(db_url: str | None, session_id: str | None, head: str | None,
            as_json: bool) -> None:
-    """Check that what is stored reads back as written and that every message's chained
-    digest matches; exit 1 on errors (each session's first bad position). Changes nothing."""
+    """Check that what is stored reads back as written, that every message's chained digest
+    matches, and that the search index, argument views and secret digests are what the
+    transcript gives; exit 1 on errors (each session's first bad position). Changes nothing."""
     with open_store(db_url, read_only=True) as opened:
         if session_id is not None:
             session_id = resolve_session(opened, session_id)

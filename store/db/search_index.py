@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,9 +65,11 @@ __all__ = [
     "catch_up",
     "has_search_index",
     "lagging",
+    "nul_safe",
     "rebuild_statements",
     "tail_keys",
     "view_tail",
+    "view_texts",
 ]
 
 _log = logging.getLogger(__name__)
@@ -227,7 +229,8 @@ def _searchable(build: Callable[[str], str], stored: str, sid: str, position: in
 
 
 
-def _nul_safe(text: str) -> str:
+def nul_safe(text: str) -> str:
+    """The text PostgreSQL's ``search_items.body`` holds (NUL made U+FFFD)."""
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
@@ -343,7 +346,7 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
                 if indexed:
                     items.append((sid, pos, KIND_CALL, idx, pos, idx))
                     texts.append(fold(body))
-                for view, value in _views(raw_name, arguments):
+                for view, value in view_texts(raw_name, arguments):
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content in result_rows:
                 body, secrets = index_text(_searchable(result_search_text, content, sid, pos))
@@ -368,7 +371,7 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
             with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
                              "call_position, call_index, body) FROM STDIN") as copy:
                 for item, text in zip(items, texts, strict=True):
-                    copy.write_row((*item, _nul_safe(text)))
+                    copy.write_row((*item, nul_safe(text)))
             cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
                                [(stop, sid) for sid, _, stop in chunk])
         else:
@@ -390,20 +393,32 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
     return IndexUpdate(len(chunk), calls, results)
 
 
+def _tail_sessions(conn: Connection, everything: bool, session_id: str | None,
+                   also: Collection[str]) -> list[tuple[str, int]]:
+    """(session, first position) of what a search scans exactly: every session from its
+    start (``everything``), or the lagging ones from their watermark and ``also`` (sessions
+    whose index is not trusted) from their start; ``session_id``: that one only."""
+    if everything and session_id is not None:
+        return [(session_id, 0)]
+    if everything:
+        return [(str(s), 0) for (s,) in conn.exec_driver_sql(
+            "SELECT session_id FROM sessions ORDER BY session_id").all()]
+    starts = {s: i for s, i, _ in lagging(conn, session_id=session_id)}
+    for sid in also:
+        if session_id is None or sid == session_id:
+            starts[sid] = 0
+    return sorted(starts.items())
+
+
 def tail_keys(conn: Connection, needle: str, *, results: bool,
-              everything: bool = False, session_id: str | None = None
-              ) -> list[tuple[str, int, int]]:
+              everything: bool = False, session_id: str | None = None,
+              also: Collection[str] = ()) -> list[tuple[str, int, int]]:
     """The calls not indexed yet whose searchable text (or, with ``results``, a linked
     result's) contains ``needle`` (the exact rule of ``store.records.searchtext``). ``everything``
-    scans every session from its start (a database without the index). ``session_id``
-    confines it to one session."""
-    if everything and session_id is not None:
-        sessions = [(session_id, 0)]
-    elif everything:
-        sessions = [(str(s), 0) for (s,) in conn.exec_driver_sql(
-            "SELECT session_id FROM sessions").all()]
-    else:
-        sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
+    scans every session from its start (a database without the index, or a search that
+    trusts none). ``session_id`` confines it to one session; ``also``: sessions scanned
+    from their start (their index rows do not line up with the transcript)."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
     if not sessions:
         return []
     pg = conn.dialect.name == "postgresql"
@@ -425,7 +440,12 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
     return sorted(keys)
 
 
-def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
+def _redacted(value: str) -> str:
+    return index_text(value)[0]
+
+
+def view_texts(raw_name: str, arguments: Any, redact: Callable[[str], str] = _redacted
+               ) -> Iterator[tuple[str, str]]:
     """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
     from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
     whose NUL the writer made U+FFFD, as the views do)."""
@@ -437,15 +457,17 @@ def _views(raw_name: str, arguments: Any) -> Iterator[tuple[str, str]]:
         return
     for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
         if value is not None:
-            yield view, index_text(value)[0]
+            yield view, redact(value)
 
 
-def view_tail(conn: Connection, view: str, *, session_id: str | None = None
+def view_tail(conn: Connection, view: str, *, session_id: str | None = None,
+              everything: bool = False, also: Collection[str] = ()
               ) -> list[tuple[str, int, int, str]]:
     """(session, position, call index, text) of the ``view`` of every call the catch-up has
     not reached yet (the search matches them with the same SQL condition as the indexed
-    rows). ``session_id`` confines it to one session."""
-    sessions = [(s, i) for s, i, _ in lagging(conn, session_id=session_id)]
+    rows). ``session_id`` confines it to one session; ``everything`` and ``also`` as for
+    :func:`tail_keys`."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
     if not sessions:
         return []
     pg = conn.dialect.name == "postgresql"
@@ -455,7 +477,7 @@ def view_tail(conn: Connection, view: str, *, session_id: str | None = None
         for sid, start in sessions:
             call_rows, _ = _rows(cursor, pg, sid, start, None, False, _VIEWS)
             for pos, idx, raw_name, arguments in call_rows:
-                for name, value in _views(raw_name, arguments):
+                for name, value in view_texts(raw_name, arguments):
                     if name == view:
                         out.append((sid, int(pos), int(idx), value))
     finally:
@@ -469,12 +491,21 @@ def fts_query(needle: str) -> str:
     return '"' + needle.replace('"', '""') + '"'
 
 
-def rebuild_statements(dialect: str) -> Iterator[str]:
+def rebuild_statements(dialect: str, *, indexed: bool = True) -> Iterator[str]:
     """Forget the whole index (it is then caught up from the start), e.g. to drop the
-    rows an older revision's contentless FTS table kept for deleted items. One transaction."""
-    yield f"DELETE FROM {SEARCH_ITEMS}"  # SQLite: a trigger takes each text out of search_fts
-    if dialect == "sqlite":  # and anything an older revision left behind
+    rows an older revision's contentless FTS table kept for deleted items, or rows edited
+    behind the catch-up's back (``verify``). One transaction. ``indexed``: the database has
+    ``search_items`` (an SQLite library without FTS5 trigram has only the views)."""
+    if indexed and dialect == "sqlite":
+        # The FTS index is emptied whole ('delete-all'), not item by item through the
+        # delete trigger: an index that differs from the items (edited behind the
+        # catch-up's back) would make FTS5 report the file as malformed. The trigger skips
+        # an item without text.
+        yield f"UPDATE {SEARCH_ITEMS} SET body = NULL WHERE body IS NOT NULL"
+        yield f"DELETE FROM {SEARCH_ITEMS}"
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
+    elif indexed:
+        yield f"DELETE FROM {SEARCH_ITEMS}"
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "DELETE FROM call_secrets"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"

@@ -63,6 +63,7 @@ from store.db.compiled import (
     LOAD_SESSION,
     statements,
 )
+from store.db.distribute import is_citus
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
 from store.db.flight import Committed, LostFlight, SessionState, StaleState
 from store.db.lineage import LineageMixin
@@ -442,9 +443,16 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
         """Check that what is stored reads back as written and that every message's chained
         digest still matches (see ``store.db.verify``); with ``head`` (from
         :meth:`record_head`), also that nothing was removed or rolled back since. Reports
-        problems and changes nothing."""
+        problems and changes nothing. PostgreSQL: one snapshot (REPEATABLE READ), so that a
+        catch-up committing meanwhile does not make the derived rows look extra."""
         try:
-            with self.engine.connect() as conn:
+            engine = self.engine
+            if engine.dialect.name == "postgresql":
+                with engine.connect() as probe:
+                    citus = is_citus(probe)
+                if not citus:  # (Citus: each shard's own snapshot, as before)
+                    engine = engine.execution_options(isolation_level="REPEATABLE READ")
+            with engine.connect() as conn:
                 return verify(conn, session_id, head=head)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc

@@ -14,6 +14,12 @@ Checks, per session:
   its rows, matches the stored one, chained from position 0, and the session's chain head is
   its last message's; the first position that no longer matches is reported (``chain``);
 
+* the derived rows (``store/db/index_check.py``): the search items, argument views and secret
+  digests the catch-up wrote below each session's watermark, and on SQLite the full-text
+  entries, recomputed from the transcript; each missing, extra or altered row is an error
+  (``index_missing``, ``view_altered``, ``fts`` ...; ``transcript-store db index --rebuild``
+  builds them again);
+
 and for the database: SQLite's ``integrity_check`` and ``foreign_key_check``. With a head
 printed earlier by ``db head`` (``head=``), it also proves that head is an ancestor of the
 database: every session it covered still holds the same prefix, or was removed with a
@@ -33,6 +39,7 @@ from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import UsageError
 from store.core.model import InvalidToolCall, ToolCall
 from store.db.chains import ChainCheck, check_chain, check_head
+from store.db.index_check import check_derived
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.records.searchtext import call_search_text, result_search_text
@@ -136,6 +143,8 @@ def verify(conn: Connection, session_id: str | None = None, *,
         if chain.first_bad is not None:
             problems.append(VerifyProblem("error", "chain", sid, chain.first_bad, None,
                                           chain.detail))
+    problems += [VerifyProblem("error", i.check, i.session_id, i.position, i.index, i.detail)
+                 for i in check_derived(conn, session_id)]
     if head is not None:
         problems += [VerifyProblem("error", "head", sid, position, None, detail)
                      for sid, position, detail in check_head(conn, head, chains)]

@@ -139,8 +139,10 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
 
     with sqlite3.connect(tmp_path / "shapes.sqlite") as conn:  # a problem for verify
         conn.execute("UPDATE sessions SET next_position = 99 WHERE session_id = 'legacy-kward'")
+        conn.execute("DELETE FROM call_views")  # a derived row gone: a typed issue kind
     conn.close()
     written["verify"] = lines("verify", "--db", db, "--json", code=1)
+    assert "view_missing" in {row["check"] for row in written["verify"]}
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"bash": {"type": "object", "required": ["cmd"]}}))
     written["audit schema"] = lines("audit", "schema", "--db", db, "--schema", str(schema),

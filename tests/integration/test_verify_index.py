@@ -1,0 +1,293 @@
+"""Issue 37 item 2: the rows derived from the transcript (search index, argument views, secret
+digests, SQLite full-text entries) are checked by ``verify``, rebuilt by ``db index
+--rebuild``, and never hide a call from ``rules check`` (nor, by their keys, from a search),
+on both backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from store import CallQuery, TranscriptStore, check_rules, refill_search_index, search_calls
+from store.cli.main import cli
+from store.db.index_check import DERIVED_CHECKS
+
+SECRET = "ghp_" + "a1B2" * 9
+
+
+def call(call_id: str, command: str, name: str = "Bash") -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [{
+        "id": call_id, "type": "function",
+        "function": {"name": name, "arguments": json.dumps({"command": command})}}]}
+
+
+def result(call_id: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+@pytest.fixture
+def filled(store: TranscriptStore) -> TranscriptStore:
+    """Two sessions, indexed: ``risky`` deletes /etc (a critical finding), ``quiet`` lists
+    files and echoes a token (a secret digest)."""
+    store.create_session("risky", agent="claude-code", cwd="/home/dev/app")
+    store.append("risky", [{"role": "user", "content": "clean up"}, call("c1", "rm -rf /etc"),
+                           result("c1", "removed")])
+    store.create_session("quiet", agent="claude-code", cwd="/home/dev/app")
+    store.append("quiet", [{"role": "user", "content": "look"}, call("q1", "ls -la"),
+                           result("q1", "total 0"), call("q2", f"echo {SECRET}"),
+                           result("q2", "ok")])
+    store.update_search_index()
+    return store
+
+
+def tamper(store: TranscriptStore, *statements: str) -> None:
+    with store.engine.begin() as conn:
+        for statement in statements:
+            conn.execute(text(statement))
+
+
+def findings(store: TranscriptStore, **kwargs) -> set[tuple[str, str, int, int]]:
+    return {(f.rule_id, f.session_id, f.position, f.call_index)
+            for f in check_rules(store, **kwargs) if f.level in ("critical", "high")}
+
+
+def found(store: TranscriptStore, needle: str, **kwargs) -> list[str]:
+    return [m.call_id for m in search_calls(store, CallQuery(text=needle, **kwargs))]
+
+
+_FAKE_ITEM = ("INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
+              "call_index, body) VALUES ('quiet', 1, 0, 5, 1, 5, 'rm -rf /etc')")
+
+#: (id, statements, the check verify reports, the session and position it names, whether
+#: the keys show it, so that a search scans that session exactly, whether the rules
+#: prefilter uses the rows touched, so that it evaluates that session whole and warns)
+TAMPERING = [
+    ("item-text-edited", ["UPDATE search_items SET body = 'ls' "
+                          "WHERE session_id = 'risky' AND kind = 0"],
+     "index_altered", "risky", 1, False, True),
+    ("item-deleted", ["DELETE FROM search_items WHERE session_id = 'risky' AND kind = 0"],
+     "index_missing", "risky", 1, True, True),
+    ("item-moved", ["UPDATE search_items SET call_index = 7, item_index = 7 "
+                    "WHERE session_id = 'risky' AND kind = 0"],
+     "index_missing", "risky", 1, True, True),
+    ("item-relinked", ["UPDATE search_items SET call_position = 0 "
+                       "WHERE session_id = 'risky' AND kind = 1"],
+     "index_altered", "risky", 2, True, False),
+    ("item-inserted", [_FAKE_ITEM], "index_extra", "quiet", 1, True, True),
+    ("result-deleted", ["DELETE FROM search_items WHERE session_id = 'risky' AND kind = 1"],
+     "index_missing", "risky", 2, True, False),
+    ("view-edited", ["UPDATE call_views SET text = 'ls' WHERE session_id = 'risky'"],
+     "view_altered", "risky", 1, False, False),
+    ("view-deleted", ["DELETE FROM call_views WHERE session_id = 'risky'"],
+     "view_missing", "risky", 1, False, False),
+    ("view-inserted", ["INSERT INTO call_views (session_id, position, call_index, view, text) "
+                       "VALUES ('quiet', 1, 0, 'path', '/etc/shadow')"],
+     "view_extra", "quiet", 1, False, False),
+    ("secret-deleted", ["DELETE FROM call_secrets"], "secret_missing", "quiet", 3, False, False),
+    ("secret-inserted", ["INSERT INTO call_secrets (session_id, position, item, item_index, "
+                         "digest, kind, call_position, call_index) VALUES ('risky', 1, 0, 0, "
+                         "'00', 'github_token', 1, 0)"], "secret_extra", "risky", 1, False, False),
+    ("watermark-past-end", ["UPDATE sessions SET indexed_position = next_position + 3 "
+                            "WHERE session_id = 'risky'"],
+     "index_watermark", "risky", None, True, True),
+]
+
+
+class TestDerivedRows:
+    def test_an_untouched_store_verifies_clean(self, filled):
+        report = filled.verify()
+        assert report.ok and report.problems == ()
+        with filled.engine.connect() as conn:  # (the rows it compared are there)
+            assert conn.execute(text("SELECT count(*) FROM search_items")).scalar() == 6
+            assert conn.execute(text("SELECT count(*) FROM call_views")).scalar() == 3
+            assert conn.execute(text("SELECT count(*) FROM call_secrets")).scalar() == 1
+
+    @pytest.mark.parametrize(("statements", "check", "sid", "position", "keyed", "used"),
+                             [t[1:] for t in TAMPERING], ids=[t[0] for t in TAMPERING])
+    def test_tampering_is_reported_never_hides_a_finding_and_a_rebuild_repairs_it(
+            self, filled, statements, check, sid, position, keyed, used):
+        before = findings(filled)
+        assert any(f[1] == "risky" and f[2] == 1 for f in before)  # rm -rf /etc
+        assert found(filled, "rm -rf") == ["c1"]
+
+        tamper(filled, *statements)
+
+        report = filled.verify()
+        assert not report.ok
+        assert (check, sid, position) in {(p.check, p.session_id, p.position)
+                                          for p in report.errors}
+        assert all(p.severity == "error" for p in report.problems)
+        told: list[str] = []
+        assert findings(filled, warn=told.append) == before  # the prefilter lost nothing
+        assert any(f"session {sid}:" in message for message in told) == used
+        assert findings(filled, prefilter=False) == before
+        assert found(filled, "rm -rf", exact=True) == ["c1"]
+        if keyed:  # the keys show it: the search scans that session exactly, and says so
+            warned: list[str] = []
+            matches = search_calls(filled, CallQuery(text="rm -rf"), warn=warned.append)
+            assert [m.call_id for m in matches] == ["c1"]
+            assert any(f"session {sid}:" in message for message in warned)
+
+        assert refill_search_index(filled) in (True, False)
+        repaired = filled.verify()
+        assert repaired.ok and repaired.problems == ()
+        assert found(filled, "rm -rf") == ["c1"]
+        assert findings(filled) == before
+
+    def test_a_view_search_scans_a_session_whose_views_do_not_line_up(self, filled):
+        tamper(filled, "UPDATE search_items SET item_index = 9, call_index = 9 "
+                       "WHERE session_id = 'risky' AND kind = 0",
+               "UPDATE call_views SET text = 'ls' WHERE session_id = 'risky'")
+        from store import ViewCondition
+
+        warned: list[str] = []
+        matches = search_calls(filled, CallQuery(views=(ViewCondition("command", "rm -rf"),)),
+                               warn=warned.append)
+        assert [m.call_id for m in matches] == ["c1"] and warned
+        exact = search_calls(filled, CallQuery(views=(ViewCondition("command", "rm -rf"),),
+                                               exact=True))
+        assert [m.call_id for m in exact] == ["c1"]
+
+    def test_a_removed_view_never_hides_a_spliced_command_from_the_prefilter(self, store):
+        # The shell joins r''m into rm: the indexed text holds no "rm" the rule's terms
+        # find, so only the command view (a quote inside a word) makes it a candidate.
+        store.create_session("sneaky", agent="claude-code", cwd="/home/dev/app")
+        store.append("sneaky", [call("s1", "r''m -rf /etc")])
+        store.update_search_index()
+        before = findings(store)
+        assert any(f[1] == "sneaky" for f in before)
+        tamper(store, "DELETE FROM call_views WHERE session_id = 'sneaky'")
+        assert ("view_missing", "sneaky") in {(p.check, p.session_id)
+                                              for p in store.verify().errors}
+        told: list[str] = []
+        assert findings(store, warn=told.append) == before
+        assert any("session sneaky:" in message for message in told)
+
+    def test_one_session_is_checked_alone(self, filled):
+        tamper(filled, "DELETE FROM call_views WHERE session_id = 'risky'")
+        assert filled.verify("quiet").ok
+        assert {p.check for p in filled.verify("risky").errors} == {"view_missing"}
+
+    def test_rows_past_the_watermark_are_extra(self, filled):
+        tamper(filled, "UPDATE sessions SET indexed_position = 0 WHERE session_id = 'quiet'")
+        checks = {p.check for p in filled.verify().errors}
+        assert {"index_extra", "view_extra", "secret_extra"} <= checks
+
+    def test_many_bad_rows_are_counted_not_listed(self, store):
+        store.append("long", [call(f"c{i}", f"echo {i}") for i in range(30)])
+        store.update_search_index()
+        tamper(store, "DELETE FROM call_views")
+        errors = [p for p in store.verify().errors if p.check == "view_missing"]
+        assert len(errors) == 21  # 20 listed, then how many more
+        assert errors[-1].detail == "10 more rows like the above"
+
+
+def test_sqlite_full_text_entries_are_checked(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 'fts.sqlite'}"
+    with TranscriptStore.open(url) as opened:
+        opened.append("risky", [call("c1", "rm -rf /etc")])
+        opened.update_search_index()
+        before = findings(opened)
+        assert before
+        # the full-text entry loses its text (FTS5's own delete command), the row keeps it
+        tamper(opened, "INSERT INTO search_fts (search_fts, rowid, body) "
+                       "SELECT 'delete', id, body FROM search_items")
+        assert found(opened, "rm -rf") == []  # what this guards against
+        assert found(opened, "rm -rf", exact=True) == ["c1"]
+        assert [(p.check, p.session_id, p.position) for p in opened.verify().errors] == [
+            ("fts", "risky", 0)]
+        assert findings(opened) == before
+        refill_search_index(opened)
+        assert opened.verify().problems == ()
+        assert found(opened, "rm -rf") == ["c1"]
+
+
+def test_a_read_only_verify_checks_the_full_text_entries_and_writes_nothing(tmp_path: Path):
+    path = tmp_path / "ro.sqlite"
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        opened.append("risky", [call("c1", "rm -rf /etc")])
+        opened.update_search_index()
+        tamper(opened, "INSERT INTO search_fts (search_fts, rowid, body) "
+                       "SELECT 'delete', id, body FROM search_items")
+    size = path.stat().st_size
+    with TranscriptStore.open(f"sqlite:///{path}", read_only=True) as opened:
+        assert {p.check for p in opened.verify().errors} == {"fts"}
+    assert path.stat().st_size == size
+
+
+def test_every_derived_check_is_in_the_json_schema():
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "json" /
+                         "verify-problem.schema.json").read_text())
+    assert set(DERIVED_CHECKS) <= set(schema["properties"]["check"]["enum"])
+
+
+class TestCommandLine:
+    def test_verify_json_rebuild_then_clean(self, store_url):
+        with TranscriptStore.open(store_url) as opened:
+            opened.create_session("risky", agent="claude-code")
+            opened.append("risky", [call("c1", "rm -rf /etc")])
+            opened.update_search_index()
+            tamper(opened, "UPDATE search_items SET body = 'ls'",
+                   "DELETE FROM call_views")
+        runner = CliRunner()
+        verified = runner.invoke(cli, ["verify", "--db", store_url, "--json"])
+        assert verified.exit_code == 1
+        rows = [json.loads(line) for line in verified.stdout.splitlines()]
+        assert {(r["check"], r["session_id"], r["position"], r["index"]) for r in rows} >= {
+            ("index_altered", "risky", 0, 0), ("view_missing", "risky", 0, 0)}
+
+        checked = runner.invoke(cli, ["rules", "check", "--db", store_url, "--json"])
+        assert checked.exit_code == 0, checked.output
+        assert any(json.loads(line)["level"] == "critical"
+                   for line in checked.stdout.splitlines())
+        assert "warning: session risky: the search index does not match" in checked.stderr
+
+        rebuilt = runner.invoke(cli, ["db", "index", "--rebuild", "--db", store_url])
+        assert rebuilt.exit_code == 0, rebuilt.output
+        assert "rebuilt from the transcript: 1 calls" in rebuilt.stdout
+        clean = runner.invoke(cli, ["verify", "--db", store_url])
+        assert clean.exit_code == 0 and "0 errors" in clean.stdout
+
+    def test_search_warns_and_exact_scans(self, store_url):
+        with TranscriptStore.open(store_url) as opened:
+            opened.append("risky", [call("c1", "rm -rf /etc")])
+            opened.update_search_index()
+            tamper(opened, "DELETE FROM search_items")
+        runner = CliRunner()
+        searched = runner.invoke(cli, ["calls", "search", "--db", store_url, "--text",
+                                       "rm -rf", "--json"])
+        assert searched.exit_code == 0, searched.output
+        assert [json.loads(line)["call_id"] for line in searched.stdout.splitlines()] == ["c1"]
+        assert "warning: session risky: the search index does not line up" in searched.stderr
+        exact = runner.invoke(cli, ["calls", "search", "--db", store_url, "--text", "rm -rf",
+                                    "--json", "--exact"])
+        assert [json.loads(line)["call_id"] for line in exact.stdout.splitlines()] == ["c1"]
+        assert "warning" not in exact.stderr
+
+
+def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
+    """Statements per chunk of 100 sessions, never per row: 250 sessions of 2 calls and 2
+    results each are read in 3 chunks (SQLite's statements traced)."""
+    from store.db.index_check import check_derived
+
+    with TranscriptStore.open(f"sqlite:///{tmp_path / 'bulk.sqlite'}") as opened:
+        for number in range(250):
+            opened.append(f"s{number:03}", [call("a", f"ls {number}"), result("a", "ok"),
+                                            call("b", f"cat {number}"), result("b", "ok")])
+        opened.update_search_index()
+        statements: list[str] = []
+        with opened.engine.connect() as conn:
+            conn.connection.driver_connection.set_trace_callback(statements.append)
+            try:
+                assert check_derived(conn) == []
+            finally:
+                conn.connection.driver_connection.set_trace_callback(None)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")
+             and ("FROM tool_calls" in s or "FROM tool_results" in s)]
+    assert len(reads) == 6  # calls and results, 3 chunks each
+    ours = [s for s in statements if not s.startswith("--")]  # (not FTS5's own)
+    assert len(ours) < 60
