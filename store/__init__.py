@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         RecordError,
         RuleError,
         SchemaOutOfDate,
+        SearchQueryError,
         SessionHeldError,
         SessionNotFound,
         SettingsError,
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolResult,
     )
+    from store.core.textquery import MessageHit
     from store.core.times import as_utc
     from store.core.transcript import (
         AppendResult,
@@ -197,6 +199,7 @@ __all__ = [
     "LINEAGE_KINDS",
     "LoadedCall",
     "Message",
+    "MessageHit",
     "MissingExtra",
     "NestingTooDeep",
     "NotAMessage",
@@ -223,6 +226,7 @@ __all__ = [
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
+    "SearchQueryError",
     "ServerToolCall",
     "ServiceFile",
     "SessionHeldError",
@@ -395,6 +399,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "InvalidToolCall": ("store.core.model", "InvalidToolCall"),
     "LoadedCall": ("store.core.transcript", "LoadedCall"),
     "Message": ("store.core.model", "Message"),
+    "MessageHit": ("store.core.textquery", "MessageHit"),
     "MissingExtra": ("store.core.errors", "MissingExtra"),
     "NestingTooDeep": ("store.core.errors", "NestingTooDeep"),
     "NotAMessage": ("store.core.errors", "NotAMessage"),
@@ -415,6 +420,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "RepairChange": ("store.replay.repair", "RepairChange"),
     "Repaired": ("store.replay.repair", "Repaired"),
     "SchemaOutOfDate": ("store.core.errors", "SchemaOutOfDate"),
+    "SearchQueryError": ("store.core.errors", "SearchQueryError"),
     "SchemaStatus": ("store.db.admin", "SchemaStatus"),
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),
