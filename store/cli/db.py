@@ -126,11 +126,13 @@ def db_check(db_url: str | None) -> None:
 @db.command("index")
 @db_option
 def db_index(db_url: str | None) -> None:
-    """Bring the search index up to date (searches and `import` also do it themselves)."""
+    """Bring the search indexes up to date: calls (`calls search --text`) and messages
+    (`search`); `import` and `watch` also do it themselves."""
     with open_store(db_url) as opened:
         done = opened.update_search_index()
-    click.echo(f"search index: {done.calls} calls and {done.results} results of "
-               f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
+    click.echo(f"search index: {done.calls} calls, {done.results} results and "
+               f"{done.messages} messages of {done.sessions} sessions indexed in "
+               f"{done.seconds:.2f} s")
 
 
 @db.command("head")

@@ -18,6 +18,7 @@ Ties in rank go to the newer message. Snippets are made for the page only.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,8 @@ SNIPPET_WORDS = 24
 PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _AS_SPACES = str.maketrans(PUNCTUATION, " " * len(PUNCTUATION))
 _SPACED = "translate(s.body, :punctuation, :spaces)"
+#: The words before a PostgreSQL headline (which starts at the match) a snippet shows.
+_LEAD = re.compile(r"(?:\S+\s+){0,%d}\S*$" % (SNIPPET_WORDS // 4))
 
 
 def check_search(query: str, role: str | None, limit: int, offset: int) -> TextQuery:
@@ -173,9 +176,11 @@ def _restore(body: str, headline: str) -> str:
         else:
             out.append(body[i])
             i += 1
-    start = "…" if body[:at].strip() else ""
+    before = _LEAD.search(body[max(0, at - 160):at])  # a few words of what leads to it
+    lead = before.group() if before is not None else ""
+    start = "…" if body[:at - len(lead)].strip() else ""
     end = "…" if body[i:].strip() else ""
-    return start + "".join(out).strip() + end
+    return start + (lead + "".join(out)).strip() + end
 
 
 def _time(value: Any) -> datetime:

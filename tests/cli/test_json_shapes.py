@@ -29,6 +29,7 @@ SHAPES = {
     "usage": "usage", "rules check": "finding", "rules test": "finding",
     "rules findings": "finding", "rules list": "rule", "sessions erase": "receipt",
     "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
+    "search": "message-hit",
 }
 
 
@@ -112,6 +113,9 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
     written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
     written["db history"] = lines("db", "history", "--db", db, "--json")
     written["rules list"] = lines("rules", "list", "--json")
+    with store.TranscriptStore.open(db) as opened:  # (search only reads: catch the index up)
+        opened.update_search_index()
+    written["search"] = lines("search", "the", "--db", db, "--json", "--limit", "50")
     with store.TranscriptStore.open(db) as opened:  # a call the built-in pack flags
         opened.append("risky", [{"role": "assistant", "content": None, "tool_calls": [{
             "id": "c1", "type": "function", "function": {"name": "bash", "arguments": json.dumps(
