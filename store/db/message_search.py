@@ -59,7 +59,7 @@ PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _AS_SPACES = str.maketrans(PUNCTUATION, " " * len(PUNCTUATION))
 _SPACED = "translate(s.body, :punctuation, :spaces)"
 #: The words before a PostgreSQL headline (which starts at the match) a snippet shows.
-_LEAD = re.compile(r"(?:\S+\s+){0,%d}\S*$" % (SNIPPET_WORDS // 4))
+_LEAD = re.compile(r"(?:\S+\s+){0,6}\S*$")
 
 
 def check_search(query: str, role: str | None, limit: int, offset: int) -> TextQuery:

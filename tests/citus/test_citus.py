@@ -203,8 +203,8 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
          "tool_calls", "tool_results", "search_items", "message_search", "call_views",
-         "session_sources", "message_usage", "findings", "tombstones", "session_holds", "call_secrets",
-         "chain_heads", "trust_keys"), "already")
+         "session_sources", "message_usage", "findings", "tombstones", "session_holds",
+         "call_secrets", "chain_heads", "trust_keys"), "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -225,8 +225,8 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "message_search", "call_views", "source_files", "session_sources", "message_usage", "findings",
-        "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys"}
+        "message_search", "call_views", "source_files", "session_sources", "message_usage",
+        "findings", "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys"}
     assert store.check_database(url).distributed
 
 
