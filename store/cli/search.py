@@ -50,13 +50,21 @@ def search(text: str, db_url: str | None, agent: str | None, project: str | None
            since: datetime | None, until: datetime | None, role: str | None,
            session: str | None, limit: int, offset: int, as_json: bool) -> None:
     """Find the messages whose text holds TEXT: prompts, answers, reasoning, tool arguments
-    and results, best match first.
+    and results, best match first (one row per message: the part that matched best).
 
-    TEXT takes words (every one must be in the message), "a phrase" in double quotes, a
-    prefix* and -word to leave out; case does not matter. Secrets are redacted in the index,
-    so a secret's value finds nothing (`calls search --secret` finds the calls that used it).
-    Reads only: a store whose index is behind (new messages since the last `import`, `watch`
-    pass or `db index`) is searched as indexed, and says so.
+    \b
+    TEXT, one argument (quote it):
+      lm studio        every word must be in the message (AND, OR, NOT are plain words)
+      "lm studio"      a phrase: the words together, in this order
+      stud*            a prefix (letters and digits before the *)
+      -ollama          leave out messages holding it (a TEXT starting with -: put -- first)
+    Case does not matter, accents do; punctuation separates words. An unclosed quote, a *
+    elsewhere, or nothing left to find is an error naming it.
+
+    Secrets are redacted in the index, so a secret's value finds nothing (`calls search
+    --secret` finds the calls that used one). Reads only: when messages were stored since
+    the last `import`, `watch` pass or `db index`, the index is searched as it is and a
+    note on stderr says how many sessions are behind.
     """
     with open_store(db_url, read_only=True) as opened:
         if session is not None:
