@@ -226,3 +226,18 @@ def test_appends_write_nothing_to_the_index(store: TranscriptStore) -> None:
     done = store.update_search_index()
     assert done.messages == 1
     assert store.messages_behind() == 0
+
+
+def test_punctuation_splits_words_alike_on_both_backends(store: TranscriptStore) -> None:
+    store.append("s-paths", [
+        said("user", "open /srv/quartzite/notes.md and lm-studio's config_file",
+             "2026-01-01T00:00:00Z"),
+    ])
+    for query, word in (("quartzite", "quartzite"), ("notes md", "notes"), ("lm studio", "lm"),
+                        ("lm-studio", "studio"), ("config", "config"),
+                        ('"srv quartzite"', "srv")):
+        hits = store.search_messages(query)
+        assert keys(hits) == [("s-paths", 0)], query
+        marked = [text for text, matched in hits[0].segments() if matched]
+        assert any(word in text for text in marked), (query, hits[0].snippet)
+        assert "/srv/" in hits[0].plain_snippet  # the text as written, punctuation and all
