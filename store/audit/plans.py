@@ -137,11 +137,12 @@ def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
 
 
 def refill_search_index(store: TranscriptStore) -> bool:
-    """Forget the search index and build it again from the tables (to repair it, or to drop
-    the unreachable full-text rows that deleted sessions leave on SQLite). Returns whether
-    there was an index to rebuild."""
+    """Forget the search indexes (calls and messages) and build them again from the tables
+    (to repair them, or to drop the unreachable full-text rows that deleted sessions leave
+    on SQLite). Returns whether there was an index to rebuild."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from store.db.message_index import rebuild_message_index
     from store.db.search_index import has_search_index, mark_folded
 
     engine = store.engine
@@ -152,6 +153,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
             for statement in rebuild_statements(engine.dialect.name):
                 conn.exec_driver_sql(statement)
             mark_folded(conn)  # (the catch-up below builds it folded)
+            rebuild_message_index(conn)  # and the message index (store/db/message_index.py)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()

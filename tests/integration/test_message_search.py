@@ -24,6 +24,7 @@ from store import (
     ThinkingPart,
     TranscriptStore,
     UsageError,
+    refill_search_index,
 )
 from store.core.textquery import HIT_END, HIT_START
 
@@ -241,3 +242,15 @@ def test_punctuation_splits_words_alike_on_both_backends(store: TranscriptStore)
         marked = [text for text, matched in hits[0].segments() if matched]
         assert any(word in text for text in marked), (query, hits[0].snippet)
         assert "/srv/" in hits[0].plain_snippet  # the text as written, punctuation and all
+
+
+def test_a_reindex_builds_the_message_index_again(stocked: TranscriptStore) -> None:
+    assert keys(stocked.search_messages("GGUF")) == [("s-local", 1)]
+    with stocked.engine.begin() as conn:  # rows lost behind the watermark's back
+        conn.execute(sql("DELETE FROM message_search"))
+    assert stocked.search_messages("GGUF") == []
+
+    assert refill_search_index(stocked)
+
+    assert keys(stocked.search_messages("GGUF")) == [("s-local", 1)]
+    assert sorted(keys(stocked.search_messages("quartzite"))) == [("s-tools", 1), ("s-tools", 2)]
