@@ -34,10 +34,12 @@ from store.db.distribute import is_citus
 from store.records.messagetext import message_rows
 
 __all__ = [
+    "IndexProblem",
     "MESSAGE_FTS",
     "MESSAGE_SEARCH",
     "MessageIndexUpdate",
     "catch_up_messages",
+    "check_message_index",
     "has_message_index",
     "messages_behind",
     "rebuild_message_index",
@@ -219,3 +221,66 @@ def rebuild_message_index(conn: Connection) -> None:
     conn.exec_driver_sql(f"DELETE FROM {MESSAGE_SEARCH}")  # SQLite: the trigger empties the FTS
     conn.exec_driver_sql("UPDATE sessions SET message_indexed_position = 0 "
                          "WHERE message_indexed_position <> 0")
+
+
+#: A problem :func:`check_message_index` found: (session, position or None, what is wrong).
+IndexProblem = tuple[str, int | None, str]
+
+
+def check_message_index(conn: Connection, session_id: str | None = None
+                        ) -> list[IndexProblem]:
+    """What is wrong with the message index, for ``verify`` (reads only): a watermark past
+    the session's end, a row at or past the watermark, a message below it whose rows are
+    not the ones :func:`store.records.messagetext.message_rows` gives for it now (missing,
+    extra or different text), and on SQLite an FTS5 index that fails its own
+    ``integrity-check``."""
+    if not has_message_index(conn):
+        return []
+    pg = conn.dialect.name == "postgresql"
+    p = "%s" if pg else "?"
+    scope, params = ("WHERE session_id = " + p, (session_id,)) if session_id else ("", ())
+    problems: list[IndexProblem] = []
+    marks = conn.exec_driver_sql(
+        f"SELECT session_id, message_indexed_position, next_position FROM sessions {scope} "
+        "ORDER BY session_id", params).all()
+    cursor = conn.connection.cursor()
+    try:
+        for sid, mark, stop in marks:
+            sid, mark = str(sid), int(mark)
+            if mark > int(stop):
+                problems.append((sid, None, f"message index watermark {mark} is past the "
+                                            f"session's end ({stop})"))
+            cursor.execute(f"SELECT position, role, body FROM {MESSAGE_SEARCH} "
+                           f"WHERE session_id = {p}", (sid,))
+            stored: dict[int, dict[str, str]] = {}
+            for pos, role, body in cursor.fetchall():
+                if int(pos) >= mark:
+                    problems.append((sid, int(pos), "message index row past the watermark"))
+                else:
+                    stored.setdefault(int(pos), {})[str(role)] = str(body)
+            _, rows = _session_rows(cursor, pg, sid, 0, min(mark, int(stop)))
+            expected: dict[int, dict[str, str]] = {}
+            for _, pos, role, body in rows:
+                expected.setdefault(pos, {})[role] = body
+            for pos in sorted(set(stored) | set(expected)):
+                have, want = stored.get(pos, {}), expected.get(pos, {})
+                if have != want:
+                    missing = sorted(set(want) - set(have))
+                    extra = sorted(set(have) - set(want))
+                    changed = sorted(r for r in set(have) & set(want) if have[r] != want[r])
+                    problems.append((sid, pos, "message index: " + "; ".join(
+                        f"{what} {', '.join(roles)}" for what, roles in (
+                            ("missing", missing), ("extra", extra), ("text differs for", changed))
+                        if roles)))
+    finally:
+        cursor.close()
+    if not pg and session_id is None:
+        try:
+            conn.exec_driver_sql(f"INSERT INTO {MESSAGE_FTS} ({MESSAGE_FTS}, rank) "
+                                 "VALUES ('integrity-check', 1)")
+        except Exception as exc:  # noqa: BLE001 - the engine's own words are the report
+            reason = str(getattr(exc, "orig", exc))
+            if "readonly" not in reason:  # (a read-only open cannot run the check)
+                problems.append(("", None, f"{MESSAGE_FTS} fails its integrity check: "
+                                           f"{reason}"))
+    return problems

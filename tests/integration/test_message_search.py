@@ -27,6 +27,7 @@ from store import (
     refill_search_index,
 )
 from store.core.textquery import HIT_END, HIT_START
+from store.db.message_index import check_message_index
 
 #: A secret the built-in detectors know (a GitHub token's shape).
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -254,3 +255,25 @@ def test_a_reindex_builds_the_message_index_again(stocked: TranscriptStore) -> N
 
     assert keys(stocked.search_messages("GGUF")) == [("s-local", 1)]
     assert sorted(keys(stocked.search_messages("quartzite"))) == [("s-tools", 1), ("s-tools", 2)]
+
+
+def test_case_folds_alike_beyond_ascii_and_accents_count(store: TranscriptStore) -> None:
+    store.append("s-fr", [said("user", "un éclair au café", "2026-01-01T00:00:00Z")])
+    assert keys(store.search_messages("ÉCLAIR")) == [("s-fr", 0)]
+    assert store.search_messages("eclair") == []
+
+
+def test_the_index_check_for_verify(stocked: TranscriptStore) -> None:
+    stocked.update_search_index()
+    with stocked.engine.connect() as conn:
+        assert check_message_index(conn) == []
+    with stocked.engine.begin() as conn:
+        conn.execute(sql("UPDATE message_search SET body = 'tampered' "
+                         "WHERE session_id = 's-local' AND position = 0"))
+        conn.execute(sql("DELETE FROM message_search WHERE session_id = 's-tools' "
+                         "AND position = 2"))
+    with stocked.engine.connect() as conn:
+        problems = check_message_index(conn)
+    found = {(sid, pos): what for sid, pos, what in problems}
+    assert "text differs for user" in found[("s-local", 0)]
+    assert "missing tool" in found[("s-tools", 2)]
