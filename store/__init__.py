@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         RecordError,
         RuleError,
         SchemaOutOfDate,
+        SearchQueryError,
         SessionHeldError,
         SessionNotFound,
         SettingsError,
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolResult,
     )
+    from store.core.textquery import MessageHit
     from store.core.times import as_utc
     from store.core.transcript import (
         AppendResult,
@@ -208,6 +210,7 @@ __all__ = [
     "LINEAGE_KINDS",
     "LoadedCall",
     "Message",
+    "MessageHit",
     "MissingExtra",
     "MissingUsage",
     "NestingTooDeep",
@@ -235,6 +238,7 @@ __all__ = [
     "SchemaOutOfDate",
     "SchemaStatus",
     "SchemaViolation",
+    "SearchQueryError",
     "ServerToolCall",
     "ServiceFile",
     "SessionHeldError",
@@ -413,6 +417,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "InvalidToolCall": ("store.core.model", "InvalidToolCall"),
     "LoadedCall": ("store.core.transcript", "LoadedCall"),
     "Message": ("store.core.model", "Message"),
+    "MessageHit": ("store.core.textquery", "MessageHit"),
     "MissingExtra": ("store.core.errors", "MissingExtra"),
     "NestingTooDeep": ("store.core.errors", "NestingTooDeep"),
     "NotAMessage": ("store.core.errors", "NotAMessage"),
@@ -433,6 +438,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "RepairChange": ("store.replay.repair", "RepairChange"),
     "Repaired": ("store.replay.repair", "Repaired"),
     "SchemaOutOfDate": ("store.core.errors", "SchemaOutOfDate"),
+    "SearchQueryError": ("store.core.errors", "SearchQueryError"),
     "SchemaStatus": ("store.db.admin", "SchemaStatus"),
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),

@@ -139,13 +139,14 @@ def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
 
 
 def refill_search_index(store: TranscriptStore) -> bool:
-    """Forget the search index and build it again from the tables (to repair it, or to drop
-    the unreachable full-text rows that deleted sessions leave on SQLite, or the rows
-    ``verify`` found edited: search items, full-text entries, argument views and secret
-    digests, all derived from the transcript). Returns whether there was a full-text index
-    to rebuild (the views and digests are rebuilt either way)."""
+    """Forget the search indexes (calls and messages) and build them again from the tables
+    (to repair them, or to drop the unreachable full-text rows that deleted sessions leave on
+    SQLite, or the rows ``verify`` found edited: search items, full-text entries, argument
+    views and secret digests, all derived from the transcript). Returns whether there was a
+    full-text index to rebuild (the views and digests are rebuilt either way)."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from store.db.message_index import rebuild_message_index
     from store.db.search_index import has_search_index, mark_folded
 
     engine = store.engine
@@ -156,6 +157,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
                 conn.exec_driver_sql(statement)
             if indexed:
                 mark_folded(conn)  # (the catch-up below builds it folded)
+            rebuild_message_index(conn)  # and the message index (store/db/message_index.py)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()

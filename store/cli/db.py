@@ -130,7 +130,8 @@ def db_check(db_url: str | None) -> None:
               help="Drop the search index, argument views and secret digests and build them "
                    "again from the transcript (repairs what `verify` reports).")
 def db_index(db_url: str | None, rebuild: bool) -> None:
-    """Bring the search index up to date (searches and `import` also do it themselves)."""
+    """Bring the search indexes up to date: calls (`calls search --text`) and messages
+    (`search`); `import` and `watch` also do it themselves."""
     with open_store(db_url) as opened:
         if rebuild:
             started = time.perf_counter()
@@ -140,8 +141,9 @@ def db_index(db_url: str | None, rebuild: bool) -> None:
                        f"{time.perf_counter() - started:.2f} s")
             return
         done = opened.update_search_index()
-    click.echo(f"search index: {done.calls} calls and {done.results} results of "
-               f"{done.sessions} sessions indexed in {done.seconds:.2f} s")
+    click.echo(f"search index: {done.calls} calls, {done.results} results and "
+               f"{done.messages} messages of {done.sessions} sessions indexed in "
+               f"{done.seconds:.2f} s")
 
 
 @db.command("head")

@@ -110,8 +110,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
               ("skipped lines", summary.skipped_lines), ("deferred", len(summary.deferred)),
               ("problems", len(summary.problems)), ("failed files", len(summary.failed_files)),
               ("rewritten files", len(summary.diverged)),
-              ("indexed for search", f"{index.calls} calls, {index.results} results "
-                                     f"({index.seconds:.2f} s)"),
+              ("indexed for search", f"{index.calls} calls, {index.results} results, "
+                                     f"{index.messages} messages ({index.seconds:.2f} s)"),
               *((("findings", findings),) if findings is not None else ()))
     if as_json:
         emit_json([{**{k.replace(" ", "_"): v for k, v in counts

@@ -32,8 +32,10 @@ The tree::
     ├── UsageError                  (also ValueError) a function called with a value it cannot use
     │                               (a negative limit, an unknown target); names the parameter
     │   ├── RuleError               a Sigma rule that cannot be loaded; names the file and rule
-    │   └── EntryExistsError        an agent's MCP configuration holds another entry of that
-    │                               name (``path``, ``name``): replacing it needs consent
+    │   ├── EntryExistsError        an agent's MCP configuration holds another entry of that
+    │   │                           name (``path``, ``name``): replacing it needs consent
+    │   └── SearchQueryError        a message search query that cannot be read (``query``,
+    │                               ``problem``)
     ├── MissingExtra                (also ImportError) an integration used without its framework;
     │                               names the extra to install
     └── ArgumentValidationError     (also ValueError) arguments fail a ``Parameters`` schema;
@@ -283,6 +285,18 @@ class EntryExistsError(UsageError):
 
     def __reduce__(self) -> tuple[type[EntryExistsError], tuple[Path, str, str]]:
         return (type(self), (self.path, self.name, str(self.args[0])))
+class SearchQueryError(UsageError):
+    """A message search query that cannot be read (an unclosed quote, a ``*`` inside a word,
+    nothing to find): ``query`` as given and ``problem``, what is wrong with it; the message
+    also says what the query language takes (``store.core.textquery``)."""
+    def __init__(self, query: str, problem: str) -> None:
+        self.query = query
+        self.problem = problem
+        super().__init__(f"search query {query!r}: {problem} (the query takes words, all of "
+                         'which must match, "a phrase" in double quotes, a prefix* and '
+                         "-word to leave out)")
+    def __reduce__(self) -> tuple[type[SearchQueryError], tuple[str, str]]:
+        return (type(self), (self.query, self.problem))
 
 
 class SettingsError(UsageError, TypeError):

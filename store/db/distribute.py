@@ -66,7 +66,7 @@ LOCAL_TABLES: frozenset[str] = frozenset({"alembic_version"})
 REFERENCE_TABLES: frozenset[str] = frozenset({"tool_aliases"})
 #: Tables that revisions create with SQL on PostgreSQL, outside ``store/db/tables.py`` (the
 #: search index of ``store/db/search_index.py``, revision 0005), and the form they take.
-SQL_TABLES: dict[str, Kind] = {"search_items": "distributed"}
+SQL_TABLES: dict[str, Kind] = {"search_items": "distributed", "message_search": "distributed"}
 #: The distribution column, and the table every distributed table is co-located with.
 DISTRIBUTION_COLUMN = "session_id"
 ANCHOR_TABLE = "sessions"

@@ -88,11 +88,14 @@ __all__ = [
 PG_ARGUMENTS_GIN = "ix_tool_calls_arguments_gin"
 #: The search index of revision 0005 (``store/db/search_index.py``), per backend, and the
 #: FTS5 tables of revision 0004 (on a database being migrated).
-SEARCH_TABLES = ("search_items", "search_fts", "tool_calls_fts", "tool_results_fts")
+#: And the message index of revision 0017 (``store/db/message_index.py``).
+SEARCH_TABLES = ("search_items", "search_fts", "tool_calls_fts", "tool_results_fts",
+                 "message_search", "message_fts")
 #: Indexes created by raw SQL, unknown to ``store/db/tables.py``.
 SQL_ONLY_INDEXES = frozenset({PG_ARGUMENTS_GIN, "ix_tool_calls_text_trgm",
                               "ix_tool_results_text_trgm", "ix_search_items_body_trgm",
-                              "ux_search_items_key"})
+                              "ux_search_items_key", "ix_message_search_tsv",
+                              "ux_message_search_key"})
 #: The shortest full-text needle: trigram indexes need three characters.
 MIN_TEXT = 3
 

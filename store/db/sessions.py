@@ -459,14 +459,15 @@ class SessionsMixin(StoreBase):
                 return 0
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
                                                      messages.c.position >= position)))
-            # The search watermark comes back with the session's end (the deleted messages'
+            lowest = func.min if self.dialect == "sqlite" else func.least
+            # The search watermarks come back with the session's end (the deleted messages'
             # search items went with them, by cascade).
             conn.execute(update(sessions).where(sessions.c.session_id == session_id)
                          .values(next_position=position, updated_at=_now(),
-                                 indexed_position=func.min(sessions.c.indexed_position,
-                                                           position)
-                                 if self.dialect == "sqlite" else
-                                 func.least(sessions.c.indexed_position, position)))
+                                 indexed_position=lowest(sessions.c.indexed_position,
+                                                         position),
+                                 message_indexed_position=lowest(
+                                     sessions.c.message_indexed_position, position)))
             truncated(conn, session_id, position, int(length), old_digest, _now())
             return int(length) - position
 

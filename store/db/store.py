@@ -67,6 +67,8 @@ from store.db.distribute import is_citus
 from store.db.engine import Durability, create_store_engine, default_url, redact_url
 from store.db.flight import Committed, LostFlight, SessionState, StaleState
 from store.db.lineage import LineageMixin
+from store.db.message_index import MessageIndexUpdate, catch_up_messages
+from store.db.message_search import MessageSearchMixin
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
@@ -103,7 +105,8 @@ _position_index = itemgetter(1, 2)
 
 
 
-class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
+class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
+                      MessageSearchMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -348,7 +351,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
     def update_search_index(
         self, *, progress: Callable[[IndexUpdate, int], None] | None = None
     ) -> IndexUpdate:
-        """Bring the search index up to date with every committed message, in bulk (a chunk of
+        """Bring the search indexes (calls, then messages: ``store/db/message_index.py``) up
+        to date with every committed message, in bulk (a chunk of
         sessions per transaction). Searches do it themselves first when the store is writable,
         and ``transcript-store import`` at the end of a run; this is the explicit step.
         ``progress(done_so_far, sessions_waiting)`` is called after each chunk. A read-only
@@ -357,7 +361,17 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
             return IndexUpdate()
         try:
             with self._engine.connect() as conn:
-                return catch_up(self._retrying, conn, progress=progress)
+                calls = catch_up(self._retrying, conn, progress=progress)
+
+                def shown(done: MessageIndexUpdate, waiting: int) -> None:
+                    if progress is not None:
+                        progress(IndexUpdate(done.sessions, calls.calls, calls.results,
+                                             calls.seconds + done.seconds, done.messages),
+                                 waiting)
+
+                texts = catch_up_messages(self._retrying, conn, progress=shown)
+                return IndexUpdate(max(calls.sessions, texts.sessions), calls.calls,
+                                   calls.results, calls.seconds + texts.seconds, texts.messages)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

@@ -104,6 +104,14 @@ sessions = Table(
         doc="search watermark: the messages before it are in the search index "
             "(store/db/search_index.py)",
     ),
+    Column(
+        "message_indexed_position",
+        Integer,
+        nullable=False,
+        server_default="0",
+        doc="message search watermark: the messages before it are in the message index "
+            "(store/db/message_index.py; revision 0017)",
+    ),
     Column("chain_digest", String,
            doc="digest of the last message's chain (store.trust.chain; revision 0011)"),
     # Lineage (revision 0015, store.core.lineage): the session it descends from (not a
@@ -116,6 +124,10 @@ sessions = Table(
     Index("ix_sessions_search_behind", "session_id",
           sqlite_where=text("next_position > indexed_position"),
           postgresql_where=text("next_position > indexed_position")),
+    # The sessions whose new messages the message index has not caught up with (0017).
+    Index("ix_sessions_messages_behind", "session_id",
+          sqlite_where=text("next_position > message_indexed_position"),
+          postgresql_where=text("next_position > message_indexed_position")),
     # A session's children (revision 0015): `sessions list --parent`, trees, --with-children.
     Index("ix_sessions_parent", "parent_session_id"),
 )

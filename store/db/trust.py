@@ -34,6 +34,7 @@ from store.core.errors import SessionHeldError, SessionNotFound, UsageError
 from store.core.transcript import CallHit
 from store.db.base import StoreBase, reads_once
 from store.db.chains import record_head
+from store.db.message_index import MESSAGE_FTS, has_message_index
 from store.db.search_index import (
     SEARCH_FTS,
     catch_up,
@@ -149,6 +150,9 @@ class TrustMixin(StoreBase):
                 if sqlite and has_search_index(conn):
                     conn.exec_driver_sql(
                         f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}) VALUES ('optimize')")
+                if sqlite and has_message_index(conn):  # (the message index, revision 0017)
+                    conn.exec_driver_sql(
+                        f"INSERT INTO {MESSAGE_FTS} ({MESSAGE_FTS}) VALUES ('optimize')")
             finally:
                 if sqlite:
                     conn.exec_driver_sql("PRAGMA secure_delete = OFF")

@@ -33,6 +33,7 @@ from urllib.parse import urlencode
 
 import store
 import store.viewer.findings as findings
+import store.viewer.messages as messages
 import store.viewer.pages as pages
 import store.viewer.session as session
 from store.viewer.http import BadRequest, NotFound, Request, Response
@@ -200,6 +201,7 @@ class Viewer:
             return _static("favicon.svg")
         simple: dict[str, Route] = {"sessions": pages.sessions_page, "tools": pages.tools_page,
                                     "search": pages.search_page,
+                                    "messages": messages.messages_page,
                                     "findings": findings.findings_page}
         if head in simple and not rest:
             return simple[head](self, request)

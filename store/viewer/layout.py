@@ -32,8 +32,8 @@ FOLD_BYTES = 2048
 #: How much of a folded text the page shows before it is opened.
 PREVIEW_CHARS = 600
 
-_NAV = (("/sessions", "Sessions"), ("/tools", "Tools"), ("/search", "Search"),
-        ("/findings", "Findings"))
+_NAV = (("/sessions", "Sessions"), ("/messages", "Messages"), ("/tools", "Tools"),
+        ("/search", "Search"), ("/findings", "Findings"))
 
 
 def page(title: str, body: Markup, *, status: int = 200, current: str = "") -> Response:

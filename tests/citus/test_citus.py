@@ -133,6 +133,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "tool_results": ("distributed", "created", 18),
         "tool_definitions": ("distributed", "created", 0),
         "search_items": ("distributed", "created", 0),  # the search index: not caught up yet
+        "message_search": ("distributed", "created", 0),  # the message index (revision 0017)
         "call_views": ("distributed", "created", 0),  # the argument views: the same
         "source_files": ("reference", "created", 0),  # capture (revision 0010)
         "session_sources": ("distributed", "created", 0),
@@ -195,15 +196,15 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert ": distributed; distributed on Citus" in first.output
     assert second.exit_code == 0 and "already distributed, nothing changed" in second.output
     assert check.exit_code == 0 and "schema matches the code" in check.output
-    assert ("13 tables by session_id in 4 co-located shards, reference: chain_heads, "
+    assert ("14 tables by session_id in 4 co-located shards, reference: chain_heads, "
             "source_files, tool_aliases, trust_keys") in check.output
     assert current.exit_code == 0 and "distributed on Citus" in current.output
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
-         "tool_calls", "tool_results", "search_items", "call_views", "session_sources",
-         "message_usage", "findings", "tombstones", "session_holds", "call_secrets",
-         "chain_heads", "trust_keys"), "already")
+         "tool_calls", "tool_results", "search_items", "message_search", "call_views",
+         "session_sources", "message_usage", "findings", "tombstones", "session_holds",
+         "call_secrets", "chain_heads", "trust_keys"), "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -224,8 +225,8 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "call_views", "source_files", "session_sources", "message_usage", "findings",
-        "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys"}
+        "message_search", "call_views", "source_files", "session_sources", "message_usage",
+        "findings", "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys"}
     assert store.check_database(url).distributed
 
 

@@ -31,6 +31,7 @@ SHAPES = {
     "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
     **{f"usage {report}": "usage-report" for report in ("daily", "weekly", "monthly", "session",
                                                          "project", "agent", "model")},
+    "search": "message-hit",
 }
 
 
@@ -116,6 +117,9 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
     written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
     written["db history"] = lines("db", "history", "--db", db, "--json")
     written["rules list"] = lines("rules", "list", "--json")
+    with store.TranscriptStore.open(db) as opened:  # (search only reads: catch the index up)
+        opened.update_search_index()
+    written["search"] = lines("search", "the", "--db", db, "--json", "--limit", "50")
     with store.TranscriptStore.open(db) as opened:  # a call the built-in pack flags
         opened.append("risky", [{"role": "assistant", "content": None, "tool_calls": [{
             "id": "c1", "type": "function", "function": {"name": "bash", "arguments": json.dumps(

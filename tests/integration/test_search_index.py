@@ -162,12 +162,13 @@ class TestCatchUp:
     def test_progress_is_reported_per_chunk(self, store: TranscriptStore) -> None:
         for n in range(3):
             store.append(f"s{n}", [assistant(chat_call(f"c{n}", '{"command": "ls"}'))])
-        seen: list[tuple[int, int]] = []
+        seen: list[tuple[int, int, int]] = []
 
         store.update_search_index(progress=lambda done, waiting: seen.append(
-            (done.sessions, waiting)))
+            (done.sessions, waiting, done.messages)))
 
-        assert seen == [(3, 3)]
+        # the call index's chunk, then the message index's (store/db/message_index.py)
+        assert seen == [(3, 3, 0), (3, 3, 3)]
 
     def test_a_read_only_store_does_not_catch_up(self, store: TranscriptStore, store_url: str
                                                  ) -> None:

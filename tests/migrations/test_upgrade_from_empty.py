@@ -21,6 +21,7 @@ EXPECTED_COLUMNS = {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
         "created_at", "updated_at", "next_position", "indexed_position", "agent",
         "chain_digest", "parent_session_id", "lineage", "parent_call_id",
+        "message_indexed_position",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
@@ -93,6 +94,7 @@ EXPECTED_PRIMARY_KEYS = {
 # name -> (columns, unique), per table; tables without a named index map to {}.
 EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "sessions": {"ix_sessions_search_behind": (["session_id"], False),
+                 "ix_sessions_messages_behind": (["session_id"], False),
                  "ix_sessions_parent": (["parent_session_id"], False)},
     "messages": {
         "ux_messages_session_key": (["session_id", "message_key"], True),

@@ -137,7 +137,7 @@ _ALLOWED_TAGS = {
     "section", "article", "time", "small", "b", "br", "aside", "ul", "li", "form", "label",
     "input", "select", "option", "button", "table", "thead", "tbody", "tr", "th", "td",
     "datalist", "textarea", "fieldset", "legend", "figure", "figcaption", "svg", "rect",
-    "line", "text",
+    "line", "text", "mark",
 }
 
 
