@@ -219,6 +219,10 @@ def rebuild_message_index(conn: Connection) -> None:
     if not has_message_index(conn):
         return
     conn.exec_driver_sql(f"DELETE FROM {MESSAGE_SEARCH}")  # SQLite: the trigger empties the FTS
+    if conn.dialect.name == "sqlite":
+        # ... entry by entry, which leaves an index edited behind the catch-up's back
+        # inconsistent: FTS5 rebuilds it from its (now empty) content table.
+        conn.exec_driver_sql(f"INSERT INTO {MESSAGE_FTS}({MESSAGE_FTS}) VALUES ('rebuild')")
     conn.exec_driver_sql("UPDATE sessions SET message_indexed_position = 0 "
                          "WHERE message_indexed_position <> 0")
 

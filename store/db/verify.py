@@ -40,6 +40,7 @@ from store.core.errors import UsageError
 from store.core.model import InvalidToolCall, ToolCall
 from store.db.chains import ChainCheck, check_chain, check_head
 from store.db.index_check import check_derived
+from store.db.message_index import check_message_index
 from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.records.searchtext import call_search_text, result_search_text
@@ -145,6 +146,8 @@ def verify(conn: Connection, session_id: str | None = None, *,
                                           chain.detail))
     problems += [VerifyProblem("error", i.check, i.session_id, i.position, i.index, i.detail)
                  for i in check_derived(conn, session_id)]
+    problems += [VerifyProblem("error", "message_index", sid, position, None, detail)
+                 for sid, position, detail in check_message_index(conn, session_id)]
     if head is not None:
         problems += [VerifyProblem("error", "head", sid, position, None, detail)
                      for sid, position, detail in check_head(conn, head, chains)]

@@ -5,13 +5,8 @@ agent reads about it). The inputs are the method's parameters: the SDK derives e
 JSON Schema from their annotations (``Field`` gives the description and the bounds), checks
 every call against it, and answers a bad input with a tool error naming the field. Each
 method returns a JSON value; :mod:`store.mcp.registry` puts the marked methods on the server
-and turns a ``StoreError`` into a tool error. Adding a tool is one marked method::
-
-    @tool("search_messages", "Full-text search over message text ...")
-    def search_messages(self, query: Annotated[str, Field(min_length=3)], ...,
-                        limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Any:
-        found = self.store.search_messages(query, ..., limit=limit + 1, offset=offset)
-        return page([...], limit, offset)
+and turns a ``StoreError`` into a tool error. Adding a tool is one marked method (see
+``search_messages``).
 """
 
 from __future__ import annotations
@@ -109,6 +104,43 @@ class Archive:
             raise error from None
 
     # -- the tools ----------------------------------------------------------------------------
+
+    @tool("search_messages",
+          "Full-text search over every message of past sessions: what the user asked, what "
+          "the agent answered or reasoned, tool arguments and results. Words must all match; "
+          "\"a phrase\" in double quotes, prefix*, -word to leave out. Best match first, each "
+          "with a snippet; read more with get_session around its position.")
+    def search_messages(
+        self,
+        query: Annotated[str, Field(min_length=1, max_length=1000,
+                                    description="Words (all must match), \"a phrase\", "
+                                                "prefix*, -word.")],
+        role: Annotated[Literal["user", "assistant", "system", "developer", "tool",
+                                "thinking"] | None,
+                        Field(description="Only this part of the messages: user prompts, "
+                                          "assistant answers, tool calls and results, "
+                                          "thinking ...")] = None,
+        agent: Agent = None,
+        project: Project = None,
+        session_id: Annotated[str | None, Field(description="Only this session (id or a "
+                                                             "unique start).")] = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Any:
+        found = self.store.search_messages(
+            query, agent=agent or None, project=project or None,
+            since=parse_when(since, "since"), until=parse_when(until, "until"), role=role,
+            session_id=self.resolve(session_id) if session_id else None, limit=limit + 1,
+            offset=offset)
+        items = [{
+            "session_id": hit.session_id, "position": hit.position, "role": hit.role,
+            "at": iso(hit.created_at), "agent": hit.agent, "cwd": self.shaper.redact(hit.cwd),
+            "title": self.shaper.redact(hit.title),
+            "snippet": self.shaper.redact(hit.plain_snippet),
+        } for hit in found]
+        return page(items, limit, offset)
 
     @tool("search_calls",
           "Search the tool calls of past agent sessions: by tool (bash, read, edit, grep ... "

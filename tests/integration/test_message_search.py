@@ -277,3 +277,8 @@ def test_the_index_check_for_verify(stocked: TranscriptStore) -> None:
     found = {(sid, pos): what for sid, pos, what in problems}
     assert "text differs for user" in found[("s-local", 0)]
     assert "missing tool" in found[("s-tools", 2)]
+    report = stocked.verify()  # ... and verify reports them
+    assert {(p.check, p.session_id, p.position) for p in report.problems} >= {
+        ("message_index", "s-local", 0), ("message_index", "s-tools", 2)}
+    refill_search_index(stocked)  # db index --rebuild repairs them
+    assert not [p for p in stocked.verify().problems if p.check == "message_index"]

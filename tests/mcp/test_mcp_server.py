@@ -26,7 +26,7 @@ import store
 pytest.importorskip("mcp.server.mcpserver")
 
 TOOLS = {"findings", "get_session", "lineage", "list_sessions", "search_calls",
-         "sessions_touching_file", "tool_usage", "usage_cost"}
+         "search_messages", "sessions_touching_file", "tool_usage", "usage_cost"}
 
 
 @pytest.fixture
@@ -78,6 +78,12 @@ def test_every_tool_answers_from_the_store(archive):
         by_path = await call(session, "search_calls", path="src/app.py")
         assert by_path["items"] and all("src/app.py" in m["arguments"]
                                         for m in by_path["items"])
+
+        said = await call(session, "search_messages", query="deploy.sh")
+        assert SECRET_SESSION in {m["session_id"] for m in said["items"]}
+        assert all("deploy" in m["snippet"].lower() for m in said["items"])
+        assert (await call(session, "search_messages", query="deploy.sh",
+                           agent="codex"))["items"] == []
 
         touched = await call(session, "sessions_touching_file", path="src/app.py")
         touching = {t["session_id"]: t for t in touched["items"]}

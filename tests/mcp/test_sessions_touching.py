@@ -103,7 +103,7 @@ def test_the_docs_name_every_tool_and_prompt():
 
     page = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
     names = [name for name, _, _ in tools_of(Archive(None, Shaper(None)))]  # type: ignore[arg-type]
-    assert len(names) == 8
+    assert len(names) == 9
     for name in names:
         assert f"| `{name}` |" in page, name
     for prompt in ("what_did_we_try", "sessions_touching_file", "failed_commands"):

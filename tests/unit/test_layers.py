@@ -185,7 +185,9 @@ _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "Attribut
                     "StaleState", "LostFlight", "Committed",
                     # the MCP server's tool error: what an MCP client sees of a StoreError
                     # and a resource's (store/mcp/registry.py turns each into one)
-                    "ToolError", "ResourceError"}
+                    "ToolError", "ResourceError",
+                    # the command line ending quietly on a closed pipe (store/cli/_common.py)
+                    "SystemExit"}
 
 
 def test_the_package_raises_only_store_errors():
