@@ -114,7 +114,8 @@ def resume_command(db_url: str | None, session_id: str, target: str, redact: boo
                    patterns: tuple[str, ...], no_repair: bool, drop_dangling: bool,
                    last_turns: int | None, tools: tuple[str, ...], current_names: bool,
                    include_tools: bool, out: Path | None, new_id: str | None) -> None:
-    """Write a stored session to stdout as the request history to resume it with a provider.
+    """Write a stored session as the request history to resume it with a provider (stdout),
+    or as an agent's own session file to continue it in that agent.
 
     \b
     Repaired by default so the provider accepts it (dangling calls get a result, orphan and
