@@ -38,7 +38,7 @@ def codex_lines(dated: list[Dated], info: SessionInfo, session_id: str, same: bo
         "cli_version": str(info.metadata.get("cli_version", "")) if same else "",
         "instructions": None, "source": "cli", "model_provider": provider})]
     context: dict[str, Any] = {"cwd": cwd, "approval_policy": "on-request",
-                               "sandbox_policy": {"mode": "read-only"}}
+                               "sandbox_policy": {"mode": "read-only"}, "summary": "auto"}
     if info.model:
         context["model"] = info.model
     lines.append(_line(first, "turn_context", context))
