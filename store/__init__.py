@@ -143,6 +143,7 @@ if TYPE_CHECKING:
     from store.normalize.definitions import normalize_tool_definitions
     from store.normalize.messages import normalize_message, normalize_payload
     from store.redaction.redact import Redactor, hide_passwords
+    from store.replay.native import AGENT_TARGETS, NativeSession, native_session
     from store.replay.render import render
     from store.replay.repair import RepairChange, Repaired, repair
     from store.replay.targets import TARGETS, Target
@@ -171,6 +172,7 @@ __version__: str  # the installed distribution's (pyproject.toml is the one plac
 # written), read through importlib.metadata on first use: see __getattr__
 __all__ = [
     "AGENT_FOLDERS",
+    "AGENT_TARGETS",
     "ARGUMENT_STATUSES",
     "AgentFolders",
     "AliasError",
@@ -213,6 +215,7 @@ __all__ = [
     "MessageHit",
     "MissingExtra",
     "MissingUsage",
+    "NativeSession",
     "NestingTooDeep",
     "NotAMessage",
     "OpaquePart",
@@ -316,6 +319,7 @@ __all__ = [
     "load_rules",
     "load_schema_file",
     "loads_json",
+    "native_session",
     "new_calls",
     "next_positions",
     "normalize_message",
@@ -527,6 +531,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ServiceFile": ("store.capture.service", "ServiceFile"),
     "service_file": ("store.capture.service", "service_file"),
     "hook_transcript": ("store.capture.service", "hook_transcript"),
+    "AGENT_TARGETS": ("store.replay.native", "AGENT_TARGETS"),
+    "NativeSession": ("store.replay.native", "NativeSession"),
+    "native_session": ("store.replay.native", "native_session"),
 }
 
 

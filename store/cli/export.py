@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 import orjson
@@ -85,8 +86,10 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
 @click.command("resume")
 @db_option
 @click.argument("session_id")
-@click.option("--to", "target", type=click.Choice(list(store.TARGETS)), required=True,
-              help="The provider whose request history to write.")
+@click.option("--to", "target", type=click.Choice([*store.TARGETS, *store.AGENT_TARGETS]),
+              required=True,
+              help="The provider whose request history to write, or the agent whose own "
+                   "session file to write (claude-code, codex).")
 @redaction_options
 @click.option("--no-repair", "no_repair", is_flag=True,
               help="Write the history as stored; refuse (exit 1) when the provider would "
@@ -102,11 +105,17 @@ def export_command(db_url: str | None, session_ids: tuple[str, ...], target: str
 @click.option("--include-tools", is_flag=True,
               help="Add the tool definitions recorded with the session, in the request's own "
                    "field (tools; toolConfig for bedrock).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Agent targets: write the session file into this folder (it must exist) "
+                   "instead of the agent's own folder.")
+@click.option("--id", "new_id", metavar="UUID",
+              help="Agent targets: the written session's id (default: a new random UUID).")
 def resume_command(db_url: str | None, session_id: str, target: str, redact: bool,
                    patterns: tuple[str, ...], no_repair: bool, drop_dangling: bool,
                    last_turns: int | None, tools: tuple[str, ...], current_names: bool,
-                   include_tools: bool) -> None:
-    """Write a stored session to stdout as the request history to resume it with a provider.
+                   include_tools: bool, out: Path | None, new_id: str | None) -> None:
+    """Write a stored session as the request history to resume it with a provider (stdout),
+    or as an agent's own session file to continue it in that agent.
 
     \b
     Repaired by default so the provider accepts it (dangling calls get a result, orphan and
@@ -114,10 +123,35 @@ def resume_command(db_url: str | None, session_id: str, target: str, redact: boo
     change is reported on stderr and the stored rows never change. The tools keep the names
     the agent recorded (--current-names: the store's vocabulary). Example:
       transcript-store resume 3f2a --to anthropic > history.json
+
+    \b
+    --to claude-code / codex writes the session as that agent's own session file under a new
+    id (its folder: $CLAUDE_CONFIG_DIR or ~/.claude/projects/<project>/, $CODEX_HOME or
+    ~/.codex/sessions/YYYY/MM/DD/; or --out DIR), never over an existing file, the tools in
+    the agent's own names and argument shapes; prints the file and the agent's resume
+    command, and on stderr what came over exactly, was translated, dropped or repaired:
+      transcript-store resume 3f2a --to codex
     """
     if no_repair and (drop_dangling or tools):
         raise click.UsageError("--drop-dangling and --tool apply to the repair: not with "
                                "--no-repair")
+    if target in store.AGENT_TARGETS:
+        given = [name for name, value in (("--no-repair", no_repair),
+                                          ("--current-names", current_names),
+                                          ("--include-tools", include_tools)) if value]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} apply to provider targets, not "
+                                   f"--to {target} (an agent's file is always repaired, its "
+                                   "tools in the agent's own names)")
+        from store.cli.native import write_native
+
+        write_native(db_url, session_id, target, redactor_from(redact, patterns),
+                     drop_dangling=drop_dangling, last_turns=last_turns, tools=tools,
+                     out=out, new_id=new_id)
+        return
+    if out is not None or new_id is not None:
+        raise click.UsageError(f"--out and --id apply to agent targets "
+                               f"({', '.join(store.AGENT_TARGETS)}), not --to {target}")
     write_history(db_url, session_id, target, redactor_from(redact, patterns),
                   do_repair=not no_repair, drop_dangling=drop_dangling,
                   last_turns=last_turns, tools=tools, recorded=not current_names,
