@@ -97,7 +97,7 @@ class SessionInfo:
 @dataclass(frozen=True, slots=True)
 class SessionTree:
     """A session and the sessions below it (subagents, forks, continuations), each with its
-    call count (``session.call_count``), children ordered by when they started."""
+    call count (``session.call_count``), children ordered by when they were stored."""
 
     session: SessionInfo
     children: tuple[SessionTree, ...] = ()

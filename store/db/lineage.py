@@ -36,8 +36,7 @@ def _children_of(conn: Connection, parents: list[str]) -> list[SessionInfo]:
         chunk = parents[start:start + _CHUNK]
         found += [_session_info(row._mapping) for row in conn.execute(
             select(sessions).where(sessions.c.parent_session_id.in_(chunk))
-            .order_by(func.coalesce(sessions.c.started_at, sessions.c.created_at),
-                      sessions.c.session_id))]
+            .order_by(sessions.c.created_at, sessions.c.session_id))]
     return found
 
 

@@ -257,9 +257,10 @@ def _write(
     session_values = {**new_session, "created_at": now_value, "updated_at": now_value,
                       "started_at": None, "last_activity_at": None}
     # The session's own activity the caller knows (an importer: the agent's start and end
-    # records), widened below by the messages' own times (revision 0016).
-    hinted = [t for t in (new_session.get("started_at"), new_session.get("last_activity_at"))
-              if t is not None]
+    # records), else the messages' own times, collected below (revision 0016).
+    given_first = new_session.get("started_at")
+    given_last = new_session.get("last_activity_at")
+    own: list[datetime] = []
     wanted: list[str] = []
     implicit = False
     for _, k, _ in prepared:
@@ -354,7 +355,7 @@ def _write(
                               "PostgreSQL cannot store")
         created_at = _message_time(message.metadata, now) if message.metadata else now
         if created_at is not now:
-            hinted.append(created_at)
+            own.append(created_at)
         # Column order of store.db.tables.messages / tool_calls / tool_results (checked on import).
         message_row = [
             sid, position, key, message.message_id, message.role, message.source,
@@ -412,10 +413,12 @@ def _write(
         message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
     after = next_position + len(batch)
-    # The session's activity moves to cover this append's: the times it was given and its
+    # The session's activity moves to cover this append's: the times it was given, else its
     # messages' own, else (none carried one) the append's time; never the import's clock
     # for a session that records its own.
-    first, last = (time(min(hinted)), time(max(hinted))) if hinted else (now_value, now_value)
+    first = given_first or (min(own) if own else given_last)
+    last = given_last or (max(own) if own else given_first)
+    first, last = (time(first), time(last)) if first and last else (now_value, now_value)
     if single:
         assert known is not None
         # The guard, first in the flight: move the session row on only if it is as
