@@ -37,11 +37,12 @@ __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sq
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
-    "updated": "coalesce(sessions.last_activity_at, sessions.created_at)",
+    "active": "coalesce(sessions.last_activity_at, sessions.created_at)",
     "started": "coalesce(sessions.started_at, sessions.created_at)",
     "messages": "sessions.next_position",
     "calls": "(SELECT count(*) FROM tool_calls WHERE tool_calls.session_id = "
              "sessions.session_id)",
+    "updated": "coalesce(sessions.last_activity_at, sessions.created_at)",  # (old name)
 }
 
 _COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
@@ -83,7 +84,7 @@ class SessionListing:
                       tag: str | None = None, title_contains: str | None = None,
                       since: datetime | None = None, until: datetime | None = None,
                       limit: int | None = 50, offset: int = 0, agent: str | None = None,
-                      cwd: str | None = None, sort: str = "updated", parent: str | None = None,
+                      cwd: str | None = None, sort: str = "active", parent: str | None = None,
                       roots: bool = False) -> list[SessionInfo]:
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
                                parent, roots)
@@ -201,7 +202,7 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                   model: str | None = None, tag: str | None = None,
                   title_contains: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, agent: str | None = None,
-                  cwd: str | None = None, sort: str = "updated",
+                  cwd: str | None = None, sort: str = "active",
                   limit: int | None = 50, offset: int = 0, parent: str | None = None,
                   roots: bool = False) -> SessionPage:
     """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the

@@ -53,12 +53,12 @@ from store.tools.names import AliasTable
 
 __all__ = ["SESSION_SORTS", "SessionsMixin", "last_activity", "sessions_where"]
 
-#: How ``list_sessions`` can order sessions, newest or largest first: ``updated`` (the
+#: How ``list_sessions`` can order sessions, newest or largest first: ``active`` (the
 #: session's own last activity, ``SessionInfo.last_active_at``: its last message's recorded
-#: time, else when it was stored), ``started`` (its own first activity), ``messages``,
-#: ``calls``. The first two read the session row (revision 0016); ``calls`` counts every
-#: session's calls.
-SESSION_SORTS = ("updated", "started", "messages", "calls")
+#: time, else when it was stored; ``updated`` is its older name, kept for one release),
+#: ``started`` (its own first activity), ``messages``, ``calls``. The first ones read the
+#: session row (revision 0016); ``calls`` counts every session's calls.
+SESSION_SORTS = ("active", "started", "messages", "calls", "updated")
 
 
 def _cwd_condition(cwd: str) -> Any:
@@ -87,7 +87,7 @@ def _order(sort: str) -> list[Any]:
     """The ORDER BY of a sort (see :data:`SESSION_SORTS`); ties by id."""
     if sort not in SESSION_SORTS:
         raise UsageError(f"unknown sort {sort!r}: use {', '.join(SESSION_SORTS)}")
-    if sort == "updated":  # the session's own last activity (revision 0016)
+    if sort in ("active", "updated"):  # the session's own last activity (revision 0016)
         key: Any = last_activity()
     elif sort == "started":
         key = func.coalesce(sessions.c.started_at, sessions.c.created_at)
@@ -159,7 +159,7 @@ class SessionsMixin(StoreBase):
         offset: int = 0,
         agent: str | None = None,
         cwd: str | None = None,
-        sort: str = "updated",
+        sort: str = "active",
         parent: str | None = None,
         roots: bool = False,
     ) -> list[SessionInfo]:
