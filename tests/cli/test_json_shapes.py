@@ -154,10 +154,8 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
     # The arguments' state and the result's never share a name: a failed call with valid
     # arguments says so in two words, and the deprecated status is the arguments' as stored.
     calls = written["calls search"]
-    assert {(r["arguments_status"], r["result_status"]) for r in calls
-            if r["result_is_error"]} and all(
-        r["result_status"] == "error" for r in calls if r["result_is_error"])
-    assert all(r["result_status"] == "no_result" for r in calls if r["result"] is None)
+    assert all(r["result_status"] == {True: "error", False: "ok", None: "no_result"}[
+        r["result_is_error"]] for r in calls)
     assert all((r["status"] == "ok") == (r["arguments_status"] == "valid") for r in calls)
     assert {row["agent"] for row in written["calls search"]} >= {"claude-code", "codex"}
     assert all(row["session_id"] == "mixed-providers" for row in written["sessions show"])
