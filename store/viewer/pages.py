@@ -1,9 +1,10 @@
 """The list pages: sessions, tools (with the usage chart) and call search.
 
-* ``/sessions``: most recently updated first, ``Viewer.page_size`` a page (``?page=``),
-  filtered by ``q`` (title contains), ``provider``, ``model``, ``tag``, ``tool`` (a current
-  tool name the session called), ``since`` / ``until`` (with a message in that range, by the
-  sessions' own times, not the import time; dates are whole days, both inclusive).
+* ``/sessions``: most recently active first (the sessions' own times, revision 0016),
+  ``Viewer.page_size`` a page (``?page=``), filtered by ``q`` (title contains),
+  ``provider``, ``model``, ``tag``, ``tool`` (a current tool name the session called),
+  ``since`` / ``until`` (active in that range, by the sessions' own times, not the import
+  time; dates are whole days, both inclusive).
 * ``/tools``: the usage chart and, per tool, calls, sessions, invalid calls, error results,
   calls without a result, first and last seen; ``since`` / ``until`` narrow both.
 * ``/search``: :func:`store.search_calls` with the CLI's filters (``tool``, ``raw_name``,
