@@ -19,7 +19,8 @@ today, so it sorted as new and retention never pruned it.
 Both are nullable: a session created without messages has had no activity yet (readers fall
 back to ``created_at``). The upgrade fills them for the sessions stored before it from their
 messages' own times (``messages.created_at`` holds each message's recorded timestamp, the
-append's time only when it carried none), one statement over ``ix_messages_time``.
+append's time only when it carried none), one statement over ``ix_messages_time`` (on
+PostgreSQL a join on ``session_id``, which Citus runs on co-located shards).
 ``sessions.updated_at`` keeps its meaning (the store's last write to the row: a stored time,
 shown as such) and its name, so that readers of the file keep working.
 
@@ -47,13 +48,21 @@ def upgrade() -> None:
     # In place (ALTER TABLE ... ADD COLUMN on both backends; see revision 0015).
     for column in _COLUMNS:
         op.add_column("sessions", sa.Column(column, sa.DateTime(timezone=True), nullable=True))
-    op.execute(
-        "UPDATE sessions SET "
-        "started_at = (SELECT min(m.created_at) FROM messages m "
-        "WHERE m.session_id = sessions.session_id), "
-        "last_activity_at = (SELECT max(m.created_at) FROM messages m "
-        "WHERE m.session_id = sessions.session_id) "
-        "WHERE next_position > 0")
+    if op.get_context().dialect.name == "postgresql":
+        # A join on the distribution column (Citus runs it shard by shard, co-located).
+        op.execute(
+            "UPDATE sessions SET started_at = span.first, last_activity_at = span.last "
+            "FROM (SELECT session_id, min(created_at) AS first, max(created_at) AS last "
+            "FROM messages GROUP BY session_id) AS span "
+            "WHERE sessions.session_id = span.session_id")
+    else:
+        op.execute(
+            "UPDATE sessions SET "
+            "started_at = (SELECT min(m.created_at) FROM messages m "
+            "WHERE m.session_id = sessions.session_id), "
+            "last_activity_at = (SELECT max(m.created_at) FROM messages m "
+            "WHERE m.session_id = sessions.session_id) "
+            "WHERE next_position > 0")
     op.create_index("ix_sessions_last_activity", "sessions", ["last_activity_at"])
 
 
