@@ -7,12 +7,15 @@
   ``key``, ``source``, ``parts``, ``extras``, ``metadata``. Parts keep their recorded order:
   ``{"type": "text", "text"}``, ``{"type": "thinking", "text", "signature"}``,
   ``{"type": "tool_call", "index", "call": <canonical wire record>, "name": <current name>,
-  "status", "error"}``, ``{"type": "tool_result", "index", "call_id", "call": [position,
-  index] | null, "is_error", "name", "content"}``, ``{"type": "server_tool_call", ...}``,
-  ``{"type": "opaque", "kind", "data"}``; a part's provider ``extras`` are added when present.
-  The same rows give the same bytes.
+  "arguments_status" (valid, empty, invalid_json ...), "status" (deprecated: the same as
+  stored, ``ok`` for valid; kept for one release), "error"}``, ``{"type": "tool_result",
+  "index", "call_id", "call": [position, index] | null, "is_error", "name", "content"}``,
+  ``{"type": "server_tool_call", ...}``, ``{"type": "opaque", "kind", "data"}``; a part's
+  provider ``extras`` are added when present. The same rows give the same bytes.
 * :func:`export_calls_csv` writes a header and one row per call matching a ``CallQuery``
-  (``store.audit.search``), oldest first, with the whole first result as text. A cell that
+  (``store.audit.search``), oldest first, with the whole first result as text; its last
+  columns ``arguments_status`` and ``result_status`` (ok, error, no_result) name the two
+  states apart (``status``, the arguments' as stored, is deprecated). A cell that
   starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the
   OWASP rule against formula injection: a spreadsheet would run it), unless
   ``formulas=True`` asks for the exact text.
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sqlalchemy import select
 
 from store.audit.search import CallQuery, iter_calls
-from store.core.arguments import dumps_json
+from store.core.arguments import arguments_status, dumps_json
 from store.core.depth import deep_dumps
 from store.core.errors import ToolArgumentsError
 from store.core.model import (
@@ -65,6 +68,7 @@ __all__ = [
 CSV_COLUMNS = (
     "session_id", "position", "index", "call_id", "name", "raw_name", "status",
     "arguments_error", "created_at", "arguments", "result_is_error", "result",
+    "arguments_status", "result_status",
 )
 
 
@@ -130,6 +134,7 @@ def export_calls_csv(
             _iso(match.created_at), match.arguments_text,
             "" if match.result_is_error is None else str(match.result_is_error).lower(),
             match.result_preview if match.result_preview is not None else "",
+            match.arguments_status, match.result_status,
         )))
         rows += 1
         redactions += match.redactions
@@ -165,7 +170,8 @@ def message_record(session_id: str, position: int, message: Message, key: str | 
             valid = isinstance(part, ToolCall)
             item = {"type": "tool_call", "index": call_number, "call": part.to_wire(),
                     "name": part.name,
-                    "status": part.status,
+                    "arguments_status": arguments_status(part.status),
+                    "status": part.status,  # (deprecated: arguments_status, as stored)
                     "error": None if valid else part.error_message}  # type: ignore[union-attr]
             call_number += 1
         elif isinstance(part, ToolResult):

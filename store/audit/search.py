@@ -47,7 +47,7 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
-from store.core.arguments import CALL_STATUSES, loads_json
+from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, result_status
 from store.core.errors import UsageError
 from store.core.model import content_text
 from store.db.base import alias_table, reads_once
@@ -147,6 +147,17 @@ class CallMatch:
     #: The agent and working folder of the call's session.
     agent: str | None = None
     cwd: str | None = None
+
+    @property
+    def arguments_status(self) -> str:
+        """The arguments' state as outputs name it: ``valid``, ``empty``, ``invalid_json`` ...
+        (``status`` is the stored name: ``ok`` for ``valid``)."""
+        return arguments_status(self.status)
+
+    @property
+    def result_status(self) -> str:
+        """The result's state: ``ok``, ``error`` or ``no_result``."""
+        return result_status(self.result_is_error)
 
 
 @reads_once

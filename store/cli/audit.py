@@ -292,11 +292,13 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
             return
     columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
                Column("pos", justify="right", keep=True), Column("agent", minimum=6),
-               Column("cwd", flexible=True), Column("tool"), Column("status"),
+               Column("cwd", flexible=True), Column("tool"), Column("args status"),
+               Column("result status"),
                Column("arguments", flexible=True, minimum=16, weight=3),
                Column("result", flexible=True, minimum=10, weight=2)]
     cells = [[local_time(m.created_at), m.session_id, f"{m.position}.{m.index}", m.agent or "",
-              m.cwd or "", m.name, m.status, m.arguments_text, m.result_preview or "-"]
+              m.cwd or "", m.name, m.arguments_status, m.result_status, m.arguments_text,
+              m.result_preview or "-"]
              for m in matches]
     console(wide).print(fitted_table(f"{len(matches)} of {plural(total, 'call')}", columns, cells,
                                      wide))
@@ -307,7 +309,9 @@ def _call_json(m: store.CallMatch) -> dict[str, Any]:
     """A call in the JSON field names every command uses (docs/json/call.schema.json)."""
     return {"session_id": m.session_id, "position": m.position, "call_index": m.index,
             "call_id": m.call_id, "tool": m.name, "raw_tool": m.raw_name,
-            "status": m.status, "agent": m.agent, "cwd": m.cwd, "arguments": m.arguments_text,
+            "arguments_status": m.arguments_status, "result_status": m.result_status,
+            "status": m.status,  # (deprecated: arguments_status as stored; one more release)
+            "agent": m.agent, "cwd": m.cwd, "arguments": m.arguments_text,
             "created_at": m.created_at, "result": m.result_preview,
             "result_is_error": m.result_is_error}
 
@@ -341,17 +345,20 @@ def calls_show(db_url: str | None, reference: str, session: str | None, as_json:
         call = loaded.call
         arguments: Any = call.input if isinstance(call, store.ToolCall) else call.arguments_text
         result = loaded.result.content if loaded.result is not None else None
+        is_error = loaded.result.is_error if loaded.result else None
         row = {"session_id": sid, "position": loaded.position, "call_index": loaded.index,
                "call_id": call.id, "tool": call.name, "raw_tool": call.raw_name,
-               "status": call.status,
-               "arguments": arguments, "result": result,
-               "result_is_error": loaded.result.is_error if loaded.result else None}
+               "arguments_status": store.arguments_status(call.status),
+               "result_status": store.result_status(is_error),
+               "status": call.status,  # (deprecated: arguments_status as stored)
+               "arguments": arguments, "result": result, "result_is_error": is_error}
         if as_json:
             emit_json([row])
             continue
         click.echo(visible(f"{sid} {loaded.position}.{loaded.index}  {call.name}"
                            + (f" (recorded as {call.raw_name})" if call.raw_name else "")
-                           + f"  id={call.id}  status={row['status']}"))
+                           + f"  id={call.id}  arguments {row['arguments_status']}, "
+                           f"result {row['result_status']}"))
         if isinstance(arguments, str):
             click.echo(visible(arguments))
         else:

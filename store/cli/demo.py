@@ -89,10 +89,12 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool, wide: bool)
     out.print(summary)
     columns = [Column("session", flexible=True), Column("pos", justify="right", keep=True),
                Column("call", flexible=True), Column("tool"), Column("raw tool"),
-               Column("status"), Column("arguments", flexible=True, minimum=12),
+               Column("args status"), Column("result status"),
+               Column("arguments", flexible=True, minimum=12),
                Column("result", flexible=True, minimum=12)]
     cells = [[row["session_id"], f"{row['position']}.{row['call_index']}", row["call_id"],
-              row["tool"], row["raw_tool"] or "", row["status"], row["arguments"],
+              row["tool"], row["raw_tool"] or "", row["arguments_status"],
+              row["result_status"], row["arguments"],
               row["result"] or "-"] for row in rows]
     out.print(fitted_table(f"{len(rows)} tool calls", columns, cells, wide))
 
@@ -100,6 +102,7 @@ def demo(db_url: str | None, paths: tuple[Path, ...], as_json: bool, wide: bool)
 def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
     call = loaded.call
     status = call.status
+    is_error = loaded.result.is_error if loaded.result is not None else None
     return {  # the names of docs/json/call.schema.json
         "session_id": session_id,
         "position": loaded.position,
@@ -107,10 +110,12 @@ def _call_row(session_id: str, loaded: store.LoadedCall) -> dict[str, Any]:
         "call_id": call.id,
         "tool": call.name,
         "raw_tool": call.raw_name,
-        "status": status,
+        "arguments_status": store.arguments_status(status),
+        "result_status": store.result_status(is_error),
+        "status": status,  # (deprecated: arguments_status, as stored; kept for one release)
         "arguments": call.arguments_text,
         "result": loaded.result.text if loaded.result is not None else None,
-        "result_is_error": loaded.result.is_error if loaded.result is not None else None,
+        "result_is_error": is_error,
     }
 
 

@@ -27,7 +27,9 @@ def session_json(info: store.SessionInfo) -> dict[str, Any]:
         "session_id": info.session_id, "title": info.title, "agent": info.agent,
         "provider": info.provider, "model": info.model, "cwd": info.cwd,
         "tags": list(info.tags), "messages": info.message_count, "calls": info.call_count,
-        "started_at": info.started_at, "updated_at": info.last_active_at,
+        "started_at": info.started_at, "last_activity_at": info.last_active_at,
+        # (deprecated: the same value as last_activity_at, kept for one release)
+        "updated_at": info.last_active_at,
         "stored_at": info.created_at,
         "parent_session_id": info.parent.parent_session_id if info.parent else None,
         "lineage": info.parent.kind if info.parent else None,

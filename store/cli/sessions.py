@@ -40,7 +40,7 @@ from store.core.depth import deep_dumps
 
 #: ``sessions list --sort`` (``store.db.sessions.SESSION_SORTS``, written out here so that
 #: ``--help`` loads no database code).
-SORTS = ("updated", "started", "messages", "calls")
+SORTS = ("active", "started", "messages", "calls", "updated")
 
 
 @click.group(cls=CommandGroup)
@@ -63,8 +63,9 @@ for _command in (erase, hold, release, sessions_tree):
                                "forks and continuations).")
 @click.option("--roots", is_flag=True, help="Only sessions without a parent.")
 @time_options("With a message")
-@click.option("--sort", type=click.Choice(SORTS), default="updated", show_default=True,
-              help="Newest or largest first: last activity, first message, messages, calls.")
+@click.option("--sort", type=click.Choice(SORTS), default="active", show_default=True,
+              help="Newest or largest first: the session's own last activity, its start, "
+                   "messages, calls (updated: the old name of active).")
 @click.option("--limit", type=count(), default=50, show_default=True,
               help="At most this many sessions (0: all).")
 @click.option("--offset", type=count(), default=0, show_default=True)
@@ -77,8 +78,8 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
                   since: datetime | None, until: datetime | None,
                   sort: str, limit: int, offset: int, as_json: bool, wide: bool, redact: bool,
                   patterns: tuple[str, ...]) -> None:
-    """List sessions by their own last activity (the time of their last message), newest
-    first; --sort orders them otherwise."""
+    """List sessions by their own last activity (the time of their last message as the agent
+    recorded it, not when it was imported), newest first; --sort orders them otherwise."""
     if parent is not None:
         with open_store(db_url, read_only=True) as opened:
             try:
@@ -102,8 +103,9 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
         emit_json(rows)
         more_rows(len(rows), total, offset, "sessions")
         return
-    when = "started" if sort == "started" else "updated"
-    columns = [Column("session", keep=True), Column(when, keep=True),
+    when = "started" if sort == "started" else "last_activity"
+    columns = [Column("session", keep=True),
+               Column("started" if sort == "started" else "last active", keep=True),
                Column("title", flexible=True, minimum=12, weight=3), Column("agent", minimum=6),
                Column("model", flexible=True), Column("msgs", justify="right", keep=True),
                Column("calls", justify="right", keep=True), Column("cwd", flexible=True)]
@@ -191,6 +193,9 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     out.print(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
               f"{escape(info.provider or '')} {escape(info.model or '')}  "
               f"{info.message_count} messages")
+    out.print(f"[dim]started {local_time(info.started_at)}, last active "
+              f"{local_time(info.last_active_at)} (its own times); stored "
+              f"{local_time(info.created_at)}[/dim]")
     for line in lineage_lines(ancestors, tree, redactor):
         out.print(line)
     for source in sources:

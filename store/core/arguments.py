@@ -34,14 +34,18 @@ import orjson
 from store.core.errors import RecordError, ToolArgumentsError
 
 __all__ = [
+    "ARGUMENTS_STATUSES",
     "ARGUMENT_STATUSES",
     "CALL_STATUSES",
+    "RESULT_STATUSES",
     "argument_status",
+    "arguments_status",
     "dumps_arguments",
     "dumps_json",
     "loads_json",
     "parse_arguments",
     "parse_object_text",
+    "result_status",
 ]
 
 #: What storage records about a call's arguments: ``ok`` (an object), ``empty`` (no arguments:
@@ -52,6 +56,26 @@ ARGUMENT_STATUSES = ("ok", "empty", "invalid_json", "non_object_json", "unsuppor
 #: and ``no_result``. Here, in the domain, so that the command line's options need no database
 #: code.
 CALL_STATUSES: tuple[str, ...] = (*ARGUMENT_STATUSES, "invalid", "error", "no_result")
+
+#: What outputs call a call's arguments' state (``arguments_status``; issue 33 item 4): the
+#: stored status, with ``ok`` said as ``valid`` so that it is never read as the result's.
+ARGUMENTS_STATUSES = ("valid", "empty", "invalid_json", "non_object_json", "unsupported_type")
+#: What outputs call a call's result state (``result_status``): ``ok``, ``error`` (the result
+#: says the call failed) or ``no_result`` (none answered it).
+RESULT_STATUSES = ("ok", "error", "no_result")
+
+
+def arguments_status(stored: str) -> str:
+    """A call's arguments' state as outputs name it (:data:`ARGUMENTS_STATUSES`), from the
+    status stored (:data:`ARGUMENT_STATUSES`)."""
+    return "valid" if stored == "ok" else stored
+
+
+def result_status(is_error: bool | None) -> str:
+    """A call's result state as outputs name it (:data:`RESULT_STATUSES`): ``None`` is no
+    result."""
+    return "no_result" if is_error is None else "error" if is_error else "ok"
+
 
 # ASCII whitespace and NUL: what rule 3 strips. Non-ASCII spaces (NBSP, U+3000) stay.
 _BLANK = " \t\n\r\f\v\x00"

@@ -68,6 +68,8 @@ class SessionInfo:
     model: str | None
     cwd: str | None
     tags: tuple[str, ...]
+    #: When the store first stored the session and last wrote its row: the store's clock
+    #: (an import's time), never the session's own (``started_at`` / ``ended_at``).
     created_at: datetime
     updated_at: datetime
     message_count: int
@@ -75,7 +77,9 @@ class SessionInfo:
     #: The agent that recorded the session (``claude-code``, ``codex``, ``gemini-cli`` ...):
     #: aliases scoped to it apply to its calls.
     agent: str | None = None
-    #: The first and last message times (the times the session recorded), when known.
+    #: The session's own first and last activity (revision 0016): the agent's start and end
+    #: records, else its first and last message's recorded times (the append's time only
+    #: for messages that carry none); ``None`` before its first message.
     started_at: datetime | None = None
     ended_at: datetime | None = None
     #: How many tool calls the session holds, when the listing counted them.

@@ -433,8 +433,8 @@ def _session_row(
         "agent": agent,
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
         "metadata_json": metadata_json,
-        "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
-        "message_indexed_position": 0,
+        "created_at": now, "updated_at": now, "started_at": None, "last_activity_at": None,
+        "next_position": 0, "indexed_position": 0, "message_indexed_position": 0,
         "chain_digest": None,
         "parent_session_id": parent.parent_session_id if parent else None,
         "lineage": parent.kind if parent else None,
@@ -447,6 +447,11 @@ def _session_info(row: Any) -> SessionInfo:
         row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
         tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
         _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
-        row.get("agent"), parent=session_link(row),
+        row.get("agent"), started_at=_maybe_aware(row.get("started_at")),
+        ended_at=_maybe_aware(row.get("last_activity_at")), parent=session_link(row),
     )
+
+
+def _maybe_aware(value: Any) -> datetime | None:
+    return None if value is None else _aware(value)
 

@@ -55,6 +55,16 @@ __all__ = ["LOAD_ALIASES", "LOAD_CALLS", "LOAD_MESSAGES", "LOAD_RESULTS", "LOAD_
            "Compiled", "Statements", "statements"]
 
 
+def _earliest(column: Any, value: Any) -> Any:
+    """``column`` moved back to ``value`` when that is earlier (or ``column`` is NULL)."""
+    return case((or_(column.is_(None), column > value), value), else_=column)
+
+
+def _latest(column: Any, value: Any) -> Any:
+    """``column`` moved on to ``value`` when that is later (or ``column`` is NULL)."""
+    return case((or_(column.is_(None), column < value), value), else_=column)
+
+
 @dataclass(frozen=True, slots=True)
 class Compiled:
     """SQL text with positional parameters, and the parameter names in order."""
@@ -112,7 +122,10 @@ class Statements:
         self.advance_session = self._compile(
             update(sessions).where(sessions.c.session_id == sid)
             .values(next_position=bindparam("next_position"), updated_at=bindparam("now"),
-                    chain_digest=bindparam("chain"))
+                    chain_digest=bindparam("chain"),
+                    # The session's own activity (revision 0016): widened to the append's.
+                    started_at=_earliest(sessions.c.started_at, bindparam("first")),
+                    last_activity_at=_latest(sessions.c.last_activity_at, bindparam("last")))
         )
         self.insert_messages = self._compile(messages.insert())
         self.insert_calls = self._compile(tool_calls.insert())
@@ -226,14 +239,14 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
 
     Rows of the session row (``LOAD_SESSION``): ints ``next_position, indexed_position,
     start``, texts ``session_id, title, provider, model, cwd, agent, tags_json,
-    metadata_json``, times ``created_at, updated_at``. Messages: int ``position``, texts
-    ``message_key, role, source, parts_json, extras_json, metadata_json, message_id``, time
-    ``created_at``. Calls: ints ``position, call_index``, texts ``call_id, wire_json,
-    arguments_status, arguments_error, extras_json, source``, bool ``id_minted``. Results:
-    ints ``position, result_index, call_position, call_index``, texts ``call_id,
-    content_json, name, extras_json, source``, bool ``is_error``. Aliases (one row): the text
-    of a JSON array of ``[agent, raw_name, current_name]``. No order is asked of the whole
-    union (its sort could spill for a long session): each branch comes back by its index,
+    metadata_json``, times ``created_at, updated_at, started_at, last_activity_at``. Messages:
+    int ``position``, texts ``message_key, role, source, parts_json, extras_json,
+    metadata_json, message_id``, time ``created_at``. Calls: ints ``position, call_index``,
+    texts ``call_id, wire_json, arguments_status, arguments_error, extras_json, source``, bool
+    ``id_minted``. Results: ints ``position, result_index, call_position, call_index``, texts
+    ``call_id, content_json, name, extras_json, source``, bool ``is_error``. Aliases (one row):
+    the text of a JSON array of ``[agent, raw_name, current_name]``. No order is asked of the
+    whole union (its sort could spill for a long session): each branch comes back by its index,
     and the caller sorts what needs an order.
 
     The window's start (``windowed``): the latest of the asked-for starts (the ``turns``-th
@@ -291,7 +304,7 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
         cast(func.json_agg(func.json_build_array(*triple)), Text) if postgres
         else func.json_group_array(func.json_array(*triple))).scalar_subquery()
     shape: tuple[tuple[int, Any], ...] = (
-        (4, Integer()), (11, Text()), (2, DateTime(timezone=True)), (1, Boolean()))
+        (4, Integer()), (11, Text()), (4, DateTime(timezone=True)), (1, Boolean()))
 
     def row(kind: int, *groups: list[Any]) -> list[Any]:
         out: list[Any] = [literal_column(str(kind), Integer)]
@@ -303,7 +316,7 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
         select(*row(LOAD_SESSION, [s.next_position, s.indexed_position, start],
                     [s.session_id, s.title, s.provider, s.model, s.cwd, s.agent, s.tags_json,
                      s.metadata_json, s.parent_session_id, s.lineage, s.parent_call_id],
-                    [s.created_at, s.updated_at], []))
+                    [s.created_at, s.updated_at, s.started_at, s.last_activity_at], []))
         .where(s.session_id == sid),
         select(*row(LOAD_MESSAGES, [m.position],
                     [m.message_key, m.role, m.source, m.parts_json, m.extras_json,

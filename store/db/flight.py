@@ -226,9 +226,13 @@ def one_flight(prepared: Prepared, known: SessionState) -> bool:
 
 
 #: The one-flight append's guard (PostgreSQL): the session row moved on only if it is as
-#: remembered; when it is not, ``1 / 0`` fails the whole transaction before any write.
+#: remembered; when it is not, ``1 / 0`` fails the whole transaction before any write. It also
+#: widens the session's own activity to the append's (revision 0016; LEAST and GREATEST
+#: skip NULL).
 GUARD = (
     "WITH moved AS (UPDATE sessions SET next_position = %s, chain_digest = %s, "
-    "updated_at = %s WHERE session_id = %s AND next_position = %s "
+    "updated_at = %s, started_at = LEAST(started_at, %s), "
+    "last_activity_at = GREATEST(last_activity_at, %s) "
+    "WHERE session_id = %s AND next_position = %s "
     "AND chain_digest IS NOT DISTINCT FROM %s RETURNING 1) "
     "SELECT 1 / count(*) FROM moved")

@@ -18,7 +18,6 @@ from store.core.errors import SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.transcript import SessionInfo, SessionTree
 from store.db.base import StoreBase, _now, _session_info, reads_once
-from store.db.sessions import _spans
 from store.db.tables import sessions, tool_calls
 
 __all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids", "subagent_roots"]
@@ -152,12 +151,9 @@ class LineageMixin(StoreBase):
                 known.update(info.session_id for info in below)
                 levels.append(below)
             counts = _call_counts(conn, list(known))
-            spans = _spans(conn, list(known))
 
         def filled(info: SessionInfo) -> SessionInfo:
-            first, last = spans.get(info.session_id, (None, None))
-            return replace(info, call_count=counts.get(info.session_id, 0), started_at=first,
-                           ended_at=last)
+            return replace(info, call_count=counts.get(info.session_id, 0))
 
         children: dict[str, list[SessionTree]] = {}
         for level in reversed(levels[1:]):

@@ -37,19 +37,17 @@ __all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sq
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
-    "updated": "coalesce((SELECT messages.created_at FROM messages WHERE "
-               "messages.session_id = sessions.session_id AND messages.position = "
-               "sessions.next_position - 1), sessions.created_at)",
-    "started": "coalesce((SELECT messages.created_at FROM messages WHERE "
-               "messages.session_id = sessions.session_id AND messages.position = 0), "
-               "sessions.created_at)",
+    "active": "coalesce(sessions.last_activity_at, sessions.created_at)",
+    "started": "coalesce(sessions.started_at, sessions.created_at)",
     "messages": "sessions.next_position",
     "calls": "(SELECT count(*) FROM tool_calls WHERE tool_calls.session_id = "
              "sessions.session_id)",
+    "updated": "coalesce(sessions.last_activity_at, sessions.created_at)",  # (old name)
 }
 
 _COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
-            "created_at, updated_at, next_position, parent_session_id, lineage, parent_call_id")
+            "created_at, updated_at, started_at, last_activity_at, next_position, "
+            "parent_session_id, lineage, parent_call_id")
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -86,7 +84,7 @@ class SessionListing:
                       tag: str | None = None, title_contains: str | None = None,
                       since: datetime | None = None, until: datetime | None = None,
                       limit: int | None = 50, offset: int = 0, agent: str | None = None,
-                      cwd: str | None = None, sort: str = "updated", parent: str | None = None,
+                      cwd: str | None = None, sort: str = "active", parent: str | None = None,
                       roots: bool = False) -> list[SessionInfo]:
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
                                parent, roots)
@@ -101,15 +99,10 @@ class SessionListing:
         try:
             rows = self._conn.execute(sql, params).fetchall()
             ids = [row[0] for row in rows]
-            spans: dict[str, tuple[datetime, datetime]] = {}
             calls: dict[str, int] = {}
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 marks = ", ".join("?" * len(chunk))
-                for sid, first, last in self._conn.execute(
-                        "SELECT session_id, min(created_at), max(created_at) FROM messages "
-                        f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk):
-                    spans[sid] = (read_time(first), read_time(last))
                 calls.update(self._conn.execute(
                     "SELECT session_id, count(*) FROM tool_calls "
                     f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk).fetchall())
@@ -117,11 +110,12 @@ class SessionListing:
             self._conn.execute("COMMIT")
         out = []
         for (sid, title, provider_, model_, cwd, agent_, tags, meta, created, updated,
-             next_position, parent_id, lineage, parent_call) in rows:
-            started, ended = spans.get(sid, (None, None))
+             started, ended, next_position, parent_id, lineage, parent_call) in rows:
             out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
                                    read_time(created), read_time(updated), next_position,
-                                   loads_json(meta), agent_, started, ended,
+                                   loads_json(meta), agent_,
+                                   None if started is None else read_time(started),
+                                   None if ended is None else read_time(ended),
                                    calls.get(sid, 0), session_link({
                                        "parent_session_id": parent_id, "lineage": lineage,
                                        "parent_call_id": parent_call})))
@@ -164,15 +158,13 @@ def _where(provider: str | None, model: str | None, tag: str | None,
     if tag is not None:
         terms.append("tags_json LIKE ? ESCAPE '\\'")
         params.append("%" + escape_like(dumps_json(tag)) + "%")
-    if since is not None or until is not None:
-        # ix_messages_created_at: the sessions that recorded a message in the range; a session
-        # without messages by its creation time.
-        ranges = [(f"created_at {op} ?", stored_time(bound))
-                  for bound, op in ((since, ">="), (until, "<")) if bound is not None]
-        within = " AND ".join(sql for sql, _ in ranges)
-        terms.append(f"(session_id IN (SELECT session_id FROM messages WHERE {within}) "
-                     f"OR next_position = 0 AND {within})")
-        params += [value for _, value in ranges] * 2
+    # The session's own activity meets the range (revision 0016).
+    if since is not None:
+        terms.append("coalesce(last_activity_at, created_at) >= ?")
+        params.append(stored_time(since))
+    if until is not None:
+        terms.append("coalesce(started_at, created_at) < ?")
+        params.append(stored_time(until))
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
@@ -210,7 +202,7 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                   model: str | None = None, tag: str | None = None,
                   title_contains: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, agent: str | None = None,
-                  cwd: str | None = None, sort: str = "updated",
+                  cwd: str | None = None, sort: str = "active",
                   limit: int | None = 50, offset: int = 0, parent: str | None = None,
                   roots: bool = False) -> SessionPage:
     """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the

@@ -52,13 +52,14 @@ from store.db.trust import remove_session, truncated
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
 
-__all__ = ["SESSION_SORTS", "SessionsMixin", "sessions_where"]
+__all__ = ["SESSION_SORTS", "SessionsMixin", "last_activity", "sessions_where"]
 
-#: How ``list_sessions`` can order sessions, newest or largest first: ``updated`` (the
-#: session's last activity: its last message's time, else when it was stored), ``started``
-#: (its first message's time), ``messages``, ``calls``. The first two read one message per
-#: session by primary key; ``calls`` counts every session's calls.
-SESSION_SORTS = ("updated", "started", "messages", "calls")
+#: How ``list_sessions`` can order sessions, newest or largest first: ``active`` (the
+#: session's own last activity, ``SessionInfo.last_active_at``: its last message's recorded
+#: time, else when it was stored; ``updated`` is its older name, kept for one release),
+#: ``started`` (its own first activity), ``messages``, ``calls``. The first ones read the
+#: session row (revision 0016); ``calls`` counts every session's calls.
+SESSION_SORTS = ("active", "started", "messages", "calls", "updated")
 
 
 def _cwd_condition(cwd: str) -> Any:
@@ -77,20 +78,20 @@ def sessions_where(*, agent: str | None = None, cwd: str | None = None) -> Any:
     return query
 
 
+def last_activity() -> Any:
+    """A session's own last activity: its ``last_activity_at``, else (no message yet) when
+    it was stored."""
+    return func.coalesce(sessions.c.last_activity_at, sessions.c.created_at)
+
+
 def _order(sort: str) -> list[Any]:
     """The ORDER BY of a sort (see :data:`SESSION_SORTS`); ties by id."""
     if sort not in SESSION_SORTS:
         raise UsageError(f"unknown sort {sort!r}: use {', '.join(SESSION_SORTS)}")
-    own = messages.c.session_id == sessions.c.session_id
-    if sort == "updated":  # the last message's time: one primary-key lookup per session
-        key: Any = func.coalesce(
-            select(messages.c.created_at)
-            .where(own, messages.c.position == sessions.c.next_position - 1)
-            .scalar_subquery(), sessions.c.created_at)
+    if sort in ("active", "updated"):  # the session's own last activity (revision 0016)
+        key: Any = last_activity()
     elif sort == "started":
-        key = func.coalesce(select(messages.c.created_at)
-                            .where(own, messages.c.position == 0).scalar_subquery(),
-                            sessions.c.created_at)
+        key = func.coalesce(sessions.c.started_at, sessions.c.created_at)
     elif sort == "messages":
         key = sessions.c.next_position
     else:
@@ -161,7 +162,7 @@ class SessionsMixin(StoreBase):
         offset: int = 0,
         agent: str | None = None,
         cwd: str | None = None,
-        sort: str = "updated",
+        sort: str = "active",
         parent: str | None = None,
         roots: bool = False,
     ) -> list[SessionInfo]:
@@ -172,11 +173,11 @@ class SessionsMixin(StoreBase):
         sessions whose parent is that session (its subagents, forks and continuations);
         ``roots``: only sessions without a parent.
 
-        ``since`` / ``until``: sessions with a message in that time range (inclusive,
-        exclusive), by the times the sessions recorded (Claude Code and Codex line
-        timestamps, Gemini CLI message timestamps ...; the append time only for messages
-        that carry none), not by when they were imported. Each session's ``started_at`` /
-        ``ended_at`` are its first and last message times.
+        ``since`` / ``until``: sessions active in that time range (inclusive, exclusive):
+        their own activity, from ``started_at`` to ``ended_at``, meets it. Those are the
+        times the sessions recorded (the agent's start and end records, Claude Code and
+        Codex line timestamps, Gemini CLI message timestamps ...; the append time only for
+        messages that carry none), not when they were imported (revision 0016).
         """
         if (limit is not None and limit < 0) or offset < 0:
             raise UsageError("limit and offset must not be negative")
@@ -187,12 +188,9 @@ class SessionsMixin(StoreBase):
             query = query.limit(limit)
         with self._read() as conn:
             rows = conn.execute(query.offset(offset)).all()
-            ids = [r._mapping["session_id"] for r in rows]
-            spans = _spans(conn, ids)
-            calls = _call_counts(conn, ids)
-        return [replace(_session_info(r._mapping), started_at=spans.get(r[0], (None, None))[0],
-                        ended_at=spans.get(r[0], (None, None))[1],
-                        call_count=calls.get(r[0], 0)) for r in rows]
+            calls = _call_counts(conn, [r._mapping["session_id"] for r in rows])
+        return [replace(_session_info(r._mapping), call_count=calls.get(r[0], 0))
+                for r in rows]
 
     @reads_once
     def count_sessions(
@@ -241,18 +239,13 @@ class SessionsMixin(StoreBase):
             query = query.where(
                 sessions.c.tags_json.like("%" + escape_like(dumps_json(tag)) + "%", escape="\\")
             )
-        if since is not None or until is not None:
-            # ix_messages_created_at: the sessions that recorded a message in the range; a
-            # session without messages by its creation time.
-            active = select(messages.c.session_id)
-            empty = [sessions.c.next_position == 0]
-            if since is not None:
-                active = active.where(messages.c.created_at >= _as_utc(since))
-                empty.append(sessions.c.created_at >= _as_utc(since))
-            if until is not None:
-                active = active.where(messages.c.created_at < _as_utc(until))
-                empty.append(sessions.c.created_at < _as_utc(until))
-            query = query.where(or_(sessions.c.session_id.in_(active), and_(*empty)))
+        # The session's own activity meets the range (revision 0016; a session without a
+        # message yet by when it was stored).
+        if since is not None:
+            query = query.where(last_activity() >= _as_utc(since))
+        if until is not None:
+            query = query.where(func.coalesce(sessions.c.started_at, sessions.c.created_at)
+                                < _as_utc(until))
         return query
 
     @reads_once
@@ -303,9 +296,9 @@ class SessionsMixin(StoreBase):
 
     @reads_once
     def session_span(self, session_id: str) -> tuple[datetime | None, datetime | None]:
-        """The first and last message times of a session (``None`` when it has none)."""
-        with self._read() as conn:
-            return _spans(conn, [session_id]).get(session_id, (None, None))
+        """A session's own first and last activity (``None`` when it has none yet)."""
+        info = self.get_session(session_id)
+        return info.started_at, info.ended_at
 
     def rename_session(self, session_id: str, title: str | None) -> SessionInfo:
         """Set a session's title."""
@@ -406,6 +399,8 @@ class SessionsMixin(StoreBase):
                     query = query.where(table.c.position < copied)
                 conn.execute(insert(table).from_select(
                     ["session_id", *[c.name for c in columns]], query))
+            if copied:  # its activity: the copied messages' (revision 0016)
+                _reset_activity(conn, new_id)
         return self.get_session(new_id)
 
     def truncate(self, session_id: str, position: int, *,
@@ -468,6 +463,7 @@ class SessionsMixin(StoreBase):
                                                          position),
                                  message_indexed_position=lowest(
                                      sessions.c.message_indexed_position, position)))
+            _reset_activity(conn, session_id)  # the remaining messages' (revision 0016)
             truncated(conn, session_id, position, int(length), old_digest, _now())
             return int(length) - position
 
@@ -543,16 +539,14 @@ def _as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _spans(conn: Connection, session_ids: list[str]) -> dict[str, tuple[datetime, datetime]]:
-    """First and last message time per session (one grouped query; ix_messages_time)."""
-    if not session_ids:
-        return {}
-    rows = conn.execute(
-        select(messages.c.session_id, func.min(messages.c.created_at),
-               func.max(messages.c.created_at))
-        .where(messages.c.session_id.in_(session_ids)).group_by(messages.c.session_id)
-    ).all()
-    return {sid: (_time(first), _time(last)) for sid, first, last in rows}
+def _reset_activity(conn: Connection, session_id: str) -> None:
+    """Set a session's own activity to its messages' first and last times (a fork's copied
+    prefix, what a truncation leaves; NULL when none is left)."""
+    own = messages.c.session_id == session_id
+    conn.execute(update(sessions).where(sessions.c.session_id == session_id).values(
+        started_at=select(func.min(messages.c.created_at)).where(own).scalar_subquery(),
+        last_activity_at=select(func.max(messages.c.created_at)).where(own)
+        .scalar_subquery()))
 
 
 def _call_counts(conn: Connection, session_ids: list[str]) -> dict[str, int]:
@@ -562,9 +556,3 @@ def _call_counts(conn: Connection, session_ids: list[str]) -> dict[str, int]:
     return {sid: int(n) for sid, n in conn.execute(
         select(tool_calls.c.session_id, func.count())
         .where(tool_calls.c.session_id.in_(session_ids)).group_by(tool_calls.c.session_id))}
-
-
-def _time(value: Any) -> datetime:
-    if isinstance(value, str):  # SQLite min()/max() may hand back the stored text
-        value = datetime.fromisoformat(value)
-    return _aware(value)

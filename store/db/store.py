@@ -24,7 +24,6 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from operator import itemgetter
@@ -168,6 +167,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         on_key_conflict: Literal["skip", "raise"] = "skip",
         source: FileState | None = None,
         parent: SessionLink | None = None,
+        activity: tuple[datetime | None, datetime | None] | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -181,11 +181,20 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         that was rewritten). ``source``: where the read of the file these messages come from
         stopped, stored in the same transaction (the importer's; see ``store/db/sources.py``).
         ``parent``: the session a new session descends from (``store.core.lineage``).
+
+        The session's own activity (``SessionInfo.started_at`` / ``ended_at``) widens to
+        cover the append's: ``activity`` (the session's own start and end as its agent
+        recorded them; the importers pass ``ParsedSession.started_at`` / ``ended_at``) and
+        the messages' own times (``metadata["timestamp"]`` ...); the append's time only when
+        neither gives one.
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
         new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent,
                                    parent)
+        if activity is not None:
+            new_session["started_at"], new_session["last_activity_at"] = (
+                None if t is None else as_utc(t) for t in activity)
         check = on_key_conflict == "raise"
         dialect = self._engine.dialect.name
 
@@ -303,7 +312,6 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         rrows = by_kind[LOAD_RESULTS]
         rrows.sort(key=_position_index)
         aliases = aliases_from_text(self._engine, by_kind[LOAD_ALIASES][0][5])
-        start = srow[3]
         read_time = st.read_time
         apply = aliases.apply
         agent = srow[10]
@@ -340,10 +348,10 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:_TIMES], strict=True),
                                   created_at=read_time(srow[_TIMES]),
                                   updated_at=read_time(srow[_TIMES + 1]),
+                                  started_at=srow[_TIMES + 2] and read_time(srow[_TIMES + 2]),
+                                  last_activity_at=srow[_TIMES + 3]
+                                  and read_time(srow[_TIMES + 3]),
                                   next_position=srow[1], indexed_position=srow[2]))
-        if out and start == 0:
-            info = replace(info, started_at=min(m.created_at for m in out),
-                           ended_at=max(m.created_at for m in out))
         return Transcript(info, tuple(out), links)
 
     # -- search index ---------------------------------------------------------------------------

@@ -88,8 +88,16 @@ sessions = Table(
                                 "scopes aliases (revision 0005)"),
     Column("tags_json", Text, nullable=False, doc="JSON array of tag strings"),
     Column("metadata_json", Text, nullable=False, doc="JSON object of anything else"),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False,
+           doc="when the store first stored the session (its wall clock, not the session's)"),
+    Column("updated_at", UTCDateTime, nullable=False,
+           doc="when the store last wrote the row (its wall clock; shown as a stored time)"),
+    # The session's own activity (revision 0016): its agent's start record, else its first
+    # message's own time; its last message's (the append's time only for messages that carry
+    # none). NULL until the first message. Lists sort, filters and prune compare by it.
+    Column("started_at", UTCDateTime, doc="the session's own first activity (revision 0016)"),
+    Column("last_activity_at", UTCDateTime,
+           doc="the session's own last activity (revision 0016)"),
     Column(
         "next_position",
         Integer,
@@ -130,6 +138,8 @@ sessions = Table(
           postgresql_where=text("next_position > message_indexed_position")),
     # A session's children (revision 0015): `sessions list --parent`, trees, --with-children.
     Index("ix_sessions_parent", "parent_session_id"),
+    # Prune's range and the listing's order by activity (revision 0016).
+    Index("ix_sessions_last_activity", "last_activity_at"),
 )
 
 messages = Table(

@@ -17,7 +17,8 @@
   the session's chain head back (``store/db/sessions.py``).
 * **Holds** (``session_holds``): a held session cannot be erased, deleted or pruned
   (:class:`~store.core.errors.SessionHeldError`).
-* **Prune** erases the sessions whose last activity (``updated_at``) is before a time,
+* **Prune** erases the sessions whose own last activity (``last_activity_at``, revision 0016:
+  their last message's recorded time, not when they were imported) is before a time,
   optionally of one agent, held ones left alone; :meth:`TrustMixin.apply_retention` applies
   a :class:`~store.trust.retention.RetentionPolicy` (the hook ``watch`` calls).
 """
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, and_, delete, insert, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
 
 from store.core.errors import SessionHeldError, SessionNotFound, UsageError
 from store.core.transcript import CallHit
@@ -225,13 +226,18 @@ class TrustMixin(StoreBase):
         ``before`` (of ``agent``), held ones left out."""
         held = select(session_holds.c.session_id).where(
             session_holds.c.session_id == sessions.c.session_id).exists()
-        query = select(sessions.c.session_id, sessions.c.next_position, sessions.c.updated_at,
-                       sessions.c.agent).where(and_(sessions.c.updated_at < before, ~held))
+        # The session's own last activity (revision 0016; ix_sessions_last_activity), never
+        # when it was stored: a session from 2020 imported today is old. One without
+        # activity yet (no message) by when it was stored.
+        s = sessions.c
+        active = func.coalesce(s.last_activity_at, s.created_at)
+        query = select(s.session_id, s.next_position, active, s.agent).where(and_(
+            or_(s.last_activity_at < before,
+                and_(s.last_activity_at.is_(None), s.created_at < before)), ~held))
         if agent is not None:
-            query = query.where(sessions.c.agent == agent)
+            query = query.where(s.agent == agent)
         with self._read() as conn:
-            rows = conn.execute(query.order_by(sessions.c.updated_at,
-                                               sessions.c.session_id)).all()
+            rows = conn.execute(query.order_by(active, s.session_id)).all()
         return [(s, int(n), _utc(at), a) for s, n, at, a in rows]
 
     def prune(self, before: datetime, *, agent: str | None = None, reason: str | None = None,

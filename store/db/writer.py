@@ -260,7 +260,13 @@ def _write(
     time = st.time
     now = new_session["created_at"]
     now_value = time(now)  # formatted once per append (strftime is costly on SQLite)
-    session_values = {**new_session, "created_at": now_value, "updated_at": now_value}
+    session_values = {**new_session, "created_at": now_value, "updated_at": now_value,
+                      "started_at": None, "last_activity_at": None}
+    # The session's own activity the caller knows (an importer: the agent's start and end
+    # records), else the messages' own times, collected below (revision 0016).
+    given_first = new_session.get("started_at")
+    given_last = new_session.get("last_activity_at")
+    own: list[datetime] = []
     wanted: list[str] = []
     implicit = False
     for _, k, _ in prepared:
@@ -356,6 +362,8 @@ def _write(
             raise RecordError(f"message {number}: its key or message id contains NUL, which "
                               "PostgreSQL cannot store")
         created_at = _message_time(message.metadata, now) if message.metadata else now
+        if created_at is not now:
+            own.append(created_at)
         # Column order of store.db.tables.messages / tool_calls / tool_results (checked on import).
         message_row = [
             sid, position, key, message.message_id, message.role, message.source,
@@ -413,11 +421,17 @@ def _write(
         message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
     after = next_position + len(batch)
+    # The session's activity moves to cover this append's: the times it was given, else its
+    # messages' own, else (none carried one) the append's time; never the import's clock
+    # for a session that records its own.
+    first = given_first or (min(own) if own else given_last)
+    last = given_last or (max(own) if own else given_first)
+    first, last = (time(first), time(last)) if first and last else (now_value, now_value)
     if single:
         assert known is not None
         # The guard, first in the flight: move the session row on only if it is as
         # remembered, else fail the transaction (a division by zero: STALE_SQLSTATES).
-        cursor.execute(GUARD, (after, chain, now_value, sid, known.next_position,
+        cursor.execute(GUARD, (after, chain, now_value, first, last, sid, known.next_position,
                                 known.chain))
     cursor.executemany(st.insert_messages.sql, message_rows)
     if call_rows:
@@ -428,7 +442,7 @@ def _write(
         cursor.execute(st.advance_session.sql,
                        _params(st.advance_session.names,
                                {"sid": sid, "next_position": after, "now": now_value,
-                                "chain": chain}))
+                                "chain": chain, "first": first, "last": last}))
     return (AppendResult(sid, tuple(stored), tuple(skipped), created),
             SessionState(after, chain, _recent(made)))
 

@@ -291,7 +291,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                             provider=session.provider, model=session.model, cwd=session.cwd,
                             tags=session.tags, agent=session.agent,
                             on_key_conflict="raise" if check else "skip", source=source,
-                            parent=session.parent)
+                            parent=session.parent,
+                            activity=(session.started_at, session.ended_at))
 
     results: list[AppendResult] = []
     try:

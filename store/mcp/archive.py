@@ -160,10 +160,12 @@ class Archive:
         status: Annotated[Literal["ok", "empty", "invalid", "invalid_json",
                                   "non_object_json", "unsupported_type", "error",
                                   "no_result"] | None,
-                          Field(description="ok, empty (no arguments), invalid (arguments "
-                                            "that do not parse: invalid_json, "
-                                            "non_object_json, unsupported_type), error (an "
-                                            "error result), no_result.")] = None,
+                          Field(description="ok (arguments valid), empty (no arguments), "
+                                            "invalid (arguments that do not parse: "
+                                            "invalid_json, non_object_json, "
+                                            "unsupported_type), error (an error result), "
+                                            "no_result. Each call says arguments_status and "
+                                            "result_status.")] = None,
         agent: Agent = None,
         project: Project = None,
         session_id: Annotated[str | None, Field(description="Only this session (id or a "
@@ -186,7 +188,8 @@ class Archive:
         items = [{
             "session_id": m.session_id, "position": m.position, "index": m.index,
             "at": iso(m.created_at), "tool": m.name, "raw_tool": m.raw_name,
-            "status": m.status, "agent": m.agent, "cwd": self.shaper.redact(m.cwd),
+            "arguments_status": m.arguments_status, "result_status": m.result_status,
+            "agent": m.agent, "cwd": self.shaper.redact(m.cwd),
             "arguments": self.shaper.text(m.arguments_text, max_chars),
             "result_is_error": m.result_is_error, "result": m.result_preview,
         } for m in found]

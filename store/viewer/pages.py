@@ -1,9 +1,10 @@
 """The list pages: sessions, tools (with the usage chart) and call search.
 
-* ``/sessions``: most recently updated first, ``Viewer.page_size`` a page (``?page=``),
-  filtered by ``q`` (title contains), ``provider``, ``model``, ``tag``, ``tool`` (a current
-  tool name the session called), ``since`` / ``until`` (with a message in that range, by the
-  sessions' own times, not the import time; dates are whole days, both inclusive).
+* ``/sessions``: most recently active first (the sessions' own times, revision 0016),
+  ``Viewer.page_size`` a page (``?page=``), filtered by ``q`` (title contains),
+  ``provider``, ``model``, ``tag``, ``tool`` (a current tool name the session called),
+  ``since`` / ``until`` (active in that range, by the sessions' own times, not the import
+  time; dates are whole days, both inclusive).
 * ``/tools``: the usage chart and, per tool, calls, sessions, invalid calls, error results,
   calls without a result, first and last seen; ``since`` / ``until`` narrow both.
 * ``/search``: :func:`store.search_calls` with the CLI's filters (``tool``, ``raw_name``,
@@ -99,13 +100,13 @@ def sessions_page(viewer: Viewer, request: Request) -> Response:
     body_rows = join(html(
         '<tr><td><a href="{href}">{title}</a><br><code class="sid">{sid}</code></td>'
         "<td>{provider}</td><td>{model}</td><td>{tags}</td><td class=\"num\">{n}</td>"
-        "<td>{updated}</td></tr>",
+        "<td>{active}</td></tr>",
         href=url("session", info.session_id), title=viewer.redact(info.title or info.session_id),
         sid=info.session_id, provider=info.provider or "", model=info.model or "",
-        tags=", ".join(info.tags), n=info.message_count, updated=when(info.updated_at))
+        tags=", ".join(info.tags), n=info.message_count, active=when(info.last_active_at))
         for info in rows)
     table = html('<table class="sessions"><thead><tr><th>session</th><th>provider</th>'
-                 "<th>model</th><th>tags</th><th>messages</th><th>updated</th></tr></thead>"
+                 "<th>model</th><th>tags</th><th>messages</th><th>last active</th></tr></thead>"
                  "<tbody>{rows}</tbody></table>", rows=body_rows) if rows else html(
         '<p class="empty">No sessions match.</p>')
     bar = pager(request, number, has_next)
@@ -250,14 +251,17 @@ def search_page(viewer: Viewer, request: Request) -> Response:
         title=m.session_id, pos=m.position, idx=m.index, time=when(m.created_at),
         name=m.name, raw=html("<br><small>recorded as {r}</small>", r=m.raw_name)
         if m.raw_name != m.name else Markup(""),
-        scls="" if m.status in ("ok", "empty") else "bad", status=m.status,
+        scls="" if m.arguments_status in ("valid", "empty") else "bad",
+        status=m.arguments_status,
         args=_cut(m.arguments_text, 240),
-        flag=Markup('<span class="badge bad">error</span> ') if m.result_is_error
-        else Markup(""),
+        flag=html('<span class="badge {c}">{s}</span> ', s=m.result_status,
+                  c="bad" if m.result_is_error else "warn" if m.result_is_error is None
+                  else ""),
         result="(no result)" if m.result_preview is None else _cut(m.result_preview, 240))
         for m in matches)
     table = html('<table class="matches"><thead><tr><th>session · call</th><th>time</th>'
-                 "<th>tool</th><th>status</th><th>arguments</th><th>result</th></tr></thead>"
+                 "<th>tool</th><th>arguments status</th><th>arguments</th><th>result</th>"
+                 "</tr></thead>"
                  "<tbody>{rows}</tbody></table>", rows=rows) if matches else html(
         '<p class="empty">No calls match.</p>')
     bar = pager(request, number, has_next)

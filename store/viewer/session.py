@@ -119,11 +119,14 @@ def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
     facts = html(
         "<dl class=\"facts\"><dt>id</dt><dd><code>{sid}</code></dd><dt>provider</dt>"
         "<dd>{provider}</dd><dt>model</dt><dd>{model}</dd><dt>cwd</dt><dd><code>{cwd}</code>"
-        "</dd><dt>tags</dt><dd>{tags}</dd><dt>created</dt><dd>{created}</dd><dt>updated</dt>"
-        "<dd>{updated}</dd><dt>messages</dt><dd>{messages}</dd></dl>",
+        "</dd><dt>tags</dt><dd>{tags}</dd><dt>started</dt><dd>{started}</dd>"
+        "<dt>last active</dt><dd>{active}</dd><dt>stored</dt><dd>{stored}</dd>"
+        "<dt>messages</dt><dd>{messages}</dd></dl>",
         sid=info.session_id, provider=info.provider or "–", model=info.model or "–",
-        cwd=info.cwd or "–", tags=tags or "–", created=when(info.created_at),
-        updated=when(info.updated_at), messages=info.message_count)
+        cwd=info.cwd or "–", tags=tags or "–",
+        started=when(info.started_at),
+        active=when(info.last_active_at), stored=when(info.created_at),
+        messages=info.message_count)
     counts = html(
         '<p class="counts"><span>{calls} calls</span> <span class="{ic}">{invalid} invalid'
         '</span> <span class="{ec}">{errors} error results</span> <span class="{dc}">'

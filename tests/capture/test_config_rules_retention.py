@@ -12,9 +12,15 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import text
 
-from store import ConfigurationError, TranscriptStore, load_config, load_findings
+from store import (
+    ConfigurationError,
+    Message,
+    TextPart,
+    TranscriptStore,
+    load_config,
+    load_findings,
+)
 from store.cli.main import cli
 
 pytest.importorskip("sigma")
@@ -87,10 +93,10 @@ def test_watch_runs_the_rules_configured_and_counts_the_findings(
 
 
 def _aged(store: TranscriptStore, sid: str, days: int, agent: str = "codex") -> None:
-    store.append(sid, [{"role": "user", "content": "hi"}], agent=agent)
-    with store.engine.begin() as conn:
-        conn.execute(text("UPDATE sessions SET updated_at = :t WHERE session_id = :s"),
-                     {"t": datetime.now(UTC) - timedelta(days=days), "s": sid})
+    """A session whose message is from ``days`` ago by its own time, stored now."""
+    when = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+    store.append(sid, [Message("user", (TextPart("hi"),), metadata={"timestamp": when})],
+                 agent=agent)
 
 
 def test_watch_applies_the_retention_policy_of_its_configuration(

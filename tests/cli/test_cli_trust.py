@@ -9,7 +9,7 @@ import orjson
 from click.testing import CliRunner
 from sqlalchemy import text
 
-from store import TranscriptStore
+from store import Message, TextPart, TranscriptStore
 from store.cli.main import cli
 
 TURN = [
@@ -24,10 +24,17 @@ def run(*args: str, code: int = 0, stdin: str | None = None):
     return result
 
 
-def filled(url: str, *ids: str) -> None:
+def filled(url: str, *ids: str, days_ago: int | None = None) -> None:
+    """Sessions of ``TURN``, stored now; with ``days_ago``, their messages carry that age as
+    their own time (as an agent's transcript imported late does)."""
+    messages: list = TURN
+    if days_ago is not None:
+        when = (datetime.now(UTC) - timedelta(days=days_ago)).isoformat()
+        messages = [Message(m["role"], (TextPart(m["content"]),), metadata={"timestamp": when})
+                    for m in TURN]
     with TranscriptStore.open(url) as opened:
         for sid in ids:
-            opened.append(sid, TURN, agent="codex")
+            opened.append(sid, messages, agent="codex")
 
 
 class TestHeadAndVerify:
@@ -81,10 +88,8 @@ class TestErase:
 
 class TestPrune:
     def test_dry_run_then_prune(self, store_url):
-        filled(store_url, "old", "new")
-        with TranscriptStore.open(store_url) as opened, opened.engine.begin() as conn:
-            conn.execute(text("UPDATE sessions SET updated_at = :t WHERE session_id = 'old'"),
-                         {"t": datetime.now(UTC) - timedelta(days=120)})
+        filled(store_url, "old", days_ago=120)
+        filled(store_url, "new")
         out = run("prune", "--db", store_url, "--older-than", "90d", "--dry-run").output
         assert "would erase old (2 messages)" in out and "1 session would be erased" in out
         out = run("prune", "--db", store_url, "--older-than", "90d", "--agent", "codex",
@@ -94,10 +99,7 @@ class TestPrune:
             assert [s.session_id for s in opened.list_sessions()] == ["new"]
 
     def test_a_policy_file(self, store_url, tmp_path):
-        filled(store_url, "old")
-        with TranscriptStore.open(store_url) as opened, opened.engine.begin() as conn:
-            conn.execute(text("UPDATE sessions SET updated_at = :t"),
-                         {"t": datetime.now(UTC) - timedelta(days=40)})
+        filled(store_url, "old", days_ago=40)
         policy = tmp_path / "retention.toml"
         policy.write_text('[retention]\nolder_than = "365d"\n[retention.agents]\ncodex = "30d"\n')
         out = run("prune", "--db", store_url, "--policy", str(policy), "--json", "--yes").output

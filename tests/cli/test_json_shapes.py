@@ -158,20 +158,34 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
             errors = [e.message for e in check.iter_errors(row)]
             assert not errors, (command, row, errors)
     # Times are UTC with Z, whatever the machine's zone.
-    assert all(row["updated_at"].endswith("Z") for row in written["sessions list"])
+    assert all(row["last_activity_at"].endswith("Z") for row in written["sessions list"])
+    # updated_at: the deprecated name of last_activity_at, kept for one release
+    assert all(row["updated_at"] == row["last_activity_at"] for row in written["sessions list"])
+    # The arguments' state and the result's never share a name: a failed call with valid
+    # arguments says so in two words, and the deprecated status is the arguments' as stored.
+    calls = written["calls search"]
+    assert all(r["result_status"] == {True: "error", False: "ok", None: "no_result"}[
+        r["result_is_error"]] for r in calls)
+    assert all((r["status"] == "ok") == (r["arguments_status"] == "valid") for r in calls)
     assert {row["agent"] for row in written["calls search"]} >= {"claude-code", "codex"}
     assert all(row["session_id"] == "mixed-providers" for row in written["sessions show"])
 
 
 def test_a_schema_rejects_a_field_it_does_not_name() -> None:
     row = {"session_id": "s", "position": 0, "call_index": 0, "call_id": "c", "tool": "bash",
-           "raw_tool": None, "status": "ok", "arguments": "{}", "result": None,
-           "result_is_error": None}
+           "raw_tool": None, "arguments_status": "empty", "result_status": "no_result",
+           "status": "empty", "arguments": "{}", "result": None, "result_is_error": None}
     assert validator("call").is_valid(row)
     assert not validator("call").is_valid({**row, "name": "bash"})  # the old name
     assert not validator("call").is_valid({**row, "created_at": "2025-01-01 10:00:00+00:00"})
+    assert not validator("call").is_valid({**row, "arguments_status": "ok"})  # a result word
 
 
 def test_the_call_statuses_of_the_schema_are_the_librarys() -> None:
     schema = json.loads((SCHEMAS / "call.schema.json").read_text(encoding="utf-8"))
-    assert schema["$defs"]["call"]["properties"]["status"]["enum"] == list(store.CALL_STATUSES)
+    properties = schema["$defs"]["call"]["properties"]
+    assert properties["status"]["enum"] == list(store.ARGUMENT_STATUSES)
+    assert properties["arguments_status"]["enum"] == [
+        store.arguments_status(s) for s in store.ARGUMENT_STATUSES]
+    assert properties["result_status"]["enum"] == [
+        store.result_status(e) for e in (False, True, None)]

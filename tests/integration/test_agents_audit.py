@@ -143,7 +143,8 @@ class TestSessionTimes:
         october = agents.list_sessions(since=until, limit=None)
         assert [s.session_id for s in october] == [OCTOBER]
         codex = next(s for s in september if s.session_id == CODEX)
-        assert codex.started_at == datetime(2025, 9, 12, 8, 0, 1, tzinfo=UTC)
+        # its own start record (the session_meta line), before its first message's time
+        assert codex.started_at == datetime(2025, 9, 12, 8, 0, 0, 100000, tzinfo=UTC)
         assert codex.ended_at == datetime(2025, 9, 12, 9, 10, 0, 500000, tzinfo=UTC)
         assert codex.created_at.year > 2025  # the import time, kept apart
 

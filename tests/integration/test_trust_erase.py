@@ -5,13 +5,21 @@ text is searched for in the database's bytes (SQLite: the file and its WAL; Post
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
-from store import CallQuery, RetentionPolicy, SessionHeldError, SessionNotFound, search_calls
+from store import (
+    CallQuery,
+    RetentionPolicy,
+    SessionHeldError,
+    SessionNotFound,
+    normalize_message,
+    search_calls,
+)
 from store.core.errors import ConfigurationError, UsageError
 from store.trust.retention import parse_duration
 
@@ -118,11 +126,11 @@ class TestHold:
 
 class TestPrune:
     def _aged(self, store, sid: str, days: int, agent: str | None = None) -> None:
-        store.append(sid, turn(sid), agent=agent)
-        when = datetime.now(UTC) - timedelta(days=days)
-        with store.engine.begin() as conn:
-            conn.execute(text("UPDATE sessions SET updated_at = :t WHERE session_id = :s"),
-                         {"t": when, "s": sid})
+        """A session last active ``days`` ago by its messages' own times, stored now (the
+        import's clock is not its age)."""
+        when = (datetime.now(UTC) - timedelta(days=days)).isoformat()
+        store.append(sid, [replace(normalize_message(record), metadata={"timestamp": when})
+                           for record in turn(sid)], agent=agent)
 
     def test_prune_erases_old_sessions_only(self, store):
         self._aged(store, "old", 200)

@@ -113,7 +113,8 @@ class TestCline:
         assert task.cwd == "/home/u/shop"
         assert task.model == "claude-sonnet-4-20250514"
         assert task.metadata["version"] == "3.26.1"
-        assert task.started_at == ms(1757318401000)
+        # its own start: the task's id is its creation time (before its first message)
+        assert task.started_at == ms(1757318400000)
         assert task.ended_at == ms(1757318419000)
 
     def test_each_request_s_tokens_go_with_its_answer(self, cline):
@@ -134,7 +135,8 @@ class TestCline:
         assert (lead.cwd, lead.model, lead.title) == (
             "/home/u/cli-proj", "claude-sonnet-4-6", "List the sources and fetch the docs")
         assert lead.started_at == datetime(2025, 9, 9, 8, 0, tzinfo=UTC)
-        assert lead.ended_at == ms(1757404806000)
+        # the session's own end, its record's ended_at (after its last message, 08:00:06)
+        assert lead.ended_at == datetime(2025, 9, 9, 8, 1, tzinfo=UTC)
         assert sub.metadata["parent_session"] == CLINE_SDK
         assert "subagent" in sub.tags and sub.agent == "cline"
         assert calls(cline, CLINE_SUB) == [("read", "read_files", None, None)]

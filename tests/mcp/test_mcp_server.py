@@ -74,7 +74,7 @@ def test_every_tool_answers_from_the_store(archive):
         one = await call(session, "search_calls", session_id=CODEX[:8])
         assert {m["session_id"] for m in one["items"]} == {CODEX}
         ok = await call(session, "search_calls", status="ok", limit=100)
-        assert {m["status"] for m in ok["items"]} == {"ok"}
+        assert {m["arguments_status"] for m in ok["items"]} == {"valid"}
         by_path = await call(session, "search_calls", path="src/app.py")
         assert by_path["items"] and all("src/app.py" in m["arguments"]
                                         for m in by_path["items"])

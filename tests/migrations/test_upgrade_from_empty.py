@@ -21,7 +21,7 @@ EXPECTED_COLUMNS = {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
         "created_at", "updated_at", "next_position", "indexed_position", "agent",
         "chain_digest", "parent_session_id", "lineage", "parent_call_id",
-        "message_indexed_position",
+        "message_indexed_position", "started_at", "last_activity_at",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
@@ -95,7 +95,8 @@ EXPECTED_PRIMARY_KEYS = {
 EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "sessions": {"ix_sessions_search_behind": (["session_id"], False),
                  "ix_sessions_messages_behind": (["session_id"], False),
-                 "ix_sessions_parent": (["parent_session_id"], False)},
+                 "ix_sessions_parent": (["parent_session_id"], False),
+                 "ix_sessions_last_activity": (["last_activity_at"], False)},
     "messages": {
         "ux_messages_session_key": (["session_id", "message_key"], True),
         "ix_messages_created_at": (["created_at"], False),
