@@ -24,6 +24,7 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from operator import itemgetter
