@@ -363,6 +363,7 @@ def _session_row(
         "tags_json": dumps_json(tag_list) if tag_list else "[]",
         "metadata_json": metadata_json,
         "created_at": now, "updated_at": now, "next_position": 0, "indexed_position": 0,
+        "logged_position": 0,
         "chain_digest": None,
         "parent_session_id": parent.parent_session_id if parent else None,
         "lineage": parent.kind if parent else None,

@@ -47,6 +47,7 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
+from store.db.tlog import prepare_removal
 from store.db.trust import remove_session, truncated
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
@@ -428,6 +429,7 @@ class SessionsMixin(StoreBase):
                         f"{expected_last.position} is not the one read any more")
             if position >= length:
                 return 0
+            prepare_removal(conn)  # the log takes every committed message before any goes
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
                                                      messages.c.position >= position)))
             # The search watermark comes back with the session's end (the deleted messages'

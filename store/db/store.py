@@ -69,6 +69,7 @@ from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
 from store.db.tables import messages, tool_calls
+from store.db.transparency import LogMixin
 from store.db.trust import TrustMixin
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
@@ -81,6 +82,7 @@ from store.db.writer import (
     write_append,
 )
 from store.records.codec import decode_call, decode_parts, decode_result
+from store.tlog.note import Verifier, open_checkpoint
 from store.usage.tokens import TokenUsage
 
 __all__ = ["TranscriptStore"]
@@ -97,7 +99,7 @@ _position_index = itemgetter(1, 2)
 
 
 
-class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
+class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin, LogMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -412,15 +414,22 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin):
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
-    def verify(self, session_id: str | None = None, *, head: str | None = None
-               ) -> VerifyReport:
+    def verify(self, session_id: str | None = None, *, head: str | None = None,
+               checkpoint: str | None = None, log_key: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written and that every message's chained
         digest still matches (see ``store.db.verify``); with ``head`` (from
-        :meth:`record_head`), also that nothing was removed or rolled back since. Reports
-        problems and changes nothing."""
+        :meth:`record_head`), also that nothing was removed or rolled back since; with an
+        older signed ``checkpoint`` of the transparency log and the verifier key ``log_key``
+        it was signed with, that the log's history still extends it. Reports problems and
+        changes nothing."""
+        opened = None
+        if checkpoint is not None:
+            if log_key is None:
+                raise UsageError("verify needs the log's verifier key to check a checkpoint")
+            opened = open_checkpoint(checkpoint, Verifier.parse(log_key))
         try:
             with self.engine.connect() as conn:
-                return verify(conn, session_id, head=head)
+                return verify(conn, session_id, head=head, checkpoint=opened)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
