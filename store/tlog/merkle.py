@@ -208,4 +208,5 @@ def verify_consistency(old_size: int, size: int, old_root: bytes, root: bytes,
         raise LogProofError("the consistency proof does not lead to the old tree head "
                             "(the history it covered was rewritten)")
     if not hmac.compare_digest(sr, root):
-        raise LogProofError("the consistency proof does not lead to the new tree head")
+        raise LogProofError("the consistency proof does not lead to the new tree head: "
+                            "the history was rewritten, or the proof is forged")

@@ -161,6 +161,21 @@ class Signer:
     def sign(self, text: bytes) -> bytes:
         return Ed25519PrivateKey.from_private_bytes(self.seed).sign(text)
 
+    def sign_note(self, text: str) -> str:
+        """``text`` (a checkpoint's note text) signed by this key."""
+        return sign_note(text, self)
+
+    def cosign(self, note: str) -> str:
+        """The signed note ``note`` (anything after its last signature line, such as
+        consistency hashes, dropped) with this key's signature added: a witness's plain
+        Ed25519 note signature over the same text (not c2sp.org/tlog-cosignature's
+        timestamped type 0x04)."""
+        lines = note.split("\n")
+        last = max((i for i, line in enumerate(lines) if line.startswith(_DASH)), default=-1)
+        if last < 0:
+            raise LogProofError("there is no signed note to cosign")
+        return add_signatures("\n".join(lines[:last + 1]) + "\n", self)
+
 
 def _check_text(text: str) -> None:
     if not text.endswith("\n"):

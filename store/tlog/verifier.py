@@ -171,7 +171,8 @@ def check_consistency(m: int, n: int, old: bytes, new: bytes, proof: Sequence[by
     if not hmac.compare_digest(fr, old):
         raise VerificationError("the proof does not lead to the old root: history rewritten")
     if not hmac.compare_digest(sr, new):
-        raise VerificationError("the proof does not lead to the new root")
+        raise VerificationError("the proof does not lead to the new root: the history it "
+                                "covered was rewritten, or the proof is forged")
 
 
 @dataclass
