@@ -403,8 +403,10 @@ class SessionsMixin(StoreBase):
                 raise UsageError("expected_length and expected_last disagree")
             expected_length = expected_last.position + 1
         with self._write() as conn:
-            # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
-            # the comparison and the delete one step.
+            # The log first (its lock before the session row's; every committed message a
+            # leaf before any goes), then the session row's lock (SQLite holds the write lock
+            # since BEGIN IMMEDIATE) makes the comparison and the delete one step.
+            prepare_removal(conn)
             found = conn.execute(
                 select(sessions.c.next_position, sessions.c.chain_digest)
                 .where(sessions.c.session_id == session_id).with_for_update()
@@ -429,7 +431,6 @@ class SessionsMixin(StoreBase):
                         f"{expected_last.position} is not the one read any more")
             if position >= length:
                 return 0
-            prepare_removal(conn)  # the log takes every committed message before any goes
             conn.execute(delete(messages).where(and_(messages.c.session_id == session_id,
                                                      messages.c.position >= position)))
             # The search watermark comes back with the session's end (the deleted messages'

@@ -49,6 +49,7 @@ __all__ = [
     "forget",
     "leaf_hashes",
     "log_event",
+    "lock_log",
     "log_origin",
     "prepare_removal",
     "tree_head",
@@ -91,6 +92,13 @@ def log_origin(conn: Connection, *, lock: bool = False) -> str:
     if origin is None:
         raise LogProofError("this database has no transparency log (run `db upgrade`)")
     return str(origin)
+
+
+def lock_log(conn: Connection) -> None:
+    """Take the log's lock first in a transaction that will log an event (hold, release,
+    erase, delete, truncate), before any session row lock: every log appender takes it
+    first, so a catch-up (which locks session rows after it) cannot deadlock with them."""
+    log_origin(conn, lock=True)
 
 
 def _size(conn: Connection) -> int:

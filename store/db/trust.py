@@ -42,7 +42,14 @@ from store.db.search_index import (
 )
 from store.db.secrets import calls_with_secret, secrets_summary
 from store.db.tables import messages, session_holds, sessions, tombstones, tool_calls
-from store.db.tlog import forget, leaf_hashes, log_event, log_origin, prepare_removal
+from store.db.tlog import (
+    forget,
+    leaf_hashes,
+    lock_log,
+    log_event,
+    log_origin,
+    prepare_removal,
+)
 from store.records.searchtext import call_search_text, result_search_text
 from store.tlog.bundle import hold_entry, release_entry, tombstone_entry
 from store.tlog.merkle import root_hash
@@ -84,6 +91,7 @@ def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
                    actor: str | None, now: datetime) -> ErasureReceipt:
     """Remove one session in the caller's transaction, leaving its tombstone (the session
     row locked first; refused when it is held)."""
+    prepare_removal(conn)  # the log's lock first; every message committed so far a leaf
     row = conn.execute(select(sessions.c.next_position, sessions.c.chain_digest)
                        .where(sessions.c.session_id == sid).with_for_update()).first()
     if row is None:
@@ -93,7 +101,6 @@ def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
     if held is not None:
         raise SessionHeldError(sid, held[0])
     count, digest = int(row[0]), row[1]
-    prepare_removal(conn)  # every message committed so far is a leaf before it goes
     conn.execute(insert(tombstones).values(
         session_id=sid, erased_at=now, start_position=0, kind=kind, messages=count,
         digest=digest, reason=reason, actor=actor))
@@ -211,6 +218,7 @@ class TrustMixin(StoreBase):
             raise UsageError("a hold needs a reason")
         now = datetime.now(UTC)
         with self._write() as conn:
+            lock_log(conn)
             found = conn.execute(select(sessions.c.session_id)
                                  .where(sessions.c.session_id == session_id)).first()
             if found is None:
@@ -225,6 +233,7 @@ class TrustMixin(StoreBase):
     def release(self, session_id: str) -> bool:
         """Lift a session's hold; False when it was not held."""
         with self._write() as conn:
+            lock_log(conn)
             done = conn.execute(delete(session_holds)
                                 .where(session_holds.c.session_id == session_id))
             if done.rowcount:
