@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         FrozenParametersError,
         ImportFileError,
         KeyConflictError,
+        LogProofError,
         MissingExtra,
         NestingTooDeep,
         NotAMessage,
@@ -156,6 +157,12 @@ if TYPE_CHECKING:
     from store.rules.sigma import Rule as SigmaRule
     from store.rules.sigma import parse_rules
     from store.stream.assembler import PROVIDERS, StreamAssembler, assemble, detect_provider
+    from store.tlog.keyfile import default_key_path as default_log_key_path
+    from store.tlog.keyfile import load_signer as load_log_key
+    from store.tlog.note import Signer as LogSigner
+    from store.tlog.note import Verifier as LogVerifier
+    from store.tlog.verifier import VerificationError as LogVerificationError
+    from store.tlog.verifier import verify_text as verify_log_text
     from store.tools.names import DEFAULT_ALIASES, UNKNOWN_TOOL, AliasTable, display_name
     from store.tools.schemas import (
         PARAMETER_TYPES,
@@ -213,6 +220,10 @@ __all__ = [
     "KeyConflictError",
     "LINEAGE_KINDS",
     "LoadedCall",
+    "LogProofError",
+    "LogSigner",
+    "LogVerificationError",
+    "LogVerifier",
     "Message",
     "MessageHit",
     "MissingExtra",
@@ -299,6 +310,7 @@ __all__ = [
     "count_tools",
     "database_status",
     "decode_codex_output",
+    "default_log_key_path",
     "describe_agent_folders",
     "detect_format",
     "detect_provider",
@@ -318,6 +330,7 @@ __all__ = [
     "list_sessions",
     "load_config",
     "load_findings",
+    "load_log_key",
     "load_prices",
     "load_rules",
     "load_schema_file",
@@ -355,6 +368,7 @@ __all__ = [
     "upgrade_database",
     "usage_report",
     "validate_arguments",
+    "verify_log_text",
 ]
 
 # name -> (module, attribute): where each public name lives.
@@ -464,6 +478,13 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SettingsError": ("store.core.errors", "SettingsError"),
     "StoreError": ("store.core.errors", "StoreError"),
     "EntryExistsError": ("store.core.errors", "EntryExistsError"),
+    "LogProofError": ("store.core.errors", "LogProofError"),
+    "LogSigner": ("store.tlog.note", "Signer"),
+    "LogVerifier": ("store.tlog.note", "Verifier"),
+    "LogVerificationError": ("store.tlog.verifier", "VerificationError"),
+    "default_log_key_path": ("store.tlog.keyfile", "default_key_path"),
+    "load_log_key": ("store.tlog.keyfile", "load_signer"),
+    "verify_log_text": ("store.tlog.verifier", "verify_text"),
     "StoredMessage": ("store.core.transcript", "StoredMessage"),
     "StreamAssembler": ("store.stream.assembler", "StreamAssembler"),
     "StreamError": ("store.core.errors", "StreamError"),

@@ -73,7 +73,7 @@ def empty_postgres(url: str) -> None:
     try:
         with engine.begin() as conn:
             conn.execute(text("TRUNCATE sessions, tool_aliases, source_files, tombstones, "
-                              "chain_heads CASCADE"))
+                              "chain_heads, log_leaves CASCADE"))
             now = datetime.now(UTC)
             conn.execute(insert(tool_aliases), [
                 {"agent": agent or "", "raw_name": raw, "current_name": cur,

@@ -26,7 +26,7 @@ COMMAND_MODULES: dict[str, str] = {
     "import": "imports", "export": "export", "resume": "export", "tools": "audit", "calls": "audit",
     "audit": "audit", "aliases": "aliases", "serve": "serve", "completion": "completion",
     "watch": "watch", "capture": "watch", "usage": "usage", "rules": "rules",
-    "prune": "trust", "mcp": "mcp", "search": "search",
+    "prune": "trust", "mcp": "mcp", "search": "search", "log": "log",
 }
 
 

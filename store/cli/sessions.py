@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -281,16 +282,28 @@ def sessions_tag(db_url: str | None, session_id: str, tags: tuple[str, ...],
 @click.option("--session", "session_id", help="Only this session.")
 @click.option("--head", help="Also prove nothing was removed or rolled back since this head "
                              "(printed by `db head`).")
+@click.option("--checkpoint", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Also prove the transparency log still extends this older signed "
+                   "checkpoint (an auditor's copy of `log checkpoint`).")
+@click.option("--key", "log_key", metavar="KEY",
+              help="The log's verifier key the checkpoint is signed with (default: the "
+                   "local log key's, `log key`).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
 def verify(db_url: str | None, session_id: str | None, head: str | None,
-           as_json: bool) -> None:
+           checkpoint: Path | None, log_key: str | None, as_json: bool) -> None:
     """Check that what is stored reads back as written, that every message's chained digest
-    matches, and that the search index, argument views and secret digests are what the
-    transcript gives; exit 1 on errors (each session's first bad position). Changes nothing."""
+    matches, that the search index, argument views and secret digests are what the
+    transcript gives, and the transparency log's leaves; exit 1 on errors (each session's
+    first bad position). Changes nothing."""
+    old = None
+    if checkpoint is not None:
+        old = checkpoint.read_text(encoding="utf-8")
+        if log_key is None:
+            log_key = str(store.load_log_key(create=False).verifier)
     with open_store(db_url, read_only=True) as opened:
         if session_id is not None:
             session_id = resolve_session(opened, session_id)
-        report = opened.verify(session_id, head=head)
+        report = opened.verify(session_id, head=head, checkpoint=old, log_key=log_key)
     if as_json:
         emit_json({"severity": p.severity, "check": p.check, "session_id": p.session_id,
                    "position": p.position, "index": p.index, "detail": p.detail}
@@ -304,6 +317,9 @@ def verify(db_url: str | None, session_id: str | None, head: str | None,
             where = ", ".join(str(x) for x in (p.session_id, p.position, p.index)
                               if x is not None)
             click.echo(visible(f"{p.severity}: [{p.check}] {where}: {p.detail}"))
+        if old is not None and not any(p.check == "log" for p in report.errors):
+            size = old.split("\n")[1] if old.count("\n") > 1 else "?"
+            click.echo(f"the transparency log still extends the checkpoint of {size} leaves")
     if not report.ok:
         sys.exit(1)
 

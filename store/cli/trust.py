@@ -11,6 +11,7 @@ from __future__ import annotations
 import getpass
 import sys
 import tomllib
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,17 +40,38 @@ def _actor(given: str | None) -> str | None:
         return None
 
 
+def _signed(receipts: list[store.ErasureReceipt]) -> list[store.ErasureReceipt]:
+    """The receipts with their log checkpoints signed, when the log's key exists (an
+    erasure never makes one)."""
+    where = store.default_log_key_path()
+    if not receipts or receipts[0].log_after is None or not where.exists():
+        return receipts
+    key = store.load_log_key(where, create=False)
+    return [replace(r, log_before=key.sign_note(r.log_before) if r.log_before else None,
+                    log_after=key.sign_note(r.log_after) if r.log_after else None)
+            for r in receipts]
+
+
 def _echo_receipts(receipts: list[store.ErasureReceipt], as_json: bool, verb: str) -> None:
+    receipts = _signed(receipts)
     if as_json:
         emit_json(r.to_dict() for r in receipts)
         return
     for r in receipts:
         click.echo(visible(f"{verb} {r.session_id}: {r.messages} messages, digest "
                            f"{r.digest or '-'}, at {r.erased_at.isoformat()}, reason "
-                           f"{r.reason!r}" + (f", by {r.actor}" if r.actor else "")))
+                           f"{r.reason!r}" + (f", by {r.actor}" if r.actor else "")
+                           + (f", tombstone leaf {r.log_leaf}" if r.log_leaf is not None
+                              else "")))
     scrub = receipts[0].scrub if receipts else ()
     for line in scrub:
         click.echo(f"  bytes: {line}")
+    if receipts and receipts[0].log_before and receipts[0].log_after:
+        for label, note in (("before", receipts[0].log_before),
+                            ("after", receipts[0].log_after)):
+            click.echo(f"  log checkpoint {label}:")
+            for line in note.rstrip("\n").split("\n"):
+                click.echo(f"    {line}")
 
 
 @click.command("erase")

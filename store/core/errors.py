@@ -248,6 +248,11 @@ class UsageError(StoreError, ValueError):
     an empty search term); the message names the parameter and what it takes."""
 
 
+class LogProofError(StoreError, ValueError):
+    """A transparency-log checkpoint, signature, key or proof that cannot be read or does not
+    verify (``store/tlog``); the message says which check failed."""
+
+
 class AmbiguousSessionId(UsageError):
     """A session id prefix that the ids of several sessions start with: ``prefix``, and the
     ``candidates`` (at most :data:`AMBIGUOUS_SHOWN`; ``more`` when there are others)."""

@@ -435,6 +435,7 @@ def _session_row(
         "metadata_json": metadata_json,
         "created_at": now, "updated_at": now, "started_at": None, "last_activity_at": None,
         "next_position": 0, "indexed_position": 0, "message_indexed_position": 0,
+        "logged_position": 0,
         "chain_digest": None,
         "parent_session_id": parent.parent_session_id if parent else None,
         "lineage": parent.kind if parent else None,

@@ -48,6 +48,7 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
+from store.db.tlog import prepare_removal
 from store.db.trust import remove_session, truncated
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
@@ -426,8 +427,10 @@ class SessionsMixin(StoreBase):
             expected_length = expected_last.position + 1
         self._forget((session_id,))
         with self._write() as conn:
-            # The session row's lock (SQLite holds the write lock since BEGIN IMMEDIATE) makes
-            # the comparison and the delete one step.
+            # The log first (its lock before the session row's; every committed message a
+            # leaf before any goes), then the session row's lock (SQLite holds the write lock
+            # since BEGIN IMMEDIATE) makes the comparison and the delete one step.
+            prepare_removal(conn)
             found = conn.execute(
                 select(sessions.c.next_position, sessions.c.chain_digest)
                 .where(sessions.c.session_id == session_id).with_for_update()

@@ -74,6 +74,7 @@ from store.db.search_index import IndexUpdate, catch_up
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
 from store.db.tables import tool_calls
+from store.db.transparency import LogMixin
 from store.db.trust import TrustMixin
 from store.db.usage import record_usage
 from store.db.verify import VerifyReport, verify
@@ -86,6 +87,7 @@ from store.db.writer import (
     write_append,
 )
 from store.records.codec import decode_call, decode_parts, decode_result
+from store.tlog.note import Verifier, open_checkpoint
 from store.usage.tokens import TokenUsage
 
 __all__ = ["TranscriptStore"]
@@ -106,7 +108,7 @@ _position_index = itemgetter(1, 2)
 
 
 class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
-                      MessageSearchMixin):
+                      MessageSearchMixin, LogMixin):
     """The store on one database (SQLite file or PostgreSQL). A context manager."""
 
     @classmethod
@@ -461,13 +463,20 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
-    def verify(self, session_id: str | None = None, *, head: str | None = None
-               ) -> VerifyReport:
+    def verify(self, session_id: str | None = None, *, head: str | None = None,
+               checkpoint: str | None = None, log_key: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written and that every message's chained
         digest still matches (see ``store.db.verify``); with ``head`` (from
-        :meth:`record_head`), also that nothing was removed or rolled back since. Reports
-        problems and changes nothing. PostgreSQL: one snapshot (REPEATABLE READ), so that a
-        catch-up committing meanwhile does not make the derived rows look extra."""
+        :meth:`record_head`), also that nothing was removed or rolled back since; with an
+        older signed ``checkpoint`` of the transparency log and the verifier key ``log_key``
+        it was signed with, that the log's history still extends it. Reports problems and
+        changes nothing. PostgreSQL: one snapshot (REPEATABLE READ), so that a catch-up
+        committing meanwhile does not make the derived rows look extra."""
+        opened = None
+        if checkpoint is not None:
+            if log_key is None:
+                raise UsageError("verify needs the log's verifier key to check a checkpoint")
+            opened = open_checkpoint(checkpoint, Verifier.parse(log_key))
         try:
             engine = self.engine
             if engine.dialect.name == "postgresql":
@@ -476,7 +485,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 if not citus:  # (Citus: each shard's own snapshot, as before)
                     engine = engine.execution_options(isolation_level="REPEATABLE READ")
             with engine.connect() as conn:
-                return verify(conn, session_id, head=head)
+                return verify(conn, session_id, head=head, checkpoint=opened)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

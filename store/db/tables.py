@@ -24,6 +24,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -40,6 +41,8 @@ __all__ = [
     "call_views",
     "chain_heads",
     "findings",
+    "log_leaves",
+    "log_state",
     "message_usage",
     "messages",
     "metadata",
@@ -122,6 +125,14 @@ sessions = Table(
     ),
     Column("chain_digest", String,
            doc="digest of the last message's chain (store.trust.chain; revision 0011)"),
+    Column(
+        "logged_position",
+        Integer,
+        nullable=False,
+        server_default="0",
+        doc="transparency-log watermark: the messages before it are leaves of the log "
+            "(store/db/tlog.py, revision 0018)",
+    ),
     # Lineage (revision 0015, store.core.lineage): the session it descends from (not a
     # foreign key: a subagent's file may be imported before its parent's), how (subagent,
     # fork, continuation) and the parent's call that spawned it.
@@ -136,6 +147,10 @@ sessions = Table(
     Index("ix_sessions_messages_behind", "session_id",
           sqlite_where=text("next_position > message_indexed_position"),
           postgresql_where=text("next_position > message_indexed_position")),
+    # The sessions whose new messages the transparency log has not caught up with (0018).
+    Index("ix_sessions_log_behind", "session_id",
+          sqlite_where=text("next_position > logged_position"),
+          postgresql_where=text("next_position > logged_position")),
     # A session's children (revision 0015): `sessions list --parent`, trees, --with-children.
     Index("ix_sessions_parent", "parent_session_id"),
     # Prune's range and the listing's order by activity (revision 0016).
@@ -425,4 +440,31 @@ trust_keys = Table(
     metadata,
     Column("name", String, primary_key=True),
     Column("key", String, nullable=False, doc="hex; made at random by revision 0011"),
+)
+
+
+# The transparency log (revision 0018, store/db/tlog.py, docs/trust.md): one RFC 9162 tree per
+# store whose leaves are the messages and the trust events in append order. No ``session_id``
+# column (a leaf outlives its session): on Citus both are reference tables.
+log_leaves = Table(
+    "log_leaves",
+    metadata,
+    Column("leaf_index", BigInteger, primary_key=True, autoincrement=False),
+    Column("leaf_hash", LargeBinary, nullable=False,
+           doc="SHA-256(0x00 || salt || SHA-256(entry)) (store/tlog/bundle.py)"),
+    Column("kind", String, nullable=False, doc="message | tombstone | hold | release"),
+    Column("subject", String, nullable=False, doc="the session the entry is about"),
+    Column("position", Integer, doc="a message's position; a tombstone's first position"),
+    Column("salt", LargeBinary, doc="32 random bytes; NULL once the content is erased"),
+    Column("entry", Text, doc="the canonical entry (JSON); NULL once the content is erased"),
+    Column("logged_at", UTCDateTime, nullable=False),
+    Index("ix_log_leaves_subject", "subject", "position"),
+)
+
+log_state = Table(
+    "log_state",
+    metadata,
+    Column("name", String, primary_key=True, doc="'log': the one row, locked by each append"),
+    Column("origin", String, nullable=False, doc="the checkpoints' origin line (random id)"),
+    Column("created_at", UTCDateTime, nullable=False),
 )

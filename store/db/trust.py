@@ -44,7 +44,19 @@ from store.db.search_index import (
 )
 from store.db.secrets import calls_with_secret, secrets_summary
 from store.db.tables import messages, session_holds, sessions, tombstones, tool_calls
+from store.db.tlog import (
+    forget,
+    leaf_hashes,
+    lock_log,
+    log_event,
+    log_origin,
+    prepare_removal,
+)
 from store.records.searchtext import call_search_text, result_search_text
+from store.tlog.bundle import hold_entry, release_entry, tombstone_entry
+from store.tlog.merkle import root_hash
+from store.tlog.note import Checkpoint
+from store.trust.chain import canonical_time
 from store.trust.retention import ErasureReceipt, RetentionPolicy, format_duration
 from store.trust.secrets import index_text
 
@@ -81,6 +93,7 @@ def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
                    actor: str | None, now: datetime) -> ErasureReceipt:
     """Remove one session in the caller's transaction, leaving its tombstone (the session
     row locked first; refused when it is held)."""
+    prepare_removal(conn)  # the log's lock first; every message committed so far a leaf
     row = conn.execute(select(sessions.c.next_position, sessions.c.chain_digest)
                        .where(sessions.c.session_id == sid).with_for_update()).first()
     if row is None:
@@ -93,17 +106,30 @@ def remove_session(conn: Connection, sid: str, *, kind: str, reason: str | None,
     conn.execute(insert(tombstones).values(
         session_id=sid, erased_at=now, start_position=0, kind=kind, messages=count,
         digest=digest, reason=reason, actor=actor))
+    leaf = log_event(conn, "tombstone", sid, 0, tombstone_entry(
+        kind, sid, canonical_time(now), 0, count, digest), caught_up=True)
+    forget(conn, sid)
     conn.execute(delete(sessions).where(sessions.c.session_id == sid))
-    return ErasureReceipt(sid, kind, now, reason, actor, count, digest)
+    return ErasureReceipt(sid, kind, now, reason, actor, count, digest, log_leaf=leaf)
+
+
+def _checkpoint_text(conn: Connection) -> str:
+    hashes = leaf_hashes(conn)
+    return Checkpoint(log_origin(conn), len(hashes), root_hash(hashes)).text()
 
 
 def truncated(conn: Connection, sid: str, position: int, length: int, old_digest: str | None,
               now: datetime) -> None:
     """After a truncate removed the messages from ``position`` on (in the caller's
-    transaction): the tombstone of what went, and the session's chain head moved back."""
+    transaction, which logged every message before removing them: ``prepare_removal``): the
+    tombstone of what went, its leaf, and the session's chain head moved back."""
     conn.execute(insert(tombstones).values(
         session_id=sid, erased_at=now, start_position=position, kind="truncate",
         messages=length - position, digest=old_digest, reason=None, actor=None))
+    log_event(conn, "tombstone", sid, position, tombstone_entry(
+        "truncate", sid, canonical_time(now), position, length - position, old_digest),
+        caught_up=True)
+    forget(conn, sid, position)
     last = None
     if position > 0:
         last = conn.execute(select(messages.c.digest).where(and_(
@@ -146,8 +172,11 @@ class TrustMixin(StoreBase):
             if sqlite:
                 conn.exec_driver_sql("PRAGMA secure_delete = ON")
             try:
+                prepare_removal(conn)
+                before = _checkpoint_text(conn)
                 receipts = [remove_session(conn, sid, kind=kind, reason=reason, actor=actor,
                                            now=now) for sid in ids]
+                after = _checkpoint_text(conn)
                 if sqlite and has_search_index(conn):
                     conn.exec_driver_sql(
                         f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}) VALUES ('optimize')")
@@ -159,7 +188,8 @@ class TrustMixin(StoreBase):
                     conn.exec_driver_sql("PRAGMA secure_delete = OFF")
         scrub = self._scrub()
         return [ErasureReceipt(r.session_id, r.kind, r.erased_at, r.reason, r.actor,
-                               r.messages, r.digest, scrub) for r in receipts]
+                               r.messages, r.digest, scrub, r.log_leaf, before, after)
+                for r in receipts]
 
     def _scrub(self) -> tuple[str, ...]:
         """After an erasure's commit: what was done to the bytes."""
@@ -195,6 +225,7 @@ class TrustMixin(StoreBase):
             raise UsageError("a hold needs a reason")
         now = datetime.now(UTC)
         with self._write() as conn:
+            lock_log(conn)
             found = conn.execute(select(sessions.c.session_id)
                                  .where(sessions.c.session_id == session_id)).first()
             if found is None:
@@ -202,13 +233,19 @@ class TrustMixin(StoreBase):
             conn.execute(delete(session_holds).where(session_holds.c.session_id == session_id))
             conn.execute(insert(session_holds).values(session_id=session_id, reason=reason,
                                                       held_at=now, actor=actor))
+            log_event(conn, "hold", session_id, None,
+                      hold_entry(session_id, canonical_time(now), reason, actor))
         return Hold(session_id, reason, now, actor)
 
     def release(self, session_id: str) -> bool:
         """Lift a session's hold; False when it was not held."""
         with self._write() as conn:
+            lock_log(conn)
             done = conn.execute(delete(session_holds)
                                 .where(session_holds.c.session_id == session_id))
+            if done.rowcount:
+                log_event(conn, "release", session_id, None,
+                          release_entry(session_id, canonical_time(datetime.now(UTC))))
             return bool(done.rowcount)
 
     @reads_once

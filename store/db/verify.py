@@ -23,7 +23,11 @@ Checks, per session:
 and for the database: SQLite's ``integrity_check`` and ``foreign_key_check``. With a head
 printed earlier by ``db head`` (``head=``), it also proves that head is an ancestor of the
 database: every session it covered still holds the same prefix, or was removed with a
-tombstone (``head``, :func:`store.db.chains.check_head`). It reports; it changes nothing.
+tombstone (``head``, :func:`store.db.chains.check_head`). The transparency log
+(``log``, :func:`store.db.tlog.check_log`): its leaves are 0..n-1, each still matches its
+salted entry, every logged message still matches its leaf (or was removed with a tombstone
+leaf); with an auditor's signed checkpoint, the log still extends it. It reports; it changes
+nothing.
 """
 
 from __future__ import annotations
@@ -42,8 +46,10 @@ from store.db.chains import ChainCheck, check_chain, check_head
 from store.db.index_check import check_derived
 from store.db.message_index import check_message_index
 from store.db.tables import messages, sessions, tool_calls, tool_results
+from store.db.tlog import check_log
 from store.records.codec import decode_call
 from store.records.searchtext import call_search_text, result_search_text
+from store.tlog.note import Checkpoint
 
 __all__ = ["VerifyProblem", "VerifyReport", "verify"]
 
@@ -125,11 +131,14 @@ def _readable(report: Any, what: str, pos: int, idx: int, stored: str,
 
 
 def verify(conn: Connection, session_id: str | None = None, *,
-           head: str | None = None) -> VerifyReport:
+           head: str | None = None, checkpoint: Checkpoint | None = None) -> VerifyReport:
     """Check the whole database (or one session) on ``conn`` and report; nothing is changed.
-    ``head``: also prove that this head (``db head``) is an ancestor of the database."""
-    if head is not None and session_id is not None:
-        raise UsageError("verify checks a head over the whole database, not one session")
+    ``head``: also prove that this head (``db head``) is an ancestor of the database. The
+    whole database's check includes the transparency log (``log``, :func:`check_log`);
+    ``checkpoint`` (signature checked): also that the log's history still extends it."""
+    if (head is not None or checkpoint is not None) and session_id is not None:
+        raise UsageError("verify checks a head or checkpoint over the whole database, not "
+                         "one session")
     problems: list[VerifyProblem] = []
     counts = Counter[str]()
     chains: dict[str, ChainCheck] = {}
@@ -151,6 +160,9 @@ def verify(conn: Connection, session_id: str | None = None, *,
     if head is not None:
         problems += [VerifyProblem("error", "head", sid, position, None, detail)
                      for sid, position, detail in check_head(conn, head, chains)]
+    if session_id is None:
+        problems += [VerifyProblem("error", "log", sid, position, None, detail)
+                     for sid, position, detail in check_log(conn, checkpoint)]
     if conn.dialect.name == "sqlite":
         result = conn.execute(text("PRAGMA integrity_check")).scalars().all()
         if result != ["ok"]:

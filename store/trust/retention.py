@@ -102,10 +102,16 @@ class ErasureReceipt:
     messages: int
     digest: str | None
     scrub: tuple[str, ...] = ()
+    #: the transparency log (store/db/tlog.py): the tombstone's leaf index, and the
+    #: checkpoint texts (origin, size, root; unsigned) before and after the erasure
+    log_leaf: int | None = None
+    log_before: str | None = None
+    log_after: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "kind": self.kind,
                 "erased_at": self.erased_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
                 "reason": self.reason,
                 "actor": self.actor, "messages": self.messages, "digest": self.digest,
-                "scrub": list(self.scrub)}
+                "scrub": list(self.scrub), "log_leaf": self.log_leaf,
+                "log_before": self.log_before, "log_after": self.log_after}

@@ -21,7 +21,7 @@ EXPECTED_COLUMNS = {
         "session_id", "title", "provider", "model", "cwd", "tags_json", "metadata_json",
         "created_at", "updated_at", "next_position", "indexed_position", "agent",
         "chain_digest", "parent_session_id", "lineage", "parent_call_id",
-        "message_indexed_position", "started_at", "last_activity_at",
+        "message_indexed_position", "started_at", "last_activity_at", "logged_position",
     },
     "messages": {
         "session_id", "position", "message_key", "message_id", "role", "source", "text",
@@ -64,6 +64,10 @@ EXPECTED_COLUMNS = {
     "call_secrets": {"session_id", "position", "item", "item_index", "digest", "kind",
                      "call_position", "call_index"},
     "trust_keys": {"name", "key"},
+    # The transparency log (revision 0018).
+    "log_leaves": {"leaf_index", "leaf_hash", "kind", "subject", "position", "salt", "entry",
+                   "logged_at"},
+    "log_state": {"name", "origin", "created_at"},
 }
 
 def _tables(engine: Any) -> list[str]:
@@ -89,12 +93,15 @@ EXPECTED_PRIMARY_KEYS = {
     "call_secrets": ("pk_call_secrets", ["session_id", "position", "item", "item_index",
                                          "digest"]),
     "trust_keys": ("pk_trust_keys", ["name"]),
+    "log_leaves": ("pk_log_leaves", ["leaf_index"]),
+    "log_state": ("pk_log_state", ["name"]),
 }
 
 # name -> (columns, unique), per table; tables without a named index map to {}.
 EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "sessions": {"ix_sessions_search_behind": (["session_id"], False),
                  "ix_sessions_messages_behind": (["session_id"], False),
+                 "ix_sessions_log_behind": (["session_id"], False),
                  "ix_sessions_parent": (["parent_session_id"], False),
                  "ix_sessions_last_activity": (["last_activity_at"], False)},
     "messages": {
@@ -126,6 +133,8 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "session_holds": {},
     "call_secrets": {"ix_call_secrets_digest": (["digest"], False)},
     "trust_keys": {},
+    "log_leaves": {"ix_log_leaves_subject": (["subject", "position"], False)},
+    "log_state": {},
 }
 
 # name -> (columns, referred table, referred columns), per table; every one cascades deletes.
@@ -178,6 +187,8 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
         ),
     },
     "trust_keys": {},
+    "log_leaves": {},
+    "log_state": {},
 }
 
 
@@ -282,7 +293,7 @@ class TestMigratedSchema:
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
             if table not in ("tool_aliases", "source_files", "alembic_version", "chain_heads",
-                             "trust_keys")
+                             "trust_keys", "log_leaves", "log_state")
         }
 
         assert len(leading) == 12
@@ -361,7 +372,8 @@ class TestDowngrade:
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
             "call_views", "source_files", "session_sources", "message_usage", "findings",
-            "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys"}
+            "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys",
+            "log_leaves", "log_state"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

@@ -13,7 +13,7 @@ PACKAGE = Path(store.__file__).parent
 # The domain: stdlib + orjson only, never SQLAlchemy, Alembic or the persistence layer.
 # Whole folders are domain (nothing domain lies loose at the top of store/).
 DOMAIN_FOLDERS = {"core", "tools", "redaction", "records", "normalize", "stream", "replay",
-                  "capture", "usage", "rules", "trust"}
+                  "capture", "usage", "rules", "trust", "tlog"}
 # importers/: every reader is domain; only the walk that feeds a store is not.
 DOMAIN_IMPORTERS_EXCEPT = {"walk"}
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}
@@ -60,6 +60,19 @@ def test_domain_modules_import_no_database_or_edge_code(path):
     inner = {name for name in imports if name.startswith(PERSISTENCE_PACKAGES)}
     assert not inner, f"{path} imports {inner}"
     assert "store" not in imports, f"{path} imports the package root (the public API)"
+
+
+#: Files that run alone, copied without the package: their errors are their own.
+STANDALONE = {PACKAGE / "tlog" / "verifier.py"}
+
+
+def test_the_log_verifier_stands_alone():
+    """store/tlog/verifier.py is copied alone to an auditor's machine: stdlib and
+    cryptography only, nothing of store."""
+    imports = imported_modules(PACKAGE / "tlog" / "verifier.py")
+    roots = {name.split(".")[0] for name in imports}
+    assert roots <= {"__future__", "argparse", "base64", "binascii", "hashlib", "hmac", "json",
+                     "sys", "collections", "dataclasses", "cryptography"}, roots
 
 
 def test_the_top_of_the_package_is_only_its_face():
@@ -198,6 +211,8 @@ def test_the_package_raises_only_store_errors():
                   if isinstance(value, type) and issubclass(value, errors.StoreError)}
     stray = []
     for path in PACKAGE.rglob("*.py"):
+        if path in STANDALONE:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
                 name = ast.unparse(node.exc.func).removeprefix("store.")
@@ -210,7 +225,7 @@ def test_every_error_class_lives_in_the_one_tree():
     """Exception classes are defined in store/core/errors.py only (internal markers aside)."""
     elsewhere = []
     for path in PACKAGE.rglob("*.py"):
-        if path.name == "errors.py":
+        if path.name == "errors.py" or path in STANDALONE:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef) and node.name not in _INTERNAL_RAISES and any(
