@@ -124,7 +124,7 @@ class TestAnOldSessionImportedNow:
         url, _ = imported
         dry = run("prune", "--db", url, "--older-than", "365d", "--dry-run")
         assert f"would erase {OLD_SID}" in dry and RECENT_SID not in dry
-        assert "1 sessions would be erased" in dry
+        assert "1 session would be erased" in dry
         assert len(rows("sessions", "list", "--db", url)) == 2  # a dry run erases nothing
 
         done = rows("prune", "--db", url, "--older-than", "365d", "--yes")
