@@ -302,8 +302,9 @@ def _edits(text: str, trees: list[Any]) -> list[tuple[int, int, str]]:
             if value is None:
                 continue
             taken.append((start, end))
-            edits.append((start, end, _quoted(value, _in_double_quotes(text, start))))
-    return edits
+            edits.append((start, end, value))
+    inside = _double_quoted(text, sorted(start for start, _, _ in edits))
+    return [(start, end, _quoted(value, start in inside)) for start, end, value in edits]
 
 
 def _parameter(expression: str, at: int, assigned: list[tuple[int, str, str]]) -> str | None:
@@ -323,22 +324,26 @@ def _parameter(expression: str, at: int, assigned: list[tuple[int, str, str]]) -
     return None
 
 
-def _in_double_quotes(text: str, at: int) -> bool:
-    """Whether position ``at`` of ``text`` is inside double quotes (a scan from the start)."""
+def _double_quoted(text: str, positions: list[int]) -> set[int]:
+    """Which of ``positions`` (sorted) of ``text`` are inside double quotes (one scan)."""
+    inside: set[int] = set()
     quote = ""
     i = 0
-    while i < at:
-        ch = text[i]
-        if ch == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        i += 1
-    return quote == '"'
+    for at in positions:
+        while i < at:
+            ch = text[i]
+            if ch == "\\" and quote != "'":
+                i += 2
+                continue
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "'\"":
+                quote = ch
+            i += 1
+        if quote == '"':
+            inside.add(at)
+    return inside
 
 
 def _quoted(value: str, in_double: bool) -> str:

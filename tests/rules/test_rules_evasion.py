@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import store
 from store.rules.engine import RuleSet, builtin_rules
@@ -192,3 +194,26 @@ def test_rules_check_finds_every_evasion_with_and_without_the_prefilter(evasions
     assert sorted(map(key, quick)) == sorted(map(key, full))
     flagged = {f.call_id for f in quick if f.title == ROOT}
     assert flagged == {f"c{i}" for i in range(len(EVASIONS))}
+
+
+TOKENS = ["rm", "-rf", "/", "~root", "X=/", "$X", "${X}", "${IFS}", "$(", ")", "`", "echo",
+          "printf", "'", '"', "|", "||", "&&", ";", "\n", "sh", "bash -c", "base64 -d", "<<<",
+          "<<", "EOF", "< <(", "<(", "xargs", "-I{}", "{}", "find", "-delete", "-exec", "+",
+          "\\;", "cd", "..", "*", "python3 -c", "perl -e", "node -e", "ruby -e", "os.system(",
+          "shutil.rmtree(", "busybox", "for", "in", "do", "done", "export", "//", "/./", " ",
+          "cm0gLXJmIC8=", "\\", "$@", "${X:-/}", "-0", "-name", "!"]
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=30).map(" ".join))
+def test_fuzz_any_shellish_line_normalises_without_error(line: str) -> None:
+    forms = unmasked(line)
+    assert len(forms) <= 256
+    assert all(form.argv for form in forms)
+    unmasked_scripts(line)
+    RULES.check(call(line))
+
+
+@given(st.text(max_size=120))
+def test_fuzz_any_text_normalises_without_error(line: str) -> None:
+    unmasked(line)
+    RULES.check(call(line))
