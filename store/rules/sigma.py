@@ -325,8 +325,7 @@ def _value(value: Any, name: str) -> ValueTest | None:
         return _string(value, name, cased=False)
     if isinstance(value, t.SigmaRegularExpression):
         flags = "".join(sorted(t.SigmaRegularExpression.sigma_to_re_flag[f] for f in value.flags))
-        pattern = linear_regex(str(value.regexp), flags, name)
-        return lambda s, low: pattern.search(s) is not None
+        return _re2_test(linear_regex(str(value.regexp), flags, name).search)
     if isinstance(value, t.SigmaBool):
         expected = "true" if value.boolean else "false"
         return lambda s, low: low == expected
@@ -360,6 +359,19 @@ def linear_regex(pattern: str, flags: str, where: str) -> Any:
                         "or atomic groups)") from None
 
 
+def _re2_test(method: Callable[[str], Any]) -> ValueTest:
+    """A value test by an RE2 pattern's ``search`` or ``fullmatch`` (RE2 reads UTF-8: a lone
+    surrogate, which no stored text holds but a caller's may, is read as "?")."""
+
+    def test(s: str, low: str) -> bool:
+        try:
+            return method(s) is not None
+        except UnicodeEncodeError:
+            return method(s.encode("utf-8", "replace").decode("utf-8")) is not None
+
+    return test
+
+
 def _string(value: Any, name: str, cased: bool) -> ValueTest:
     from sigma.types import SpecialChars
 
@@ -368,8 +380,8 @@ def _string(value: Any, name: str, cased: bool) -> ValueTest:
     inner = parts[1:-1] if len(parts) > 2 else []
     if (not all(isinstance(p, str) or p == SpecialChars.WILDCARD_MULTI for p in parts)
             or len(plain) > 1 or any(not isinstance(p, str) for p in inner)):
-        pattern = linear_regex(str(value.to_regex().regexp), "s" if cased else "is", name)
-        return lambda s, low: pattern.fullmatch(s) is not None
+        return _re2_test(linear_regex(str(value.to_regex().regexp), "s" if cased else "is",
+                                      name).fullmatch)
     text = plain[0] if plain else ""
     if not cased:
         text = text.lower()

@@ -205,3 +205,11 @@ def test_fuzz_well_formed_rules_with_any_values(selections, condition) -> None:
     loaded = only_typed(yaml.safe_dump(document))
     if loaded:
         RuleSet(loaded).check(shell("cat /etc/shadow"))
+
+
+def test_a_lone_surrogate_in_a_field_is_read_not_raised() -> None:
+    (rule,) = parse_rules(HEAD + "detection:\n  sel:\n    CommandLine|re: 'a.b'\n"
+                          "  condition: sel\n", "s.yml")
+
+    assert rule.matcher({"CommandLine": "a\ud800b"}, {}, [])
+    assert not rule.matcher({"CommandLine": "\ud800"}, {}, [])
