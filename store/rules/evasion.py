@@ -50,13 +50,24 @@ from store.rules.shell import SHELLS, SimpleCommand, simple_commands, wrapped_ar
 
 __all__ = ["TRIGGERS", "may_unmask", "unmasked", "unmasked_scripts"]
 
-#: Lower-case texts one of which is in every line :func:`unmasked` finds something in (the
-#: prefilter's marks); :func:`may_unmask` is the exact test over them.
-TRIGGERS = ("$", "`", "~", "//", "/.", "<<", "<(", "|", "cd", "pushd", "find", "xargs",
+#: Texts one of which is in every line :func:`unmasked` finds something in (the prefilter's
+#: marks, asked of the database); :func:`may_unmask` is the finer test.
+TRIGGERS = ("$", "`", "~", "//", "/.", "<<", "<(", "cd", "pushd", "find", "echo", "printf",
             "python", "pypy", "perl", "ruby", "node", "bun", "deno")
+#: What a line with a normalised form holds (see :func:`may_unmask`): every pattern scans
+#: from a literal and stops at a separator, so the test is linear in the line.
 _TRIGGER = re.compile(
-    r"[$`~]|//|/\.|<<|<\(|\|[^|]*sh\b|\b(?:cd|pushd)\b|find|xargs|python|pypy|perl|ruby|"
-    r"node|bun|deno")
+    r"(?<!:)//|/\.|<<|<\(|~[A-Za-z_]"                  # path forms, here-documents, <(...)
+    r"|\$\{?IFS|\$[@*]|\$\{\w+:?[-=]"                  # $IFS, $@, ${X:-default}
+    r"|(?:\$\(|`)\s*(?:echo|printf|cat|base64|base32|xxd|rev)\b"  # a producer substituted
+    r"|\bfind\b[^|;&\n]*\s-(?:delete|exec|execdir|ok|okdir)\b"  # find -delete / -exec
+    r"|(?:python|pypy|perl|ruby|node|bun|deno)[\w.]*\s[^|;&\n]*?-(?:-eval|-print|\w*[ceEp])\b"
+    r"|\bdeno\s+eval\b")
+_PRODUCER = re.compile(r"\b(?:echo|printf)\b")
+_CONSUMER = re.compile(r"\|[^|\n]*(?:sh\b|xargs|python|pypy|perl|ruby|node|bun|deno)")
+_ASSIGNS = re.compile(r"=|\bfor\s")
+_CD = re.compile(r"\b(?:cd|pushd)\b")
+_GLOBBY = re.compile(r"[*?]|(?<!\S)\.")
 _MAX_DEPTH = 4
 _QUOTED_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"])([A-Za-z_0-9]+)\2")
 _MAX_FORMS = 256
@@ -70,8 +81,22 @@ _SAFE = re.compile(r"[\w@%+=:,./~-]*")
 
 
 def may_unmask(line: str) -> bool:
-    """Whether ``line`` holds any of :data:`TRIGGERS` (else :func:`unmasked` is empty)."""
-    return _TRIGGER.search(line) is not None
+    """Whether ``line`` may have a normalised form (else :func:`unmasked` is empty): a path
+    form, a here-document or ``<(...)``, ``$IFS``/``$@``/``${X:-...}``, a literal producer
+    substituted, ``find -delete``/``-exec``, an interpreter with ``-c``/``-e``, an assignment
+    or ``for`` before a ``$``, ``echo``/``printf`` before a pipe into a shell, an
+    interpreter or ``xargs``, ``cd`` before a wildcard or dot form."""
+    if _TRIGGER.search(line) is not None:
+        return True
+    if "$" in line:
+        assign = _ASSIGNS.search(line)
+        if assign is not None and "$" in line[assign.end():]:
+            return True
+    produced = _PRODUCER.search(line)
+    if produced is not None and _CONSUMER.search(line, produced.end()) is not None:
+        return True
+    cd = _CD.search(line)
+    return cd is not None and _GLOBBY.search(line, cd.end()) is not None
 
 
 def unmasked(line: str) -> tuple[SimpleCommand, ...]:
@@ -194,11 +219,19 @@ def _code(lang: str, code: str, parent: SimpleCommand, depth: int, found: _Found
 
 
 def _feed(consumer: SimpleCommand, text: str, depth: int, found: _Found) -> None:
-    """``text`` is ``consumer``'s standard input (or its script)."""
-    name = posixpath.basename(consumer.argv[0])
+    """``text`` is ``consumer``'s standard input (or its script); a wrapper (``sudo bash``,
+    ``busybox sh``) passes it on to the command it runs."""
+    argv = consumer.argv
+    while posixpath.basename(argv[0]) != "xargs":
+        inner = wrapped_argv(argv)
+        if not inner:
+            break
+        argv = inner
+    consumer = replace(consumer, argv=argv)
+    name = posixpath.basename(argv[0])
     reads_stdin = all(w.startswith("-") and (name not in SHELLS or "c" not in w[1:])
-                      for w in consumer.argv[1:])  # no script file, no -c
-    lang = language(consumer.argv[0])
+                      for w in argv[1:])  # no script file, no -c
+    lang = language(argv[0])
     if name in SHELLS or name in ("source", "."):
         if reads_stdin or len(consumer.argv) == 1:
             _forms(text, consumer, depth + 1, found)

@@ -13,8 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import store
+from store.rules import evasion
 from store.rules.engine import RuleSet, builtin_rules
-from store.rules.evasion import may_unmask, unmasked, unmasked_scripts
+from store.rules.evasion import TRIGGERS, may_unmask, unmasked, unmasked_scripts
 from store.rules.events import CallRecord
 
 RULES = RuleSet(builtin_rules())
@@ -56,6 +57,9 @@ EVASIONS = [
     "busybox rm -rf /",
     "rm -rf ~root",
     # the same classes, other spellings
+    "echo 'rm -rf /' | sudo bash",
+    "echo 'rm -rf /' | busybox sh -s",
+    "echo / | sudo xargs rm -rf",
     'export T=/ && rm -rf "$T"',
     "Y=$(echo /); rm -rf $Y",
     "rm -rf ${UNSET:-/}",
@@ -211,6 +215,31 @@ def test_fuzz_any_shellish_line_normalises_without_error(line: str) -> None:
     assert all(form.argv for form in forms)
     unmasked_scripts(line)
     RULES.check(call(line))
+
+
+def every_form(line: str) -> tuple[object, ...]:
+    """The forms of ``line`` with the trigger test switched off (at every level)."""
+    original = evasion.may_unmask
+    evasion.may_unmask = lambda text: True  # type: ignore[assignment]
+    try:
+        return evasion._cached.__wrapped__(line)[0]
+    finally:
+        evasion.may_unmask = original
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=20).map(" ".join))
+def test_fuzz_the_trigger_test_misses_no_line_with_a_form(line: str) -> None:
+    """may_unmask (and so the prefilter, whose database marks are looser still) lets through
+    every line the normalisation finds a form in."""
+    if every_form(line):
+        assert may_unmask(line)
+        assert any(mark in line for mark in TRIGGERS)
+
+
+@pytest.mark.parametrize("command", EVASIONS)
+def test_the_trigger_test_lets_every_evasion_through(command: str) -> None:
+    if every_form(command):
+        assert may_unmask(command)
 
 
 @given(st.text(max_size=120))
