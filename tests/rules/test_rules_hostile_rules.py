@@ -213,3 +213,44 @@ def test_a_lone_surrogate_in_a_field_is_read_not_raised() -> None:
 
     assert rule.matcher({"CommandLine": "a\ud800b"}, {}, [])
     assert not rule.matcher({"CommandLine": "\ud800"}, {}, [])
+
+
+def test_watch_with_an_unsupported_rule_on_import_stops_before_a_pass(store_url: str,
+                                                                      tmp_path) -> None:
+    rule = tmp_path / "backref.yml"
+    rule.write_text(HEAD + "detection:\n  sel:\n    CommandLine|re: '(a)\\1'\n"
+                    "  condition: sel\n")
+    config = tmp_path / "store.toml"
+    config.write_text(f'[rules]\non_import = true\npaths = ["{rule}"]\n')
+    empty = tmp_path / "none"
+    empty.mkdir()
+
+    code, output = run("watch", "--once", "--db", store_url, "--config", str(config),
+                       str(empty))
+
+    assert code == 1 and "Traceback" not in output
+    assert f"error: {rule}: rule 'hostile', field 'CommandLine'" in output
+
+
+def test_watch_with_a_backtracking_rule_on_import_finishes_its_pass(store_url: str,
+                                                                    tmp_path) -> None:
+    rule = tmp_path / "slow.yml"
+    rule.write_text(BACKTRACKING)
+    config = tmp_path / "store.toml"
+    config.write_text(f'[rules]\non_import = true\npaths = ["{rule}"]\n')
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    line = json.dumps({"type": "assistant", "sessionId": "s1", "uuid": "u1",
+                       "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w",
+                       "message": {"role": "assistant", "content": [
+                           {"type": "tool_use", "id": "t1", "name": "Bash",
+                            "input": {"command": "echo " + "a" * 50_000}}]}})
+    (folder / "s1.jsonl").write_text(line + "\n")
+
+    code, output = run("watch", "--once", "--db", store_url, "--config", str(config),
+                       str(folder))
+
+    assert code == 0, output
+    with store.TranscriptStore.open(store_url, read_only=True) as opened:
+        assert [c.call.name for c in opened.load("s1").calls()] == ["bash"]
+        assert store.load_findings(opened) == []
