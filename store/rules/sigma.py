@@ -325,7 +325,7 @@ def _value(value: Any, name: str) -> ValueTest | None:
         return _string(value, name, cased=False)
     if isinstance(value, t.SigmaRegularExpression):
         flags = "".join(sorted(t.SigmaRegularExpression.sigma_to_re_flag[f] for f in value.flags))
-        return _re2_test(linear_regex(str(value.regexp), flags, name).search)
+        return _re2_test(str(value.regexp), flags, name, whole=False)
     if isinstance(value, t.SigmaBool):
         expected = "true" if value.boolean else "false"
         return lambda s, low: low == expected
@@ -359,15 +359,37 @@ def linear_regex(pattern: str, flags: str, where: str) -> Any:
                         "or atomic groups)") from None
 
 
-def _re2_test(method: Callable[[str], Any]) -> ValueTest:
-    """A value test by an RE2 pattern's ``search`` or ``fullmatch`` (RE2 reads UTF-8: a lone
-    surrogate, which no stored text holds but a caller's may, is read as "?")."""
+#: Texts longer than this (characters) that RE2's one-pattern set finds no match in are
+#: searched again by the compiled pattern: a set only has RE2's DFA, which can run out of
+#: memory on a long text (and then answers no), where a search falls back to the NFA.
+_SET_CERTAIN = 1000
+
+
+def _re2_test(pattern: str, flags: str, where: str, *, whole: bool) -> ValueTest:
+    """A value test: does ``pattern`` match somewhere in the text (``whole``: all of it)?
+    Answered by a one-pattern ``re2.Set`` (its public API costs about what :mod:`re` does;
+    the compiled pattern's ``search`` several times more), confirmed by the pattern for long
+    texts (:data:`_SET_CERTAIN`). RE2 reads UTF-8: a lone surrogate, which no stored text
+    holds but a caller's may, is read as "?"."""
+    import re2  # the `rules` extra (google-re2)
+
+    compiled = linear_regex(pattern, flags, where)  # the errors, and the long texts
+    options = re2.Options()
+    options.log_errors = False
+    one = re2.Set.FullMatchSet(options) if whole else re2.Set.SearchSet(options)
+    one.Add(f"(?{flags}){pattern}" if flags else pattern)
+    one.Compile()
+    method = compiled.fullmatch if whole else compiled.search
 
     def test(s: str, low: str) -> bool:
         try:
-            return method(s) is not None
+            if one.Match(s) is not None:
+                return True
         except UnicodeEncodeError:
-            return method(s.encode("utf-8", "replace").decode("utf-8")) is not None
+            s = s.encode("utf-8", "replace").decode("utf-8")
+            if one.Match(s) is not None:
+                return True
+        return len(s) > _SET_CERTAIN and method(s) is not None
 
     return test
 
@@ -380,8 +402,8 @@ def _string(value: Any, name: str, cased: bool) -> ValueTest:
     inner = parts[1:-1] if len(parts) > 2 else []
     if (not all(isinstance(p, str) or p == SpecialChars.WILDCARD_MULTI for p in parts)
             or len(plain) > 1 or any(not isinstance(p, str) for p in inner)):
-        return _re2_test(linear_regex(str(value.to_regex().regexp), "s" if cased else "is",
-                                      name).fullmatch)
+        return _re2_test(str(value.to_regex().regexp), "s" if cased else "is", name,
+                         whole=True)
     text = plain[0] if plain else ""
     if not cased:
         text = text.lower()
