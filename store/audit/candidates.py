@@ -14,7 +14,10 @@
   backslash between two word characters (``cu''rl``, ``of="/dev/sda"``), which the shell
   parser joins into text the arguments do not hold as written (the views with a quote
   read, the test in Python); views with a path the mapping normalises (``/.``, ``//``), or
-  cut (2,000 characters);
+  cut (2,000 characters); and **normalised command lines**: command views the shell
+  normalisation may rewrite (:func:`store.rules.evasion.may_unmask`: a ``$``, a pipe into a
+  shell, ``find``, an interpreter ...), whose normalised forms hold text the arguments do not
+  (``echo cm0gLXJmIC8= | base64 -d | sh`` runs ``rm -rf /``);
 * **context**: every call of a session whose cwd or agent holds a term of a path field;
 * **secrets**: every call whose indexed text holds a redaction marker (the text a rule looks
   for may be what was redacted);
@@ -41,6 +44,7 @@ from store.db.index_check import suspect_sessions
 from store.db.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
 from store.db.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
+from store.rules.evasion import TRIGGERS, may_unmask
 from store.rules.prefilter import AGENT, SECRET_TERM, Requirement, Term
 
 if TYPE_CHECKING:
@@ -52,7 +56,7 @@ __all__ = ["Candidates", "candidates"]
 _log = logging.getLogger(__name__)
 
 _VIEW_CUT = 2000  # store.tools.vocabulary cuts a view there
-_MARKS = ("'", '"', "\\", "/.", "//")
+_MARKS = tuple(dict.fromkeys(("'", '"', "\\", "/.", "//", *TRIGGERS)))
 #: ``//`` not after ``:`` (a URL's is not a path the mapping normalises).
 _SLASHES = re.compile(r"(?:^|[^:])//")
 #: A quote or backslash between two characters of a word: the shell joins them (``cu''rl``).
@@ -221,9 +225,10 @@ def _fts_term(term: Term) -> str:
 
 
 def _spliced(conn: Connection, session_id: str | None) -> set[tuple[str, int, int]]:
-    """Calls whose command line the shell parser may join across quotes, or whose paths
-    the mapping normalises, or whose view is cut (one scan of the views with a quote, a
-    backslash, ``/.`` or ``//``, or cut; the test in Python)."""
+    """Calls whose command line the shell parser may join across quotes or the shell
+    normalisation may rewrite, or whose paths the mapping normalises, or whose view is cut
+    (one scan of the views with a quote, a backslash, ``/.``, ``//`` or a trigger of the
+    normalisation, or cut; the test in Python)."""
     pg = conn.dialect.name == "postgresql"
     mark = "%s" if pg else "?"
     scoped = f" AND session_id = {mark}" if session_id is not None else ""
@@ -237,6 +242,6 @@ def _spliced(conn: Connection, session_id: str | None) -> set[tuple[str, int, in
             f"OR length(text) >= {_VIEW_CUT})", (*scope, *_MARKS)):
         if (len(text) >= _VIEW_CUT or "/." in text
                 or ("//" in text and (view == "path" or _SLASHES.search(text)))
-                or (view == "command" and _SPLICE.search(text))):
+                or (view == "command" and (_SPLICE.search(text) or may_unmask(text)))):
             found.add((str(sid), int(position), int(index)))
     return found

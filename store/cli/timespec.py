@@ -9,7 +9,10 @@ form, a month alone included); a small grammar on top reads the relative ones:
   the first moment of that period (its Monday, its 1st, its 1 January; midnight, local time),
   so ``--since last-month --until this-month`` is exactly last month;
 - ``N`` and a unit: ``s``, ``m``/``min``, ``h``, ``d``, ``w`` (``7d``, ``90m``, ``2w``: that
-  long before now).
+  long before now), at most 100 years (``store.trust.retention.MAX_DURATION``).
+
+:class:`DurationSpec` reads a duration option (``prune --older-than 90d``) with
+:func:`store.parse_duration`: the same bound, and a usage error naming the option.
 
 A time without a zone is local time (``TZ``), like the tables show; ``Z`` or an offset
 gives one. The result is an aware UTC ``datetime``. Anything else is a usage error naming
@@ -24,9 +27,13 @@ from typing import Any
 
 import click
 
+import store
 from store import UsageError
 
-__all__ = ["TimeSpec", "parse_time"]
+__all__ = ["DurationSpec", "TimeSpec", "parse_time"]
+
+#: The longest relative time: 100 years of seconds (store.trust.retention.MAX_DURATION).
+_MAX_SECONDS = 36_525 * 86_400
 
 _RELATIVE = re.compile(r"(?i)^(\d{1,9})\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|"
                        r"week|weeks)$")
@@ -58,6 +65,8 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
     relative = _RELATIVE.match(spoken)
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)[0]
+        if amount * _UNIT_SECONDS[unit] > _MAX_SECONDS:
+            raise UsageError(f"{text!r} is longer ago than 100 years (at most 36525d)")
         try:
             return (now - timedelta(seconds=amount * _UNIT_SECONDS[unit])).astimezone(UTC)
         except OverflowError as exc:
@@ -107,3 +116,20 @@ class TimeSpec(click.ParamType):  # type: ignore[type-arg]
             return parse_time(str(value))
         except ValueError as exc:
             self.fail(f"{exc}; takes {FORMS}", param, ctx)
+
+
+class DurationSpec(click.ParamType):  # type: ignore[type-arg]
+    """A duration option (``90d``, ``12w``, ``36h``; :func:`store.parse_duration`, at most 100
+    years) as a ``timedelta``; a bad one is a usage error naming the option (exit 2)."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, timedelta):
+            return value
+        option = param.opts[0] if param is not None and param.opts else "duration"
+        try:
+            return store.parse_duration(str(value), option)
+        except ValueError as exc:
+            self.fail(str(exc).removeprefix(f"{option}: "), param, ctx)

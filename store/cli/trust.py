@@ -12,7 +12,7 @@ import getpass
 import sys
 import tomllib
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from store.cli._common import (
     resolve_session,
     visible,
 )
-from store.cli.timespec import TimeSpec
+from store.cli.timespec import DurationSpec, TimeSpec
 
 
 def _actor(given: str | None) -> str | None:
@@ -126,7 +126,10 @@ def _policy(path: Path) -> store.RetentionPolicy:
         raise store.ConfigurationError(f"{path}: {exc}") from exc
     if "retention" not in data:
         raise store.ConfigurationError(f"{path}: no [retention] table")
-    return store.RetentionPolicy.from_mapping(data["retention"])
+    try:
+        return store.RetentionPolicy.from_mapping(data["retention"])
+    except store.ConfigurationError as exc:
+        raise store.ConfigurationError(f"{path}: {exc}") from None
 
 
 @click.command()
@@ -134,14 +137,16 @@ def _policy(path: Path) -> store.RetentionPolicy:
 @click.option("--before", type=TimeSpec(),
               help="Sessions last active before this time (2025-07, 2025-07-14, 90d, "
                    "yesterday ...; no zone: local time).")
-@click.option("--older-than", help="Sessions last active longer ago than this (90d, 12w, 36h).")
+@click.option("--older-than", type=DurationSpec(),
+              help="Sessions last active longer ago than this (90d, 12w, 36h; at most 100 "
+                   "years).")
 @click.option("--policy", "policy_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Apply the [retention] table of this TOML file instead.")
 @click.option("--agent", help="Only sessions of this agent.")
 @click.option("--dry-run", is_flag=True, help="Only list what would be erased.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON receipt per session.")
-def prune(db_url: str | None, before: datetime | None, older_than: str | None,
+def prune(db_url: str | None, before: datetime | None, older_than: timedelta | None,
           policy_file: Path | None, agent: str | None, dry_run: bool, yes: bool,
           as_json: bool) -> None:
     """Erase old sessions (as `sessions erase` does); held sessions are left alone."""
@@ -161,7 +166,7 @@ def prune(db_url: str | None, before: datetime | None, older_than: str | None,
                 receipts = opened.apply_retention(policy)
         else:
             cutoff = before if before is not None else (
-                datetime.now(UTC) - store.parse_duration(older_than or ""))
+                datetime.now(UTC) - (older_than or timedelta(0)))
             receipts = opened.prune(cutoff, agent=agent, dry_run=True)
             if receipts and not dry_run and not yes:
                 confirmed(f"erase {len(receipts)} sessions last active before "

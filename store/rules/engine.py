@@ -34,8 +34,10 @@ _CACHE = 65_536  # distinct (tool, agent, cwd, arguments) results kept
 
 
 def require_extra() -> None:
-    """Raise :class:`MissingExtra` naming the `rules` extra when pySigma or bashlex is missing."""
-    for module, package in (("sigma", "pysigma"), ("bashlex", "bashlex")):
+    """Raise :class:`MissingExtra` naming the `rules` extra when pySigma, bashlex or RE2
+    (google-re2) is missing."""
+    for module, package in (("sigma", "pysigma"), ("bashlex", "bashlex"),
+                            ("re2", "google-re2")):
         try:
             importlib.import_module(module)
         except ImportError as exc:

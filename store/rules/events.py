@@ -11,13 +11,17 @@ resolved through the alias table) becomes :class:`Event` s:
   argument: ``workdir``, ``dir_path``, ``directory``, ``cwd``), ``ParentImage`` /
   ``ParentCommandLine`` (the wrapping shell or wrapper, when there is one), ``User`` (``root``
   under ``sudo``/``doas``); its redirections give ``file_event`` (``> file``) and
-  ``file_access`` (``< file``) events;
+  ``file_access`` (``< file``) events; and the same events for each **normalised** simple
+  command the line also runs (:func:`store.rules.evasion.unmasked`: ``X=/; rm -rf $X`` also
+  gives ``rm -rf /``, whose parent is the command it came from);
 * a read (``read``) is a ``file_access`` event, a write or edit (``write``, ``edit``,
   ``patch``, ``notebook``) a ``file_event``, one per path, with ``TargetFilename`` absolute
   against the working directory (``~`` is kept: the home is not recorded) and ``Image`` the
   agent (``/<agent>``);
 * every call is also one native event, product ``ai_agent``, category ``tool_call``: ``Tool``
-  (canonical name), ``RawTool``, ``Agent``, ``CommandLine`` (the whole command view),
+  (canonical name), ``RawTool``, ``Agent``, ``CommandLine`` (the whole command view; of a
+  shell call with normalised forms, a list: the view, then the normalised scripts of
+  :func:`store.rules.evasion.unmasked_scripts`),
   ``TargetFilename`` (absolute paths), ``Url``, ``Pattern``, ``Arguments`` (the arguments as
   compact JSON) and ``Arguments.<key>`` for each top-level argument, and ``SecretKind``, the
   kinds of secrets :func:`store.redaction.redact.find_secrets` finds in the call's searchable
@@ -42,6 +46,7 @@ import orjson
 from store.records.searchtext import call_search_text
 from store.redaction.detectors import DETECTORS
 from store.redaction.redact import find_secrets
+from store.rules.evasion import unmasked, unmasked_scripts
 from store.rules.shell import simple_commands
 from store.tools.vocabulary import argument_views
 
@@ -108,7 +113,8 @@ def call_events(call: CallRecord, *, secrets: bool = False) -> list[Event]:
     if call.agent:
         native["Agent"] = call.agent
     if command:
-        native["CommandLine"] = command
+        forms = unmasked_scripts(shell) if shell else ()
+        native["CommandLine"] = [command, *forms] if forms else command
     if targets and call.tool != "bash":
         native["TargetFilename"] = targets[0] if len(targets) == 1 else targets
     if url:
@@ -156,7 +162,7 @@ def _search_text(wire: str) -> str:
 
 def _process_events(line: str, cwd: str | None) -> list[Event]:
     events: list[Event] = []
-    for command in simple_commands(line):
+    for command in (*simple_commands(line), *unmasked(line)):
         fields: dict[str, FieldValue] = {
             "Image": _image(command.argv[0], cwd), "CommandLine": command.text,
         }

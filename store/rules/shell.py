@@ -6,7 +6,8 @@ subshells and groups, ``if``/``for``/``while`` bodies, command and process subst
 (``$(...)``, ``<(...)``). Wrappers are unwrapped: a shell run with a script (``bash -lc "..."``,
 ``sh -c``, ``zsh -c``), ``eval`` of one word, and the commands that run another one (``sudo``,
 ``doas``, ``env``, ``nohup``, ``nice``, ``time``, ``timeout``, ``stdbuf``, ``xargs``,
-``exec``, ``command``) give the wrapped command as a child whose parent is the wrapper. Output
+``exec``, ``command``, the multiplexers ``busybox`` and ``toybox``, ``setsid``, ``chroot``)
+give the wrapped command as a child whose parent is the wrapper. Output
 and input redirections are kept (``> file`` is a write, ``< file`` a read).
 
 A line bashlex cannot parse (``[[ ... ]]``, arithmetic, an unbalanced quote) falls back to
@@ -23,9 +24,12 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Redirect", "SimpleCommand", "simple_commands"]
+__all__ = ["SHELLS", "Redirect", "SimpleCommand", "simple_commands", "wrapped_argv"]
 
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"})
+#: The shells whose ``-c SCRIPT`` is parsed again (and whose standard input is a script).
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash", "mksh", "yash",
+                    "busybox-sh"})
+_SHELLS = SHELLS
 # Wrappers that run the command after their options; the value: options taking an argument.
 _WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
@@ -39,8 +43,13 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"}),
     "exec": frozenset({"-a"}),
     "command": frozenset(),
+    # multiplexers: the applet is the command (busybox rm -rf /)
+    "busybox": frozenset(),
+    "toybox": frozenset(),
+    "setsid": frozenset(),
+    "chroot": frozenset({"--userspec", "--groups"}),
 }
-_TAKES_POSITIONAL = {"timeout": 1}  # timeout DURATION COMMAND
+_TAKES_POSITIONAL = {"timeout": 1, "chroot": 1}  # timeout DURATION COMMAND
 _OUTPUT = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _INPUT = frozenset({"<"})
 _CONTROL = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", "\n", ";;"})
@@ -250,6 +259,15 @@ def _shell_script(argv: tuple[str, ...]) -> str | None:
         if not word.startswith(("-", "+")):
             return None
     return None
+
+
+def wrapped_argv(argv: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The command a wrapper (``sudo``, ``xargs``, ``busybox``...) runs, or None."""
+    name = posixpath.basename(argv[0]) if argv else ""
+    if name not in _WRAPPERS:
+        return None
+    index = _wrapped_index(name, argv)
+    return argv[index:] if index is not None else None
 
 
 def _wrapped_index(name: str, argv: tuple[str, ...]) -> int | None:

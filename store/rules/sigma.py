@@ -11,6 +11,13 @@ one closure: strings compare ignoring case (Unicode lower case) unless ``cased``
 field) matches any field. Field references and correlation rules are refused with a
 :class:`~store.core.errors.RuleError` naming the rule.
 
+Every regular expression a rule gives (``re``, and the wildcards that need one) runs on RE2
+(``google-re2``, the `rules` extra): linear time in the text, so no rule can stall a check or a
+watch pass however its pattern backtracks in other engines. A pattern RE2 cannot compile
+(backreferences, lookaround, atomic groups) is a :class:`RuleError` naming the rule and the
+field when the rule loads. Only literal alternations (escaped ``contains`` lists) use
+:mod:`re`, which has no backtracking to do on them.
+
 A rule applies to an event when each of its log-source fields that is set (``category``,
 ``product``, ``service``) equals the event's (events have no service).
 """
@@ -24,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.core.errors import RuleError
+from store.rules.document import check_document
 from store.rules.prefilter import Requirement, requirement
 
 __all__ = ["Matcher", "Rule", "compile_rule", "parse_rules"]
@@ -70,28 +78,63 @@ class Rule:
 
 def parse_rules(text: str, origin: str) -> list[Rule]:
     """The rules of one YAML text (one rule, or several as YAML documents); ``RuleError``
-    naming ``origin`` when pySigma refuses one or it uses what this evaluator cannot."""
+    naming ``origin`` when it is not YAML, a document is not a Sigma rule
+    (:func:`store.rules.document.check_document` names the field), pySigma refuses one or it
+    uses what this evaluator cannot. Nothing else is raised, whatever the text holds."""
+    import yaml
     from sigma.collection import SigmaCollection
     from sigma.exceptions import SigmaError
     from sigma.rule import SigmaRule
 
     try:
-        collection = SigmaCollection.from_yaml(text, collect_errors=True)
-    except Exception as exc:  # yaml errors and SigmaError both  # noqa: BLE001
-        raise RuleError(f"{origin}: not a Sigma rule file: {exc}") from None
-    problems = [str(e) for e in collection.errors]
+        documents = list(yaml.safe_load_all(text))
+    except Exception as exc:  # yaml's errors, and RecursionError on deep nesting  # noqa: BLE001
+        raise RuleError(f"{origin}: not a Sigma rule file: {one_line(exc)}") from None
+    for number, document in enumerate(documents, start=1):
+        check_document(document, origin if len(documents) == 1
+                       else f"{origin} (document {number})")
+    try:
+        collection = SigmaCollection.from_dicts(documents, collect_errors=True,
+                                                **_policy())
+        problems = [str(e) for e in collection.errors]
+        items = list(collection.rules) if not problems else []
+    except Exception as exc:  # a shape pySigma did not expect: still not a rule  # noqa: BLE001
+        raise RuleError(f"{origin}: not a Sigma rule: {one_line(exc)}") from None
     if problems:
         raise RuleError(f"{origin}: {'; '.join(problems)}")
     rules: list[Rule] = []
-    for item in collection.rules:
+    for item in items:
         if not isinstance(item, SigmaRule):
             raise RuleError(f"{origin}: {type(item).__name__} (correlation/filter rules) "
                             "are not supported; only detection rules")
         try:
             rules.append(compile_rule(item, origin))
+        except RuleError:
+            raise
         except SigmaError as exc:
             raise RuleError(f"{origin}: rule {item.title!r}: {exc}") from None
+        except Exception as exc:  # a value pySigma let through that no test can use  # noqa: BLE001
+            raise RuleError(f"{origin}: rule {item.title!r}: not a Sigma rule: "
+                            f"{one_line(exc)}") from None
     return rules
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of text (its type when it says nothing)."""
+    text = " ".join(str(exc).split())
+    return text[:500] if text else type(exc).__name__
+
+
+def _policy() -> dict[str, Any]:
+    """pySigma's policy that checks a regular expression's syntax with Python's ``re``
+    (compiling only, never matching): RE2's own check (pySigma 2) logs to stderr and names
+    neither rule nor field; :func:`linear_regex` then refuses what RE2 cannot run, naming
+    both. Empty for a pySigma without policies."""
+    try:
+        from sigma.policy.profiles import TrustedPolicy
+    except ImportError:
+        return {}
+    return {"policy": TrustedPolicy}
 
 
 def compile_rule(rule: Any, origin: str) -> Rule:
@@ -241,9 +284,9 @@ def _node(node: Any, name: str, fields: set[str]) -> Matcher:
         if isinstance(node.value, SigmaExists):
             key, wanted = node.field, node.value.exists
             return lambda f, low, hits: bool(f.get(key)) == wanted
-        return _field_test(node.field, _value(node.value, name))
+        return _field_test(node.field, _value(node.value, f"{name}, field {node.field!r}"))
     if isinstance(node, ConditionValueExpression):
-        return _keyword_test(_value(_anywhere(node.value), name))
+        return _keyword_test(_value(_anywhere(node.value), f"{name}, a keyword"))
     raise RuleError(f"{name}: unsupported condition element {type(node).__name__}")
 
 
@@ -277,15 +320,12 @@ def _value(value: Any, name: str) -> ValueTest | None:
         real = [x for x in tests if x is not None]
         return lambda s, low: any(x(s, low) for x in real)
     if isinstance(value, t.SigmaCasedString):
-        return _string(value, cased=True)
+        return _string(value, name, cased=True)
     if isinstance(value, t.SigmaString):
-        return _string(value, cased=False)
+        return _string(value, name, cased=False)
     if isinstance(value, t.SigmaRegularExpression):
-        flags = 0
-        for flag in value.flags:
-            flags |= t.SigmaRegularExpression.sigma_to_python_flags[flag]
-        pattern = re.compile(str(value.regexp), flags)
-        return lambda s, low: pattern.search(s) is not None
+        flags = "".join(sorted(t.SigmaRegularExpression.sigma_to_re_flag[f] for f in value.flags))
+        return _re2_test(str(value.regexp), flags, name, whole=False)
     if isinstance(value, t.SigmaBool):
         expected = "true" if value.boolean else "false"
         return lambda s, low: low == expected
@@ -300,7 +340,61 @@ def _value(value: Any, name: str) -> ValueTest | None:
     raise RuleError(f"{name}: unsupported value {type(value).__name__} ({value})")
 
 
-def _string(value: Any, cased: bool) -> ValueTest:
+def linear_regex(pattern: str, flags: str, where: str) -> Any:
+    """``pattern`` compiled by RE2 (``flags``: Sigma's ``i``, ``m``, ``s``), whose matching
+    takes time linear in the text; ``RuleError`` naming ``where`` (the rule and field) when
+    RE2 cannot compile it (backreferences, lookaround, atomic groups ...)."""
+    import re2  # type: ignore[import-untyped]  # the `rules` extra (google-re2)
+
+    options = re2.Options()
+    options.log_errors = False  # the error is ours to report, not RE2's log on stderr
+    try:
+        return re2.compile(f"(?{flags}){pattern}" if flags else pattern, options)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise RuleError(f"{where}: regular expression {pattern!r} is not supported: {detail} "
+                        "(rules run on RE2, in linear time: no backreferences, lookaround "
+                        "or atomic groups)") from None
+
+
+#: Texts longer than this (characters) that RE2's one-pattern set finds no match in are
+#: searched again by the compiled pattern: a set only has RE2's DFA, which can run out of
+#: memory on a long text (and then answers no), where a search falls back to the NFA.
+_SET_CERTAIN = 1000
+
+
+def _re2_test(pattern: str, flags: str, where: str, *, whole: bool) -> ValueTest:
+    """A value test: does ``pattern`` match somewhere in the text (``whole``: all of it)?
+    Answered by a one-pattern ``re2.Set`` (its public API costs about what :mod:`re` does;
+    the compiled pattern's ``search`` several times more), confirmed by the pattern for long
+    texts (:data:`_SET_CERTAIN`). RE2 reads UTF-8: a lone surrogate, which no stored text
+    holds but a caller's may, is read as "?"."""
+    import re2  # the `rules` extra (google-re2)
+
+    compiled = linear_regex(pattern, flags, where)  # the errors, and the long texts
+    options = re2.Options()
+    options.log_errors = False
+    one = re2.Set.FullMatchSet(options) if whole else re2.Set.SearchSet(options)
+    one.Add(f"(?{flags}){pattern}" if flags else pattern)
+    one.Compile()
+    method = compiled.fullmatch if whole else compiled.search
+
+    def test(s: str, low: str) -> bool:
+        try:
+            if one.Match(s) is not None:
+                return True
+        except UnicodeEncodeError:
+            s = s.encode("utf-8", "replace").decode("utf-8")
+            if one.Match(s) is not None:
+                return True
+        return len(s) > _SET_CERTAIN and method(s) is not None
+
+    return test
+
+
+def _string(value: Any, name: str, cased: bool) -> ValueTest:
     from sigma.types import SpecialChars
 
     parts = list(value.iter_parts())
@@ -308,9 +402,8 @@ def _string(value: Any, cased: bool) -> ValueTest:
     inner = parts[1:-1] if len(parts) > 2 else []
     if (not all(isinstance(p, str) or p == SpecialChars.WILDCARD_MULTI for p in parts)
             or len(plain) > 1 or any(not isinstance(p, str) for p in inner)):
-        flags = re.DOTALL | (0 if cased else re.IGNORECASE)
-        pattern = re.compile(str(value.to_regex().regexp), flags)
-        return lambda s, low: pattern.fullmatch(s) is not None
+        return _re2_test(str(value.to_regex().regexp), "s" if cased else "is", name,
+                         whole=True)
     text = plain[0] if plain else ""
     if not cased:
         text = text.lower()

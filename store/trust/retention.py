@@ -10,7 +10,9 @@
     codex = "90d"
     claude-code = "180d"
 
-Durations are a whole number and a unit: ``d`` (days), ``w`` (weeks) or ``h`` (hours).
+Durations are a whole number and a unit: ``d`` (days), ``w`` (weeks) or ``h`` (hours), at
+most :data:`MAX_DURATION` (100 years: beyond it a cutoff would fall before year 1); a longer
+one is a ``UsageError`` (in a configuration, a ``ConfigurationError``) naming the setting.
 Held sessions are never pruned. ``transcript-store prune --policy FILE`` applies a policy
 once; ``transcript-store watch --config FILE`` applies the ``[retention]`` of its configuration
 (``store.capture.config``) at its first pass and then at most once per ``every``, through
@@ -27,19 +29,35 @@ from typing import Any
 
 from store.core.errors import ConfigurationError, UsageError
 
-__all__ = ["ErasureReceipt", "RetentionPolicy", "format_duration", "parse_duration"]
+__all__ = ["MAX_DURATION", "ErasureReceipt", "RetentionPolicy", "format_duration",
+           "parse_duration"]
 
-_DURATION = re.compile(r"^\s*(\d{1,6})\s*([dwh])\s*$")
+_DURATION = re.compile(r"^\s*(\d{1,12})\s*([dwh])\s*$")
 _UNITS = {"d": timedelta(days=1), "w": timedelta(weeks=1), "h": timedelta(hours=1)}
+#: The longest duration accepted: 100 years (of 365.25 days).
+MAX_DURATION = timedelta(days=36_525)
 
 
-def parse_duration(text: str) -> timedelta:
-    """``90d``, ``12w``, ``36h`` as a timedelta; anything else is a ``UsageError``."""
+def parse_duration(text: str, setting: str = "duration") -> timedelta:
+    """``90d``, ``12w``, ``36h`` as a timedelta, at most :data:`MAX_DURATION`; anything else
+    is a ``UsageError`` whose message starts with ``setting`` (the option or key read)."""
     found = _DURATION.match(text) if isinstance(text, str) else None
     if found is None or int(found[1]) == 0:
-        raise UsageError(f"a duration is a positive whole number and d, w or h "
+        raise UsageError(f"{setting}: a duration is a positive whole number and d, w or h "
                          f"(such as 90d), not {text!r}")
-    return int(found[1]) * _UNITS[found[2]]
+    amount, unit = int(found[1]), found[2]
+    if amount * _UNITS[unit].total_seconds() > MAX_DURATION.total_seconds():  # no overflow
+        raise UsageError(f"{setting}: {text.strip()!r} is longer than 100 years "
+                         f"(at most {MAX_DURATION.days}d)")
+    return amount * _UNITS[unit]
+
+
+def check_duration(value: timedelta, setting: str) -> None:
+    """``UsageError`` naming ``setting`` unless ``value`` is positive and at most
+    :data:`MAX_DURATION`."""
+    if not timedelta(0) < value <= MAX_DURATION:
+        raise UsageError(f"{setting}: a duration must be positive and at most 100 years, "
+                         f"not {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,17 +80,27 @@ class RetentionPolicy:
             raise ConfigurationError(f"unknown retention setting(s): {', '.join(unknown)} "
                                      "(known: older_than, agents, every)")
         try:
-            default = (parse_duration(data["older_than"]) if data.get("older_than") is not None
-                       else None)
+            default = (parse_duration(data["older_than"], "retention.older_than")
+                       if data.get("older_than") is not None else None)
             agents_in = data.get("agents") or {}
             if not isinstance(agents_in, Mapping):
                 raise ConfigurationError("retention.agents must be a table of durations")
-            agents = {str(k): parse_duration(v) for k, v in agents_in.items()}
-            every = (parse_duration(data["every"]) if data.get("every") is not None
-                     else timedelta(days=1))
+            agents = {str(k): parse_duration(v, f"retention.agents.{k}")
+                      for k, v in agents_in.items()}
+            every = (parse_duration(data["every"], "retention.every")
+                     if data.get("every") is not None else timedelta(days=1))
         except UsageError as exc:
-            raise ConfigurationError(f"retention: {exc}") from exc
+            raise ConfigurationError(str(exc)) from exc
         return cls(default, agents, every)
+
+    def __post_init__(self) -> None:
+        """A policy built in code holds durations as bounded as a parsed one (a cutoff
+        before year 1 would overflow): ``UsageError`` naming the field."""
+        if self.older_than is not None:
+            check_duration(self.older_than, "older_than")
+        for agent, value in self.agents.items():
+            check_duration(value, f"agents[{agent!r}]")
+        check_duration(self.every, "every")
 
     def cutoffs(self, now: datetime) -> tuple[datetime | None, dict[str, datetime]]:
         """The default cutoff and each agent's: sessions last active before it go."""

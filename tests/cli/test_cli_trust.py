@@ -110,7 +110,7 @@ class TestPrune:
 
     def test_one_criterion_is_needed(self, store_url):
         run("prune", "--db", store_url, code=2)
-        run("prune", "--db", store_url, "--older-than", "soon", code=1)
+        run("prune", "--db", store_url, "--older-than", "soon", code=2)
 
 
 class TestSecrets:

@@ -39,6 +39,15 @@ CASES = {
         ["rm -rf /", "rm -rf ~", "sudo rm -rf /*", "rm -fr $HOME", "rm --recursive /etc",
          "cd /tmp && rm -rf /usr"],
         ["rm -rf build", "rm -rf ./dist node_modules", "rm -rf /tmp/cache", "rm /etc/x.conf"]),
+    "Infrastructure destroyed without a confirmation prompt": (
+        ["terraform destroy -auto-approve", "terraform apply -destroy -auto-approve",
+         "tofu destroy --auto-approve", "terragrunt run-all destroy -auto-approve",
+         "pulumi destroy --yes", "cdk destroy --force", "aws s3 rb s3://bucket --force",
+         "aws s3 rm s3://b --recursive", "gcloud projects delete p --quiet",
+         "az group delete -n rg --yes", "kubectl delete namespace prod"],
+        ["terraform plan", "terraform destroy", "terraform apply -auto-approve",
+         "pulumi up --yes", "kubectl delete pod x", "gcloud projects delete p",
+         "cdk deploy --force", "aws s3 ls"]),
     "Git force push to a main branch": (
         ["git push --force origin main", "git push -f origin master",
          "git push origin +main", "git push --force-with-lease origin HEAD:main"],
