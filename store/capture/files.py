@@ -31,11 +31,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from store.agents.registry import agents
+
 __all__ = ["LINE_FORMATS", "Change", "FileState", "SessionSource", "change_of", "identity_of",
            "window_digest"]
 
-#: Formats read line by line, which a read can resume from an offset.
-LINE_FORMATS = frozenset({"claude-code", "codex", "kward", "transcript-store"})
+#: Formats read line by line, which a read can resume from an offset: this store's export
+#: and the agents whose definitions say so (``incremental``).
+LINE_FORMATS = frozenset({"transcript-store", *(a.name for a in agents() if a.incremental)})
 
 #: Bytes at each end of the read part that the digest covers.
 WINDOW = 4096

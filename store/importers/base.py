@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from store.agents.registry import agent_for_format
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
 from store.core.lineage import SessionLink
@@ -54,10 +55,11 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
-#: Formats written by an agent (the session's ``agent``); the others are provider message lists.
-AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "cline", "roo-code",
-                           "openhands", "qwen-code", "kimi-cli", "copilot-cli", "crush",
-                           "opencode", "goose"})
+def _agent_format(fmt: str) -> bool:
+    """Whether ``fmt`` is written by an agent (the session's ``agent``; the other formats are
+    provider message lists and this store's export)."""
+    return agent_for_format(fmt) is not None
+
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
@@ -242,7 +244,7 @@ class Collector:
             found = ParsedSession(session_id, **fields)
             if not found.tags:
                 found.tags = (self.format,)
-            if found.agent is None and self.format in AGENT_FORMATS:
+            if found.agent is None and _agent_format(self.format):
                 found.agent = self.format
             self.sessions[session_id] = found
             self._keys[session_id] = {}
