@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
+    from store.agents.registry import AgentDefinition
+    from store.agents.registry import agents as agent_definitions
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import ToolContext, UsageTotals, tool_context, usage_report
     from store.audit.detections import check_rules, new_calls, next_positions
@@ -119,6 +121,8 @@ if TYPE_CHECKING:
     from store.db.store import TranscriptStore
     from store.db.verify import VerifyProblem, VerifyReport
     from store.importers import FORMATS as IMPORT_FORMATS
+    from store.importers.account import OUTCOMES as RECORD_OUTCOMES
+    from store.importers.explain import FileExplanation, explain_file
     from store.importers.formats import (
         ImportProblem,
         ParsedFile,
@@ -161,6 +165,7 @@ __version__: str  # the installed distribution's (pyproject.toml is the one plac
 __all__ = [
     "AGENT_FOLDERS",
     "ARGUMENT_STATUSES",
+    "AgentDefinition",
     "AgentFolders",
     "AliasError",
     "AliasTable",
@@ -183,6 +188,7 @@ __all__ = [
     "DistributionState",
     "ErasureReceipt",
     "ExportStats",
+    "FileExplanation",
     "FileState",
     "Finding",
     "FrozenParametersError",
@@ -212,6 +218,7 @@ __all__ = [
     "ParsedSession",
     "Part",
     "PriceTable",
+    "RECORD_OUTCOMES",
     "RecordError",
     "Redactor",
     "RepairChange",
@@ -264,6 +271,7 @@ __all__ = [
     "VerifyReport",
     "ViewCondition",
     "__version__",
+    "agent_definitions",
     "agent_folders",
     "argument_status",
     "as_utc",
@@ -284,6 +292,7 @@ __all__ = [
     "distribute_database",
     "downgrade_database",
     "dumps_arguments",
+    "explain_file",
     "explain_search",
     "explain_usage",
     "export_calls_csv",
@@ -386,6 +395,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ExportStats": ("store.audit.export", "ExportStats"),
     "FrozenParametersError": ("store.core.errors", "FrozenParametersError"),
     "IMPORT_FORMATS": ("store.importers", "FORMATS"),
+    "RECORD_OUTCOMES": ("store.importers.account", "OUTCOMES"),
+    "AgentDefinition": ("store.agents.registry", "AgentDefinition"),
+    "FileExplanation": ("store.importers.explain", "FileExplanation"),
+    "agent_definitions": ("store.agents.registry", "agents"),
+    "explain_file": ("store.importers.explain", "explain_file"),
     "ImportFileError": ("store.core.errors", "ImportFileError"),
     "KeyConflictError": ("store.core.errors", "KeyConflictError"),
     "ImportProblem": ("store.importers.formats", "ImportProblem"),

@@ -108,10 +108,15 @@ def _no_detector(path: Path | None, first: Sequence[Sample]) -> float:
 
 
 def _type_kind(record: Any) -> str | None:
-    """A record's kind: its ``type`` (the commonest envelope), else its ``role``."""
+    """A record's kind: its ``type`` (the commonest envelope), else its ``role`` (in any key
+    spelling: ``:type``, ``type``)."""
     if not isinstance(record, Mapping):
         return None
-    kind = record.get("type", record.get("role"))
+    try:
+        top, _ = canonical_keys(record)
+    except AmbiguousRecord:
+        return None
+    kind = top.get("type", top.get("role"))
     return kind if isinstance(kind, str) else None
 
 

@@ -56,6 +56,7 @@ from store.importers.base import (
 )
 from store.importers.formats import (
     DETECT_RECORDS,
+    account_for,
     check_forced,
     check_format,
     detect_format,
@@ -205,7 +206,7 @@ def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offs
     if forced:
         check_forced(path, fmt, sample, proven_only=True)
     read_line_records(fmt, [*context, *records], last or lines, collector)
-    parsed = collector.result()
+    parsed = account_for(collector.result(), records)
     if forced and parsed.messages == 0 and not parsed.deferred:
         check_forced(path, fmt, sample, proven_only=False)
     held = [starts[d.line] for d in parsed.deferred if d.line is not None and d.line in starts]

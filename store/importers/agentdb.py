@@ -50,7 +50,8 @@ from store.importers.base import (
 )
 
 __all__ = ["AGENT_DATABASES", "AGENT_SETTINGS", "BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER",
-           "database_signature", "is_agent_database", "is_sqlite_file", "read_agent_db"]
+           "database_format", "database_signature", "is_agent_database", "is_sqlite_file",
+           "read_agent_db"]
 
 #: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
 #: are not walked into (a folder may hold any database).
@@ -174,6 +175,17 @@ def detect_db_format(tables: Mapping[str, set[str]]) -> str | None:
         if definition.database is not None and definition.database.claims(tables):
             return definition.name
     return None
+
+
+def database_format(path: Path) -> str | None:
+    """The agent whose database ``path`` is (``None``: none, or it cannot be read); opened
+    as a read opens it, so nothing is created or written."""
+    try:
+        shared = _is_wal(path) and all(_companions(path))
+        with _snapshot(path, not shared and _is_wal(path)) as conn:
+            return detect_db_format(_tables(conn))
+    except (sqlite3.Error, OSError):
+        return None
 
 
 def _read_rows(path: Path, immutable: bool, fmt: str | None

@@ -126,7 +126,8 @@ class ParsedFile:
 
     ``skipped`` counts records that carry no message, by reason (a Codex ``event_msg``, a
     Claude Code ``summary`` ...); ``deferred`` lists where input was held back as possibly
-    still being written (see the module docstring).
+    still being written (see the module docstring); ``kinds`` says what each record kind
+    became.
     """
 
     path: Path
@@ -135,6 +136,11 @@ class ParsedFile:
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     deferred: list[ImportProblem] = field(default_factory=list)
+    #: What each record kind became: ``{kind: {outcome: count}}``
+    #: (:func:`store.importers.account.file_account`), and the kinds the reader has never
+    #: seen, with their counts (a warning of the import, never silence).
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def messages(self) -> int:

@@ -41,6 +41,7 @@ from store.agents.registry import FileInput, Sample, agent_for_format, agents, s
 from store.core.errors import AmbiguousRecord, ConfigurationError
 from store.core.keys import canonical_keys
 from store.importers import FORMATS
+from store.importers.account import file_account, unknown_kinds
 from store.importers.agentdb import is_sqlite_file, read_agent_db
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
@@ -220,7 +221,8 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     check_format(format)
     file = Path(path)
     if is_sqlite_file(file):
-        return read_agent_db(file, format, settle=settle, max_file_bytes=max_file_bytes)
+        return account_for(read_agent_db(file, format, settle=settle,
+                                         max_file_bytes=max_file_bytes), [])
     source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
         return ParsedFile(file, format or "unknown", skipped={"empty file": 1})
@@ -247,9 +249,17 @@ def read_sessions(path: Path | str, format: str | None = None, *,
         _read_plain_document(document, fmt, collector)
     else:
         _read_plain_lines(records, fmt, collector)
-    parsed = collector.result()
+    parsed = account_for(collector.result(), records, document, document is not NO_DOCUMENT)
     if format is not None and parsed.messages == 0 and not parsed.deferred:
         check_forced(file, format, sample, proven_only=False)
+    return parsed
+
+
+def account_for(parsed: ParsedFile, records: list[Record], document: Any = None,
+                has_document: bool = False) -> ParsedFile:
+    """``parsed`` with its per-kind account (:mod:`store.importers.account`) filled in."""
+    parsed.kinds = file_account(parsed, records, document, has_document)
+    parsed.unknown_kinds = unknown_kinds(parsed.format, parsed.kinds)
     return parsed
 
 

@@ -125,6 +125,9 @@ class ImportSummary:
     diverged: list[Divergence] = field(default_factory=list)
     unchanged: int = 0
     gone: int = 0
+    #: Records of kinds their reader has never seen, by ``"<format>: <kind>"`` (a warning:
+    #: ``import --explain FILE`` says what became of them).
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def skipped_lines(self) -> int:
@@ -204,6 +207,11 @@ def import_paths(
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
             summary.skipped[reason] = summary.skipped.get(reason, 0) + count
+        for kind, count in parsed.unknown_kinds.items():
+            _log.warning("%s: %d records of kind %r, which the %s reader has never seen",
+                         path, count, kind, parsed.format)
+            key = f"{parsed.format}: {kind}"
+            summary.unknown_kinds[key] = summary.unknown_kinds.get(key, 0) + count
         carry = _Carry(replace(read.state, sessions=tuple(s.session_id
                                                           for s in parsed.sessions)))
         try:

@@ -13,11 +13,17 @@ from typing import Any
 from store.agents.homes import AgentFolders
 from store.agents.registry import LIKELY, STRONG, AgentDefinition, Sample
 
+#: A line with Claude Code's own envelope fields (``isSidechain``, ``userType``) beside its
+#: ``uuid`` and ``sessionId``: surer than a bare ``uuid`` line, below Qwen Code's claim on
+#: its own records (which carry a ``uuid`` and ``sessionId`` too).
+_ENVELOPE = 0.8
+
 
 def detect(path: Path | None, first: Sequence[Sample]) -> float:
     """A ``summary`` line with its ``leafUuid`` or a ``file-history-snapshot`` prove it; a
-    line with a ``uuid`` and a ``sessionId`` or ``parentUuid`` is likely (Qwen Code's lines
-    have them too, and Qwen Code's detector is surer of its own)."""
+    line with a ``uuid``, a ``sessionId`` and the envelope's ``isSidechain`` / ``userType``
+    nearly; a line with a ``uuid`` and a ``sessionId`` or ``parentUuid`` is likely (Qwen
+    Code's lines have them too, and Qwen Code's detector is surer of its own)."""
     best = 0.0
     for sample in first:
         top = sample.top
@@ -26,8 +32,11 @@ def detect(path: Path | None, first: Sequence[Sample]) -> float:
         kind = top.get("type")
         if (kind == "summary" and "leaf_uuid" in top) or kind == "file-history-snapshot":
             return STRONG
-        if "uuid" in top and ("session_id" in top or "parent_uuid" in top):
-            best = LIKELY
+        if "uuid" in top and "session_id" in top and (
+                "is_sidechain" in top or "user_type" in top):
+            best = max(best, _ENVELOPE)
+        elif "uuid" in top and ("session_id" in top or "parent_uuid" in top):
+            best = max(best, LIKELY)
     return best
 
 
@@ -48,6 +57,15 @@ AGENT = AgentDefinition(
     lines=True,
     incremental=True,
     kind_of=_kind,
+    kinds={
+        "user": "message (a prompt, or a tool result line)",
+        "assistant": "message (one per response: its blocks' lines merged by message.id)",
+        "system": "message (a compact boundary, a local command's output)",
+        "summary": "skipped: a title (older versions' compactions)",
+        "progress": "skipped: a tool's progress (names a subagent's spawning call)",
+        "file-history-snapshot": "skipped: the editor's undo snapshots",
+        "queue-operation": "skipped: the prompt queue",
+    },
     records={
         "calls": "`tool_use` blocks, one line per block → calls, one message per `message.id`",
         "results": (

@@ -68,6 +68,12 @@ AGENT = AgentDefinition(
            *(AgentFolders("cline", env, home,
                           ("*/User/globalStorage/saoudrizwan.claude-dev/tasks",))
              for env, home in VSCODE_HOMES)),
+    kinds={
+        "user": "message (a task's API history)",
+        "assistant": "message (a task's API history)",
+        "say": "message, or skipped: a panel entry (a task with no API history)",
+        "ask": "message, or skipped: a panel entry (a task with no API history)",
+    },
     records={
         "calls": "native `tool_use`, and XML tool tags in older text",
         "results": "`tool_result`; `[tool] Result:` blocks",

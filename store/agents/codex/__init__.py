@@ -40,6 +40,21 @@ AGENT = AgentDefinition(
     homes=(AgentFolders("codex", "CODEX_HOME", ".codex", ("sessions", "archived_sessions")),),
     lines=True,
     incremental=True,
+    kinds={
+        "session_meta": "skipped: the session's id, cwd, source, lineage (read into it)",
+        "turn_context": "skipped: a turn's cwd, model and policies (read into it)",
+        "response_item": "a conversation item: message, call, output (reasoning kept)",
+        "event_msg": "skipped: the UI's events (token_count gives the usage)",
+        "compacted": "message (a compaction's summary)",
+        "message": "message (before October 2025: a bare item)",
+        "function_call": "message (before October 2025: a bare item)",
+        "function_call_output": "message (before October 2025: a bare item)",
+        "reasoning": "message (before October 2025: a bare item)",
+        "local_shell_call": "message (before October 2025: a bare item)",
+        "custom_tool_call": "message (before October 2025: a bare item)",
+        "custom_tool_call_output": "message (before October 2025: a bare item)",
+        "web_search_call": "message (before October 2025: a bare item)",
+    },
     records={
         "calls": "`function_call`, `custom_tool_call`, `local_shell_call` items → calls",
         "results": (

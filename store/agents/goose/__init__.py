@@ -42,6 +42,10 @@ AGENT = AgentDefinition(
     lines=True,
     database=DatabaseLayout({"sessions": "created_at, rowid", "messages": "id"}, _tables,
                             "read_goose_db"),
+    kinds={
+        "user": "message (legacy JSON lines)",
+        "assistant": "message (legacy JSON lines)",
+    },
     records={
         "calls": "yes",
         "results": "yes (tool responses)",

@@ -44,6 +44,16 @@ AGENT = AgentDefinition(
     detect=detect,
     lines=True,
     incremental=True,
+    kinds={
+        "session": "skipped: the header (id, cwd, provider, model: read into the session)",
+        "message": "message",
+        "compaction": "message (the compaction's summary)",
+        "branch_summary": "message (the summary of a branch left)",
+        "tool_execution_end": "message (a tool result)",
+        "leaf": "skipped: the current leaf of the branch tree",
+        "label": "skipped: a user's label on an entry",
+        "session_info": "skipped: the session's name (the title)",
+    },
     records={
         "calls": "assistant `message` records' tool calls (any key spelling) → calls",
         "results": "tool messages and `tool_execution_end` records by `toolCallId` → linked",

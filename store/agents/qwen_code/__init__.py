@@ -51,6 +51,12 @@ AGENT = AgentDefinition(
     homes=(AgentFolders("qwen-code", "QWEN_RUNTIME_DIR", ".qwen",
                         ("projects/*/chats", "tmp/*/chats")),),
     lines=True,
+    kinds={
+        "user": "message",
+        "assistant": "message",
+        "tool_result": "message (a tool result, with its status)",
+        "system": "skipped: system records (a compression's history, a custom title)",
+    },
     records={
         "calls": "yes",
         "results": "yes",

@@ -27,6 +27,12 @@ AGENT = AgentDefinition(
     homes=tuple(AgentFolders("roo-code", env, home,
                              ("*/User/globalStorage/rooveterinaryinc.roo-cline/tasks",))
                 for env, home in VSCODE_HOMES),
+    kinds={
+        "user": "message (a task's API history)",
+        "assistant": "message (a task's API history)",
+        "say": "message, or skipped: a panel entry (a task with no API history)",
+        "ask": "message, or skipped: a panel entry (a task with no API history)",
+    },
     records={
         "calls": "native `tool_use` (XML tags in older text)",
         "results": "`tool_result`; `[tool] Result:` blocks",
