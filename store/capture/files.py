@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -64,6 +65,9 @@ class FileState:
     gone_at: datetime | None = None
     #: The sessions the file's messages went to.
     sessions: tuple[str, ...] = ()
+    #: What each record kind of the file became, over its reads (``{kind: {outcome:
+    #: count}}``, store/importers/account.py); ``None``: not known (read before it was kept).
+    kinds: Mapping[str, Mapping[str, int]] | None = None
 
 
 def identity_of(info: os.stat_result) -> str:

@@ -195,3 +195,13 @@ def test_a_kind_the_reader_has_never_seen_is_counted_not_silent(tmp_path: Path) 
     assert parsed.kinds["brand-new-kind"] == {"skipped": 1}
     assert parsed.unknown_kinds == {"brand-new-kind": 1}
     assert parsed.messages == 2  # the rest is read as before
+
+
+def test_the_wheel_ships_every_agent_folder() -> None:
+    """pyproject.toml lists packages by name: each agent's folder must be one of them, or an
+    installed store would not find the agent."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = set(config["tool"]["setuptools"]["packages"])
+    assert {a.package for a in agents()} | {"store.agents"} <= shipped
