@@ -131,6 +131,8 @@ if TYPE_CHECKING:
         detect_format,
         read_sessions,
     )
+    from store.importers.listing import iter_import_files
+    from store.importers.reread import FieldChange, StoredSession, session_changes
     from store.importers.walk import ImportProgress, ImportSummary, import_paths
     from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
     from store.normalize.definitions import normalize_tool_definitions
@@ -188,6 +190,7 @@ __all__ = [
     "DistributionState",
     "ErasureReceipt",
     "ExportStats",
+    "FieldChange",
     "FileExplanation",
     "FileState",
     "Finding",
@@ -244,6 +247,7 @@ __all__ = [
     "StoreConfig",
     "StoreError",
     "StoredMessage",
+    "StoredSession",
     "StreamAssembler",
     "StreamError",
     "TARGETS",
@@ -301,6 +305,7 @@ __all__ = [
     "hook_transcript",
     "import_paths",
     "iter_calls",
+    "iter_import_files",
     "level_reached",
     "list_sessions",
     "load_config",
@@ -333,6 +338,7 @@ __all__ = [
     "schema_history",
     "search_calls",
     "service_file",
+    "session_changes",
     "tool_context",
     "tool_usage",
     "upgrade_database",
@@ -400,6 +406,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FileExplanation": ("store.importers.explain", "FileExplanation"),
     "agent_definitions": ("store.agents.registry", "agents"),
     "explain_file": ("store.importers.explain", "explain_file"),
+    "StoredSession": ("store.importers.reread", "StoredSession"),
+    "FieldChange": ("store.importers.reread", "FieldChange"),
+    "session_changes": ("store.importers.reread", "session_changes"),
+    "iter_import_files": ("store.importers.listing", "iter_import_files"),
     "ImportFileError": ("store.core.errors", "ImportFileError"),
     "KeyConflictError": ("store.core.errors", "KeyConflictError"),
     "ImportProblem": ("store.importers.formats", "ImportProblem"),

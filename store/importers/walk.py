@@ -154,6 +154,7 @@ def import_paths(
     settle: float = DEFAULT_SETTLE_SECONDS,
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
     notice_deleted: bool = False,
+    reread: bool = False,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
 
@@ -166,7 +167,9 @@ def import_paths(
     detected); ``progress`` is called before each file and once at the end; ``settle`` is
     passed to :func:`~store.importers.formats.read_sessions`. ``notice_deleted``: a source
     file read before under one of the given folders and now deleted is marked gone
-    (``summary.gone``; its sessions stay, and say so).
+    (``summary.gone``; its sessions stay, and say so). ``reread``: every file is read whole
+    again, whatever its last read's state (``import --reread``: what an improved reader gives
+    that is not stored yet is added; keys keep the rest from being stored twice).
     """
     check_format(format)
     summary = ImportSummary()
@@ -174,7 +177,7 @@ def import_paths(
     found = list(iter_import_files(given))
     files = [f for f in found if isinstance(f, Path)]
     summary.failed_files.extend(f for f in found if isinstance(f, FailedFile))
-    states = store.source_states()
+    states = {} if reread else store.source_states()
     if notice_deleted:
         summary.gone = _notice_deleted(store, given, states, found)
     sizes = [_size(f) for f in files]

@@ -117,3 +117,35 @@ def test_a_kind_the_reader_never_saw_is_a_counted_warning(store: TranscriptStore
     quiet = json.loads(run("import", "--db", store.url, "--settle", "0", "--json",
                            str(claude_file(tmp_path / "cc3.jsonl", None))).stdout)
     assert quiet["unknown_kinds"] == {}
+
+
+def test_reread_diff_reports_what_the_reader_gives_otherwise_and_reread_stores_it(
+        store: TranscriptStore, tmp_path: Path) -> None:
+    file = claude_file(tmp_path / "cc.jsonl", None)
+    run("import", "--db", store.url, "--settle", "0", str(file))
+    assert run("import", "--reread", "--diff", "--db", store.url).stdout.endswith(
+        "0 differences in 0 sessions\n")
+
+    with file.open("a", encoding="utf-8") as handle:  # what the reader now gives more of
+        handle.write(json.dumps({"sessionId": "cc-explain", "type": "assistant", "uuid": "u9",
+                                 "parentUuid": "u3", "timestamp": "2026-01-01T00:01:00Z",
+                                 "message": {"id": "m9", "role": "assistant", "content": [
+                                     {"type": "tool_use", "id": "t1", "name": "Bash",
+                                      "input": {"command": "ls"}}]}}) + "\n")
+    other = claude_file(tmp_path / "other.jsonl", None)
+    other.write_text(other.read_text().replace("cc-explain", "cc-never"), encoding="utf-8")
+    rows = [json.loads(x) for x in run("import", "--reread", "--diff", "--json", "--db",
+                                       store.url, str(file), str(other)).stdout.splitlines()]
+    assert {(r["session_id"], r["field"], r["stored"], r["read"]) for r in rows} == {
+        ("cc-explain", "messages", 2, 3), ("cc-explain", "calls", 0, 1),
+        ("cc-never", "session", None, "2 messages")}
+    assert len(store.load("cc-explain").messages) == 2  # --diff wrote nothing
+
+    run("import", "--reread", "--db", store.url, "--settle", "0")  # every source file again
+    assert len(store.load("cc-explain").messages) == 3
+    assert run("import", "--reread", "--diff", "--db", store.url).stdout.endswith(
+        "0 differences in 0 sessions\n")
+
+
+def test_diff_needs_reread() -> None:
+    assert "--diff goes with --reread" in run("import", "--diff", code=2).output

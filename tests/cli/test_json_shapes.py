@@ -31,7 +31,7 @@ SHAPES = {
     "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
 }
 #: Shapes a command writes under an option that changes what it does (``import --explain``).
-OPTION_SHAPES = {"import --explain": "import-explain"}
+OPTION_SHAPES = {"import --explain": "import-explain", "import --reread --diff": "reread-change"}
 
 
 def validator(stem: str) -> Draft202012Validator:
@@ -148,6 +148,16 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
                           *AGENTS.glob("gemini/tmp/proj/chats/*.json"),
                           *AGENTS.glob("qwen/projects/*/chats/*.jsonl"))
         for row in lines("import", "--explain", "--json", str(found))]
+    grown = tmp_path / "grown.jsonl"  # a difference: the file has a message not stored
+    source = next(AGENTS.glob("claude/projects/*/55550000-*.jsonl"))
+    grown.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    lines("import", "--settle", "0", "--db", db, "--json", str(grown))
+    with grown.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "user", "uuid": "late-1", "parentUuid": None,
+                                 "sessionId": "55550000-0000-4000-8000-000000000001",
+                                 "message": {"role": "user", "content": "one more"}}) + "\n")
+    written["import --reread --diff"] = lines("import", "--reread", "--diff", "--json",
+                                              "--db", db, str(grown))
     for command, rows in written.items():
         assert rows, command  # (every shape is seen at least once)
         check = validator({**SHAPES, **OPTION_SHAPES}[command])
