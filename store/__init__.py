@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 logging.getLogger("store").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
+    from store.agents.registry import AgentDefinition
+    from store.agents.registry import agents as agent_definitions
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import (
         MissingUsage,
@@ -133,6 +135,8 @@ if TYPE_CHECKING:
     from store.db.store import TranscriptStore
     from store.db.verify import VerifyProblem, VerifyReport
     from store.importers import FORMATS as IMPORT_FORMATS
+    from store.importers.account import OUTCOMES as RECORD_OUTCOMES
+    from store.importers.explain import FileExplanation, explain_file
     from store.importers.formats import (
         ImportProblem,
         ParsedFile,
@@ -141,6 +145,8 @@ if TYPE_CHECKING:
         detect_format,
         read_sessions,
     )
+    from store.importers.listing import iter_import_files
+    from store.importers.reread import FieldChange, StoredSession, session_changes
     from store.importers.walk import ImportProgress, ImportSummary, import_paths
     from store.normalize.calls import normalize_tool_call, parse_text_tool_calls
     from store.normalize.definitions import normalize_tool_definitions
@@ -183,6 +189,7 @@ __all__ = [
     "AGENT_FOLDERS",
     "AGENT_TARGETS",
     "ARGUMENT_STATUSES",
+    "AgentDefinition",
     "AgentFolders",
     "AliasError",
     "AliasTable",
@@ -206,6 +213,8 @@ __all__ = [
     "EntryExistsError",
     "ErasureReceipt",
     "ExportStats",
+    "FieldChange",
+    "FileExplanation",
     "FileState",
     "FileTouch",
     "Finding",
@@ -243,6 +252,7 @@ __all__ = [
     "ParsedSession",
     "Part",
     "PriceTable",
+    "RECORD_OUTCOMES",
     "RecordError",
     "Redactor",
     "RepairChange",
@@ -269,6 +279,7 @@ __all__ = [
     "StoreConfig",
     "StoreError",
     "StoredMessage",
+    "StoredSession",
     "StreamAssembler",
     "StreamError",
     "TARGETS",
@@ -296,6 +307,7 @@ __all__ = [
     "VerifyReport",
     "ViewCondition",
     "__version__",
+    "agent_definitions",
     "agent_folders",
     "argument_status",
     "arguments_status",
@@ -318,6 +330,7 @@ __all__ = [
     "distribute_database",
     "downgrade_database",
     "dumps_arguments",
+    "explain_file",
     "explain_search",
     "explain_usage",
     "export_calls_csv",
@@ -326,6 +339,7 @@ __all__ = [
     "hook_transcript",
     "import_paths",
     "iter_calls",
+    "iter_import_files",
     "level_reached",
     "list_sessions",
     "load_config",
@@ -361,6 +375,7 @@ __all__ = [
     "schema_history",
     "search_calls",
     "service_file",
+    "session_changes",
     "sessions_touching",
     "sessions_without_usage",
     "tool_context",
@@ -430,6 +445,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ExportStats": ("store.audit.export", "ExportStats"),
     "FrozenParametersError": ("store.core.errors", "FrozenParametersError"),
     "IMPORT_FORMATS": ("store.importers", "FORMATS"),
+    "RECORD_OUTCOMES": ("store.importers.account", "OUTCOMES"),
+    "AgentDefinition": ("store.agents.registry", "AgentDefinition"),
+    "FileExplanation": ("store.importers.explain", "FileExplanation"),
+    "agent_definitions": ("store.agents.registry", "agents"),
+    "explain_file": ("store.importers.explain", "explain_file"),
+    "StoredSession": ("store.importers.reread", "StoredSession"),
+    "FieldChange": ("store.importers.reread", "FieldChange"),
+    "session_changes": ("store.importers.reread", "session_changes"),
+    "iter_import_files": ("store.importers.listing", "iter_import_files"),
     "ImportFileError": ("store.core.errors", "ImportFileError"),
     "KeyConflictError": ("store.core.errors", "KeyConflictError"),
     "ImportProblem": ("store.importers.formats", "ImportProblem"),

@@ -1,4 +1,5 @@
-"""Where each agent writes its sessions: one table, :data:`AGENT_FOLDERS` (domain).
+"""Where each agent writes its sessions: one table, :data:`AGENT_FOLDERS` (domain), made of
+the homes each agent's definition names (store/agents/<agent>/__init__.py).
 
 Each row names an agent (its import format), the environment variable that moves the
 agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME``,
@@ -6,8 +7,9 @@ agent's home (its own: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``GEMINI_CLI_HOME`
 editor's: ``XDG_CONFIG_HOME``, ``APPDATA``; a tuple names several, the first one set wins),
 the home used without it (relative to the user's home), and the session folders below that
 home (``*`` matches one folder name, as in :meth:`pathlib.Path.glob`). Adding an agent is
-adding a row (an agent may have several: one per place it writes): ``import`` and ``watch``
-without paths look in every row's folders (:func:`agent_folders`), and ``import DIR``
+adding its folder, with its rows (an agent may have several: one per place it writes):
+``import`` and ``watch`` without paths look in every row's folders (:func:`agent_folders`),
+and ``import DIR``
 enters the agents' homes it finds below ``DIR`` (:func:`agent_homes`), dot-directories
 included, so that a backup of a home folder gives every agent's sessions. docs/agents.md
 lists the rows. An entry may name a file (an agent's SQLite database). Agents that follow the
@@ -21,118 +23,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from store.core.arguments import loads_json
+from store.agents.homes import AgentFolders
+from store.agents.registry import agents
 
 __all__ = ["AGENT_FOLDERS", "NOISE_FOLDERS", "AgentFolders", "agent_folders", "agent_homes",
            "describe_agent_folders", "home_session_folders"]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentFolders:
-    """An agent's session folders: ``folders`` below its home, which is ``$<env>`` when set,
-    else ``<user's home>/<default_home>``."""
-
-    agent: str
-    env: str | tuple[str, ...] | None
-    default_home: str
-    folders: tuple[str, ...]
-    #: The environment variable names a home *above* ``default_home`` (Gemini CLI's
-    #: ``GEMINI_CLI_HOME`` replaces the user's home, and ``.gemini`` is below it).
-    env_is_user_home: bool = False
-    #: The home is this folder below ``$<env>`` when the variable names a folder above the
-    #: home that is not the user's home.
-    env_below: str | None = None
-    #: The application's folder under ``$XDG_DATA_HOME`` (when that is set and ``env`` not).
-    xdg_app: str | None = None
-    #: A JSON file below the home listing project data folders (Crush's ``projects.json``),
-    #: and the database file each one holds.
-    project_list: str | None = None
-    project_database: str = ""
-    #: A folder below ``$<env>`` that is the home (Goose: ``$GOOSE_PATH_ROOT/data``).
-    env_suffix: str = ""
-
-    @property
-    def env_names(self) -> tuple[str, ...]:
-        """The variables that move the home, in the order they are looked at."""
-        if self.env is None:
-            return ()
-        return (self.env,) if isinstance(self.env, str) else tuple(self.env)
-
-    def home(self, environ: Mapping[str, str], user_home: Path) -> Path:
-        for name in self.env_names:
-            value = environ.get(name)
-            if value:
-                if self.env_below:
-                    return Path(value) / self.env_below
-                if self.env_is_user_home:
-                    return Path(value) / self.default_home
-                return Path(value) / self.env_suffix if self.env_suffix else Path(value)
-        xdg = environ.get("XDG_DATA_HOME") if self.xdg_app else None
-        if xdg and self.xdg_app:
-            return Path(xdg) / self.xdg_app
-        return user_home / self.default_home
-
-    def listed(self, base: Path) -> list[Path]:
-        """The databases of the projects the agent lists (existing ones, in list order)."""
-        if self.project_list is None:
-            return []
-        try:
-            listing = loads_json((base / self.project_list).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return []
-        projects = listing.get("projects") if isinstance(listing, dict) else None
-        found: list[Path] = []
-        for project in projects if isinstance(projects, list) else ():
-            folder = project.get("data_dir") if isinstance(project, dict) else None
-            if isinstance(folder, str) and folder:
-                database = Path(folder) / self.project_database
-                if database.is_file() and database not in found:
-                    found.append(database)
-        return found
-
-
-#: Where VS Code builds keep their user data, by platform: the variable that moves it and
-#: its default below the user's home (Linux, macOS, Windows).
-_VSCODE_HOMES: tuple[tuple[str | None, str], ...] = (
-    ("XDG_CONFIG_HOME", ".config"), (None, "Library/Application Support"),
-    ("APPDATA", "AppData/Roaming"))
-
-#: Every supported agent's session folders (the companion issue adds rows here).
-AGENT_FOLDERS: tuple[AgentFolders, ...] = (
-    AgentFolders("claude-code", "CLAUDE_CONFIG_DIR", ".claude", ("projects",)),
-    AgentFolders("codex", "CODEX_HOME", ".codex", ("sessions", "archived_sessions")),
-    AgentFolders("gemini-cli", "GEMINI_CLI_HOME", ".gemini", ("tmp/*/chats",),
-                 env_is_user_home=True),
-    # QWEN_RUNTIME_DIR replaces ~/.qwen for runtime output (storage.ts getRuntimeBaseDir);
-    # chats are in projects/<cwd>/chats, in tmp/<hash>/chats before that.
-    AgentFolders("qwen-code", "QWEN_RUNTIME_DIR", ".qwen", ("projects/*/chats", "tmp/*/chats")),
-    # KIMI_SHARE_DIR replaces ~/.kimi (share.py get_share_dir).
-    AgentFolders("kimi-cli", "KIMI_SHARE_DIR", ".kimi", ("sessions",)),
-    # COPILOT_HOME replaces ~/.copilot (the Copilot SDK sets it for the CLI it runs);
-    # history-session-state is where versions before 0.0.342 kept sessions.
-    AgentFolders("copilot-cli", "COPILOT_HOME", ".copilot",
-                 ("session-state", "history-session-state")),
-    # Cline: the CLI's data folder (SDK sessions, older CLI tasks), then the VS Code
-    # extension's global storage in every VS Code build (Code, Code - Insiders, VSCodium,
-    # Cursor, Windsurf ...: the ``*``) on Linux, macOS and Windows.
-    AgentFolders("cline", "CLINE_DATA_DIR", ".cline/data", ("sessions", "tasks")),
-    *(AgentFolders(agent, env, home, (f"*/User/globalStorage/{extension}/tasks",))
-      for agent, extension in (("cline", "saoudrizwan.claude-dev"),
-                               ("roo-code", "rooveterinaryinc.roo-cline"))
-      for env, home in _VSCODE_HOMES),
-    # OpenHands: the SDK / CLI conversations (V1) and the file store's sessions (V0).
-    AgentFolders("openhands", "OH_PERSISTENCE_DIR", ".openhands", ("conversations", "sessions")),
-    # OpenCode, Goose and Crush keep SQLite databases (read read-only: importers/agentdb.py).
-    AgentFolders("opencode", None, ".local/share/opencode",
-                 ("opencode.db", "opencode-*.db", "storage/session"), xdg_app="opencode"),
-    AgentFolders("goose", "GOOSE_PATH_ROOT", ".local/share/goose", ("sessions",),
-                 xdg_app="goose", env_suffix="data"),
-    AgentFolders("crush", "CRUSH_GLOBAL_DATA", ".local/share/crush", (), xdg_app="crush",
-                 project_list="projects.json", project_database="crush.db"),
-)
+#: Every supported agent's session folders: the ``homes`` of each agent's definition
+#: (store/agents/<agent>/), in the registry's order.
+AGENT_FOLDERS: tuple[AgentFolders, ...] = tuple(row for a in agents() for row in a.homes)
 
 #: Folder names an ``import DIR`` never enters below ``DIR``: version control, virtual
 #: environments, package and build caches. They hold many JSON files and never an agent's

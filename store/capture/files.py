@@ -27,15 +27,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from store.agents.registry import agents
+
 __all__ = ["LINE_FORMATS", "Change", "FileState", "SessionSource", "change_of", "identity_of",
            "window_digest"]
 
-#: Formats read line by line, which a read can resume from an offset.
-LINE_FORMATS = frozenset({"claude-code", "codex", "kward", "transcript-store"})
+#: Formats read line by line, which a read can resume from an offset: this store's export
+#: and the agents whose definitions say so (``incremental``).
+LINE_FORMATS = frozenset({"transcript-store", *(a.name for a in agents() if a.incremental)})
 
 #: Bytes at each end of the read part that the digest covers.
 WINDOW = 4096
@@ -61,6 +65,9 @@ class FileState:
     gone_at: datetime | None = None
     #: The sessions the file's messages went to.
     sessions: tuple[str, ...] = ()
+    #: What each record kind of the file became, over its reads (``{kind: {outcome:
+    #: count}}``, store/importers/account.py); ``None``: not known (read before it was kept).
+    kinds: Mapping[str, Mapping[str, int]] | None = None
 
 
 def identity_of(info: os.stat_result) -> str:

@@ -26,7 +26,7 @@ import re
 import stat
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from store.importers.base import (
 )
 from store.importers.formats import (
     DETECT_RECORDS,
+    account_for,
     check_forced,
     check_format,
     detect_format,
@@ -84,7 +85,29 @@ def read_changes(path: Path, state: FileState | None, *, format: str | None = No
                  max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
                  now: float | None = None) -> FileRead | None:
     """Read what changed in ``path`` since ``state`` (see the module docstring); ``None``
-    when nothing did. Raises :class:`ImportFileError` when the file cannot be read."""
+    when nothing did. Raises :class:`ImportFileError` when the file cannot be read. The
+    state to store carries the file's per-kind account: this read's, added to the earlier
+    reads' when the file grew (what was held back is counted again when it is read)."""
+    read = _read_changes(path, state, format=format, settle=settle,
+                         max_file_bytes=max_file_bytes, now=now)
+    if read is None:
+        return None
+    kinds: dict[str, dict[str, int]] = {}
+    if read.change == "grown" and state is not None and state.kinds:
+        for kind, counts in state.kinds.items():
+            kept = {o: n for o, n in counts.items() if o != "held back"}
+            if kept:
+                kinds[kind] = kept
+    for kind, counts in read.parsed.kinds.items():
+        into = kinds.setdefault(kind, {})
+        for outcome, n in counts.items():
+            into[outcome] = into.get(outcome, 0) + n
+    return replace(read, state=replace(read.state, kinds=kinds))
+
+
+def _read_changes(path: Path, state: FileState | None, *, format: str | None,
+                  settle: float, max_file_bytes: int | None,
+                  now: float | None) -> FileRead | None:
     check_format(format)
     current = time.time() if now is None else now
     try:
@@ -135,7 +158,8 @@ def _read_database(path: Path, info: os.stat_result, state: FileState | None,
             == (info.st_size, info.st_mtime_ns, digest)
             and not (state.pending and (settle <= 0 or now - newest >= settle))):
         return None
-    parsed = read_agent_db(path, format, settle=settle, max_file_bytes=max_bytes, now=now)
+    parsed = account_for(read_agent_db(path, format, settle=settle, max_file_bytes=max_bytes,
+                                       now=now), [])
     change: Change = "reread"
     return FileRead(parsed, change, FileState(
         str(path), identity_of(info), info.st_size, info.st_mtime_ns, info.st_size, 0, digest,
@@ -205,7 +229,7 @@ def _read_lines(path: Path, fd: int, info: os.stat_result, fmt: str | None, offs
     if forced:
         check_forced(path, fmt, sample, proven_only=True)
     read_line_records(fmt, [*context, *records], last or lines, collector)
-    parsed = collector.result()
+    parsed = account_for(collector.result(), records)
     if forced and parsed.messages == 0 and not parsed.deferred:
         check_forced(path, fmt, sample, proven_only=False)
     held = [starts[d.line] for d in parsed.deferred if d.line is not None and d.line in starts]

@@ -37,11 +37,23 @@ from store.cli.rules import RulesOnImport, config_option, read_config, rules_che
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
               help="Without PATHS: import the agents' folders found without asking.")
+@click.option("--reread", is_flag=True,
+              help="Read again whole the source files still on disk (without PATHS: every "
+                   "file the store was imported from) and store what the current readers "
+                   "give that is not stored yet.")
+@click.option("--diff", is_flag=True,
+              help="With --reread: store nothing; report per session and field (messages, "
+                   "calls, title, model) where what is stored differs from what the current "
+                   "reader gives.")
+@click.option("--explain", is_flag=True,
+              help="Store nothing: for one FILE, say which agent claimed it (confidence, "
+                   "runner-up) and what each kind of record in it became.")
 @rules_check_option
 @config_option
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                    max_file_mib: int, settle: float, quiet: bool, as_json: bool, yes: bool,
-                   rules_check: bool, config_file: Path | None) -> None:
+                   reread: bool, diff: bool, explain: bool, rules_check: bool,
+                   config_file: Path | None) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl, and the
     agents' databases crush.db, opencode.db, sessions.db).
 
@@ -63,12 +75,28 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
     With --rules-check (or [rules] on_import = true in --config), the rules run over the
     calls this import stored and their findings are saved (rules findings lists them).
+
+    Records of a kind their agent's reader has never seen are a warning, with their count.
+    `import --explain FILE` opens no store and writes nothing: it prints the agent that
+    claimed the file (its confidence, and the runner-up), its sessions, and per record kind
+    what became of the records (stored, merged into a message, read, skipped, not
+    understood, held back).
     """
+    if explain:
+        _explain(paths, fmt, settle, max_file_mib, as_json)
+        return
+    if diff and not reread:
+        raise click.UsageError("--diff goes with --reread")
+    if reread:
+        paths = _reread_paths(db_url, paths)
+        if diff:
+            _reread_diff(db_url, paths, fmt, max_file_mib, as_json)
+            return
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
     from rich.table import Table
 
     checker = RulesOnImport(read_config(config_file), rules_check)
-    if not paths:
+    if not paths and not reread:
         paths = _offer_agent_folders(yes)
     out = console()
     with open_store(db_url) as opened:
@@ -86,7 +114,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                              else "done"))
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
-                                         progress=show, max_file_bytes=max_file_mib << 20)
+                                         progress=show, max_file_bytes=max_file_mib << 20,
+                                         reread=reread)
             # The search index catches up once, in bulk, after the run (not per append).
             progress.update(task, total=None, completed=0, files="",
                             description="indexing for search")
@@ -120,7 +149,8 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                     "skipped": dict(summary.skipped),
                     "problems": [str(p) for p in summary.problems],
                     "failed": [str(f) for f in summary.failed_files],
-                    "diverged": [str(d) for d in summary.diverged]}])
+                    "diverged": [str(d) for d in summary.diverged],
+                    "unknown_kinds": dict(summary.unknown_kinds)}])
     else:
         click.echo(visible(f"imported into {url}"))  # its own line: a title wraps mid-URL
         table = Table(show_header=False)
@@ -129,6 +159,9 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
         out.print(table)
         for reason, count in sorted(summary.skipped.items()):
             click.echo(visible(f"skipped {count} x {reason}"))
+    for kind, count in sorted(summary.unknown_kinds.items()):
+        click.echo(visible(f"warning: {count} records of a kind the reader has never seen: "
+                           f"{kind} (import --explain FILE says what became of them)"), err=True)
     for problem in summary.problems:
         click.echo(visible(f"problem: {problem}"), err=True)
     _report_failed(summary, verbosity() > 0)
@@ -170,3 +203,96 @@ def _offer_agent_folders(yes: bool) -> tuple[Path, ...]:
 
 #: The commands this module adds to ``transcript-store`` (see :mod:`store.cli.main`).
 COMMANDS: list[click.Command] = [import_command]
+
+
+def _explain(paths: tuple[Path, ...], fmt: str | None, settle: float, max_file_mib: int,
+             as_json: bool) -> None:
+    """``import --explain FILE``: one file's read, nothing stored (see the command's help)."""
+    if len(paths) != 1 or not paths[0].is_file():
+        raise click.UsageError("--explain takes one FILE (an agent's session file or "
+                               "database)")
+    try:
+        found = store.explain_file(paths[0], fmt, settle=settle,
+                                   max_file_bytes=max_file_mib << 20)
+    except store.ImportFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        emit_json([found.as_json()])
+        return
+    runner = found.runner_up
+    how = ("given with --format" if found.forced else
+           f"claimed with confidence {found.confidence:.2f}")
+    click.echo(visible(f"{found.path}: {found.format} ({how}; runner-up: "
+                       + (f"{runner.format} {runner.confidence:.2f})" if runner else "none)")))
+    parsed = found.parsed
+    click.echo(visible(f"{len(parsed.sessions)} sessions, {parsed.messages} messages"))
+    for session in parsed.sessions:
+        click.echo(visible(f"  {session.session_id}: {len(session.items)} messages"))
+    click.echo("records by kind:")
+    for kind, counts in parsed.kinds.items():
+        told = ", ".join(f"{n} {outcome}" for outcome in store.RECORD_OUTCOMES
+                         if (n := counts.get(outcome)))
+        unknown = " (a kind the reader has never seen)" if kind in parsed.unknown_kinds else ""
+        click.echo(visible(f"  {kind}: {told}{unknown}"))
+    for reason, n in sorted(parsed.skipped.items()):
+        click.echo(visible(f"skipped {n} x {reason}"))
+    for problem in parsed.problems:
+        click.echo(visible(f"problem: {problem}"))
+    if parsed.deferred:
+        click.echo(f"held back: {len(parsed.deferred)} (possibly still being written)")
+    for kind, n in sorted(parsed.unknown_kinds.items()):
+        click.echo(visible(f"warning: {n} records of kind {kind}, which the {found.format} "
+                           "reader has never seen"), err=True)
+
+
+def _reread_paths(db_url: str | None, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The files ``--reread`` reads: those given, else every source file of the store still
+    on disk (read-only: finding them writes nothing)."""
+    if paths:
+        return paths
+    with open_store(db_url, read_only=True) as opened:
+        states = opened.source_states()
+    return tuple(Path(p) for p, state in sorted(states.items())
+                 if state.gone_at is None and Path(p).is_file())
+
+
+def _reread_diff(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
+                 max_file_mib: int, as_json: bool) -> None:
+    """``import --reread --diff``: what the current readers give against what is stored,
+    per session and field; nothing is written (the store is opened read-only)."""
+    changes: list[Any] = []
+    failed: list[str] = []
+    with open_store(db_url, read_only=True) as opened:
+        for found in store.iter_import_files(paths):
+            if not isinstance(found, Path):
+                failed.append(str(found))
+                continue
+            try:
+                parsed = store.read_sessions(found, fmt, settle=0,
+                                             max_file_bytes=max_file_mib << 20)
+            except store.ImportFileError as exc:
+                failed.append(str(exc))
+                continue
+            for session in parsed.sessions:
+                try:
+                    info = opened.get_session(session.session_id)
+                except store.SessionNotFound:
+                    changes += store.session_changes(session, None)
+                    continue
+                loaded = opened.load(session.session_id)
+                calls = sum(1 for m in loaded.messages for p in m.message.parts
+                            if isinstance(p, store.ToolCall | store.InvalidToolCall))
+                changes += store.session_changes(session, store.StoredSession(
+                    len(loaded.messages), calls, info.title, info.model))
+    if as_json:
+        emit_json([{"session_id": c.session_id, "field": c.field, "stored": c.stored,
+                    "read": c.read} for c in changes])
+    else:
+        for change in changes:
+            click.echo(visible(str(change)))
+        click.echo(f"{len(changes)} differences in "
+                   f"{len({c.session_id for c in changes})} sessions")
+    for failure in failed:
+        click.echo(visible(f"failed: {failure}"), err=True)
+    if failed:
+        sys.exit(1)

@@ -28,12 +28,13 @@ __all__ = ["SourcesMixin", "write_source"]
 
 _UPSERT = (
     "INSERT INTO source_files (path, identity, size, mtime_ns, read_offset, read_lines, digest, "
-    "format, context_json, pending, read_at, gone_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "NULL) ON CONFLICT (path) DO UPDATE SET identity = excluded.identity, size = excluded.size, "
+    "format, context_json, pending, read_at, gone_at, kinds_json) VALUES (?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, NULL, ?) ON CONFLICT (path) DO UPDATE SET identity = excluded.identity, "
+    "size = excluded.size, "
     "mtime_ns = excluded.mtime_ns, read_offset = excluded.read_offset, "
     "read_lines = excluded.read_lines, digest = excluded.digest, format = excluded.format, "
     "context_json = excluded.context_json, pending = excluded.pending, "
-    "read_at = excluded.read_at, gone_at = NULL"
+    "read_at = excluded.read_at, gone_at = NULL, kinds_json = excluded.kinds_json"
 )
 # Only sessions that exist are linked (a session of which nothing was stored is not kept).
 _LINK = (
@@ -52,7 +53,8 @@ def write_source(cursor: Any, dialect: str, state: FileState) -> None:
     cursor.execute(_sql(_UPSERT, dialect), (
         state.path, state.identity, state.size, state.mtime_ns, state.offset, state.lines,
         state.digest, state.format, dumps_json([list(r) for r in state.context]),
-        bool(state.pending), st.time(datetime.now(UTC))))
+        bool(state.pending), st.time(datetime.now(UTC)),
+        None if state.kinds is None else dumps_json(state.kinds)))
     if state.sessions:
         cursor.executemany(_sql(_LINK, dialect), [(state.path, sid) for sid in state.sessions])
 
@@ -69,7 +71,8 @@ class SourcesMixin(StoreBase):
             row["path"], row["identity"], int(row["size"]), int(row["mtime_ns"]),
             int(row["read_offset"]), int(row["read_lines"]), row["digest"], row["format"],
             tuple((int(line), record) for line, record in loads_json(row["context_json"])),
-            bool(row["pending"]), _utc(row["gone_at"])) for row in rows}
+            bool(row["pending"]), _utc(row["gone_at"]),
+            kinds=_kinds(row["kinds_json"])) for row in rows}
 
     def save_source(self, state: FileState) -> None:
         """Store ``state`` in a transaction of its own (when no rows went with it)."""
@@ -109,6 +112,14 @@ class SourcesMixin(StoreBase):
             rows = conn.execute(query).all()
         return [SessionSource(path, _utc(read_at) or datetime.now(UTC), _utc(gone_at))
                 for path, read_at, gone_at in rows]
+
+
+def _kinds(text: str | None) -> dict[str, dict[str, int]] | None:
+    """A stored per-kind account (``None``: not kept for that file)."""
+    if text is None:
+        return None
+    found = loads_json(text)
+    return found if isinstance(found, dict) else None
 
 
 def _utc(value: Any) -> datetime | None:

@@ -368,6 +368,9 @@ source_files = Table(
     Column("pending", Boolean, nullable=False, doc="something was held back"),
     Column("read_at", UTCDateTime, nullable=False),
     Column("gone_at", UTCDateTime, doc="when a pass found the file deleted (NULL: present)"),
+    # What each record kind of the file became (revision 0019, store/importers/account.py):
+    # {kind: {outcome: count}}; NULL: read before the revision.
+    Column("kinds_json", Text, doc="per record kind: stored, merged, skipped ... counts"),
 )
 
 # Which sessions each source file fed (revision 0010): a session whose file is gone says so.

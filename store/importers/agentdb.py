@@ -4,8 +4,8 @@ Crush (``.crush/crush.db``), OpenCode (``opencode.db``) and Goose (``sessions.db
 sessions in SQLite. This module is the only one of the importers that speaks SQL: it uses the
 standard library's :mod:`sqlite3` (no SQLAlchemy: the agent's database is an input file, not
 a store), reads the tables a reader needs in one read transaction, and hands plain rows
-(``dict`` per row) to the agent's reader (:mod:`~store.importers.crush`,
-:mod:`~store.importers.opencode`, :mod:`~store.importers.goose`).
+(``dict`` per row) to the agent's reader (:mod:`~store.agents.crush.reader`,
+:mod:`~store.agents.opencode.reader`, :mod:`~store.agents.goose.reader`).
 
 **Never writing, never leaving files behind.** The database is opened through a
 ``file:...?mode=ro`` URI with ``PRAGMA query_only``: nothing is created or written. A WAL
@@ -34,11 +34,12 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from store.agents.registry import agent, agents
 from store.core.errors import ImportFileError
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
@@ -49,7 +50,8 @@ from store.importers.base import (
 )
 
 __all__ = ["AGENT_DATABASES", "AGENT_SETTINGS", "BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER",
-           "database_signature", "is_agent_database", "is_sqlite_file", "read_agent_db"]
+           "database_format", "database_signature", "is_agent_database", "is_sqlite_file",
+           "read_agent_db"]
 
 #: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
 #: are not walked into (a folder may hold any database).
@@ -69,24 +71,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 #: Seconds a read waits for a writer that holds the database.
 BUSY_TIMEOUT = 10.0
 
-#: Agent formats kept in a SQLite database; the tables each one is told by, and reads.
-_TABLES: dict[str, tuple[str, ...]] = {
-    "crush": ("sessions", "messages"),
-    "opencode": ("session", "message", "part"),
-    "goose": ("sessions", "messages"),
-}
-DB_FORMATS = frozenset(_TABLES)
-
-#: How each table is read (ordered as the agent lists it).
-_ORDER = {
-    ("crush", "sessions"): "created_at, rowid",
-    ("crush", "messages"): "created_at, rowid",
-    ("opencode", "session"): "time_created, id",
-    ("opencode", "message"): "time_created, id",
-    ("opencode", "part"): "message_id, id",
-    ("goose", "sessions"): "created_at, rowid",
-    ("goose", "messages"): "id",
-}
+#: Agent formats kept in a SQLite database (the registry's agents with a ``database``).
+DB_FORMATS = frozenset(a.name for a in agents() if a.database is not None)
 
 
 def is_sqlite_file(path: Path) -> bool:
@@ -185,13 +171,21 @@ def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
 
 def detect_db_format(tables: Mapping[str, set[str]]) -> str | None:
     """The agent whose schema the tables are (``None``: none of them)."""
-    if {"session", "message", "part"} <= set(tables):
-        return "opencode"
-    if "parts" in tables.get("messages", set()) and "sessions" in tables:
-        return "crush"
-    if "content_json" in tables.get("messages", set()) and "sessions" in tables:
-        return "goose"
+    for definition in agents():
+        if definition.database is not None and definition.database.claims(tables):
+            return definition.name
     return None
+
+
+def database_format(path: Path) -> str | None:
+    """The agent whose database ``path`` is (``None``: none, or it cannot be read); opened
+    as a read opens it, so nothing is created or written."""
+    try:
+        shared = _is_wal(path) and all(_companions(path))
+        with _snapshot(path, not shared and _is_wal(path)) as conn:
+            return detect_db_format(_tables(conn))
+    except (sqlite3.Error, OSError):
+        return None
 
 
 def _read_rows(path: Path, immutable: bool, fmt: str | None
@@ -199,33 +193,21 @@ def _read_rows(path: Path, immutable: bool, fmt: str | None
     with _snapshot(path, immutable) as conn:
         tables = _tables(conn)
         found = detect_db_format(tables)
-        if found is None or found not in _TABLES:
+        layout = agent(found).database if found is not None else None
+        if found is None or layout is None:
             raise ImportFileError(path, "a SQLite database, but not one of an agent this "
                                         f"store reads ({', '.join(sorted(DB_FORMATS))})")
         if fmt is not None and fmt != found:
             raise ImportFileError(path, f"--format {fmt} does not fit it: it looks like "
                                         f"{found} (give --format {found}, or no --format)")
         rows: dict[str, list[dict[str, Any]]] = {}
-        for table in _TABLES[found]:
-            order = _ORDER[(found, table)]
+        for table, order in layout.tables.items():
             if not all(c.strip().split()[0] in tables[table] | {"rowid"}
                        for c in order.split(",")):
                 order = "rowid"
             rows[table] = [dict(r) for r in conn.execute(
                 f'SELECT * FROM "{table}" ORDER BY {order}').fetchall()]
     return found, rows
-
-
-#: The reader of each database format: rows by table into the collector.
-DbReader = Callable[[Mapping[str, list[dict[str, Any]]], Collector], None]
-
-
-def _readers() -> dict[str, DbReader]:
-    from store.importers.crush import read_crush
-    from store.importers.goose import read_goose_db
-    from store.importers.opencode import read_opencode_db
-
-    return {"crush": read_crush, "opencode": read_opencode_db, "goose": read_goose_db}
 
 
 def read_agent_db(path: Path, format: str | None = None, *,
@@ -266,5 +248,5 @@ def read_agent_db(path: Path, format: str | None = None, *,
     current = time.time() if now is None else now
     settled = settle <= 0 or current - newest >= settle
     collector = Collector(Source(path, "", settled), fmt)
-    _readers()[fmt](rows, collector)
+    agent(fmt).database_reader()(rows, collector)
     return collector.result()

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from store.agents.registry import agent_for_format
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
 from store.core.lineage import SessionLink
@@ -54,10 +55,11 @@ __all__ = [
 #: A file unchanged for this long is taken as complete: nothing of it is deferred.
 DEFAULT_SETTLE_SECONDS = 300.0
 
-#: Formats written by an agent (the session's ``agent``); the others are provider message lists.
-AGENT_FORMATS = frozenset({"claude-code", "codex", "gemini-cli", "kward", "cline", "roo-code",
-                           "openhands", "qwen-code", "kimi-cli", "copilot-cli", "crush",
-                           "opencode", "goose"})
+def _agent_format(fmt: str) -> bool:
+    """Whether ``fmt`` is written by an agent (the session's ``agent``; the other formats are
+    provider message lists and this store's export)."""
+    return agent_for_format(fmt) is not None
+
 
 _DEFERRED = "held back: possibly still being written (imported once the file grows or settles)"
 
@@ -124,7 +126,8 @@ class ParsedFile:
 
     ``skipped`` counts records that carry no message, by reason (a Codex ``event_msg``, a
     Claude Code ``summary`` ...); ``deferred`` lists where input was held back as possibly
-    still being written (see the module docstring).
+    still being written (see the module docstring); ``kinds`` says what each record kind
+    became.
     """
 
     path: Path
@@ -133,6 +136,11 @@ class ParsedFile:
     problems: list[ImportProblem] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     deferred: list[ImportProblem] = field(default_factory=list)
+    #: What each record kind became: ``{kind: {outcome: count}}``
+    #: (:func:`store.importers.account.file_account`), and the kinds the reader has never
+    #: seen, with their counts (a warning of the import, never silence).
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def messages(self) -> int:
@@ -242,7 +250,7 @@ class Collector:
             found = ParsedSession(session_id, **fields)
             if not found.tags:
                 found.tags = (self.format,)
-            if found.agent is None and self.format in AGENT_FORMATS:
+            if found.agent is None and _agent_format(self.format):
                 found.agent = self.format
             self.sessions[session_id] = found
             self._keys[session_id] = {}

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.agents.cline.reader import task_siblings
+from store.agents.openhands.reader import conversation_siblings
 from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
 from store.importers.agentdb import AGENT_SETTINGS, is_agent_database
-from store.importers.cline import task_siblings
-from store.importers.openhands import conversation_siblings
 
 __all__ = ["FailedFile", "iter_import_files"]
 

@@ -125,6 +125,9 @@ class ImportSummary:
     diverged: list[Divergence] = field(default_factory=list)
     unchanged: int = 0
     gone: int = 0
+    #: Records of kinds their reader has never seen, by ``"<format>: <kind>"`` (a warning:
+    #: ``import --explain FILE`` says what became of them).
+    unknown_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def skipped_lines(self) -> int:
@@ -151,6 +154,7 @@ def import_paths(
     settle: float = DEFAULT_SETTLE_SECONDS,
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
     notice_deleted: bool = False,
+    reread: bool = False,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
 
@@ -163,7 +167,9 @@ def import_paths(
     detected); ``progress`` is called before each file and once at the end; ``settle`` is
     passed to :func:`~store.importers.formats.read_sessions`. ``notice_deleted``: a source
     file read before under one of the given folders and now deleted is marked gone
-    (``summary.gone``; its sessions stay, and say so).
+    (``summary.gone``; its sessions stay, and say so). ``reread``: every file is read whole
+    again, whatever its last read's state (``import --reread``: what an improved reader gives
+    that is not stored yet is added; keys keep the rest from being stored twice).
     """
     check_format(format)
     summary = ImportSummary()
@@ -171,7 +177,7 @@ def import_paths(
     found = list(iter_import_files(given))
     files = [f for f in found if isinstance(f, Path)]
     summary.failed_files.extend(f for f in found if isinstance(f, FailedFile))
-    states = store.source_states()
+    states = {} if reread else store.source_states()
     if notice_deleted:
         summary.gone = _notice_deleted(store, given, states, found)
     sizes = [_size(f) for f in files]
@@ -204,6 +210,11 @@ def import_paths(
         summary.deferred.extend(parsed.deferred)
         for reason, count in parsed.skipped.items():
             summary.skipped[reason] = summary.skipped.get(reason, 0) + count
+        for kind, count in parsed.unknown_kinds.items():
+            _log.warning("%s: %d records of kind %r, which the %s reader has never seen",
+                         path, count, kind, parsed.format)
+            key = f"{parsed.format}: {kind}"
+            summary.unknown_kinds[key] = summary.unknown_kinds.get(key, 0) + count
         carry = _Carry(replace(read.state, sessions=tuple(s.session_id
                                                           for s in parsed.sessions)))
         try:

@@ -33,6 +33,8 @@ SHAPES = {
                                                          "project", "agent", "model")},
     "search": "message-hit",
 }
+#: Shapes a command writes under an option that changes what it does (``import --explain``).
+OPTION_SHAPES = {"import --explain": "import-explain", "import --reread --diff": "reread-change"}
 
 
 def validator(stem: str) -> Draft202012Validator:
@@ -78,12 +80,12 @@ def test_every_command_with_json_has_a_published_shape() -> None:
     assert sorted(json_commands()) == sorted(SHAPES)
     assert set(COMMAND_MODULES) >= {path.split()[0] for path in SHAPES}
     assert {p.stem.removesuffix(".schema") for p in SCHEMAS.glob("*.schema.json")} == set(
-        SHAPES.values())
+        SHAPES.values()) | set(OPTION_SHAPES.values())
 
 
 def test_the_vocabulary_page_names_every_schema() -> None:
     page = (ROOT / "docs" / "vocabulary.md").read_text(encoding="utf-8")
-    for stem in set(SHAPES.values()):
+    for stem in set(SHAPES.values()) | set(OPTION_SHAPES.values()):
         assert f"(json/{stem}.schema.json)" in page, stem
 
 
@@ -151,9 +153,24 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
     schema.write_text(json.dumps({"bash": {"type": "object", "required": ["cmd"]}}))
     written["audit schema"] = lines("audit", "schema", "--db", db, "--schema", str(schema),
                                     "--json", code=1)
+    written["import --explain"] = [
+        row for found in (*AGENTS.glob("kimi/sessions/*/*/wire.jsonl"),
+                          *AGENTS.glob("gemini/tmp/proj/chats/*.json"),
+                          *AGENTS.glob("qwen/projects/*/chats/*.jsonl"))
+        for row in lines("import", "--explain", "--json", str(found))]
+    grown = tmp_path / "grown.jsonl"  # a difference: the file has a message not stored
+    source = next(AGENTS.glob("claude/projects/*/55550000-*.jsonl"))
+    grown.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    lines("import", "--settle", "0", "--db", db, "--json", str(grown))
+    with grown.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "user", "uuid": "late-1", "parentUuid": None,
+                                 "sessionId": "55550000-0000-4000-8000-000000000001",
+                                 "message": {"role": "user", "content": "one more"}}) + "\n")
+    written["import --reread --diff"] = lines("import", "--reread", "--diff", "--json",
+                                              "--db", db, str(grown))
     for command, rows in written.items():
         assert rows, command  # (every shape is seen at least once)
-        check = validator(SHAPES[command])
+        check = validator({**SHAPES, **OPTION_SHAPES}[command])
         for row in rows:
             errors = [e.message for e in check.iter_errors(row)]
             assert not errors, (command, row, errors)

@@ -53,6 +53,7 @@ EXPECTED_COLUMNS = {
     "source_files": {
         "path", "identity", "size", "mtime_ns", "read_offset", "read_lines", "digest",
         "format", "context_json", "pending", "read_at", "gone_at",
+        "kinds_json",  # revision 0019: what each record kind of the file became
     },
     "session_sources": {"session_id", "path"},
     "alembic_version": {"version_num"},

@@ -424,10 +424,14 @@ class TestPlainLists:
 
 class TestDetectionAndFiles:
     def test_formats(self):
-        assert FORMATS == ("openai-chat", "openai-responses", "anthropic", "claude-code",
-                           "codex", "gemini-cli", "kward", "cline", "roo-code",
-                           "openhands", "transcript-store", "qwen-code", "kimi-cli",
-                           "copilot-cli", "crush", "opencode", "goose")
+        """Every name ``--format`` took before the registry, each once (the plain lists
+        first, then the registry's agents)."""
+        assert FORMATS[:3] == ("openai-chat", "openai-responses", "anthropic")
+        assert len(FORMATS) == len(set(FORMATS))
+        assert set(FORMATS) == {"openai-chat", "openai-responses", "anthropic", "claude-code",
+                                "codex", "gemini-cli", "kward", "cline", "roo-code",
+                                "openhands", "transcript-store", "qwen-code", "kimi-cli",
+                                "copilot-cli", "crush", "opencode", "goose"}
 
     @pytest.mark.parametrize(("records", "expected"), [
         (claude_code_lines()[:2], "claude-code"),

@@ -12,8 +12,8 @@ import store
 PACKAGE = Path(store.__file__).parent
 # The domain: stdlib + orjson only, never SQLAlchemy, Alembic or the persistence layer.
 # Whole folders are domain (nothing domain lies loose at the top of store/).
-DOMAIN_FOLDERS = {"core", "tools", "redaction", "records", "normalize", "stream", "replay",
-                  "capture", "usage", "rules", "trust", "tlog"}
+DOMAIN_FOLDERS = {"agents", "core", "tools", "redaction", "records", "normalize", "stream",
+                  "replay", "capture", "usage", "rules", "trust", "tlog"}
 # importers/: every reader is domain; only the walk that feeds a store is not.
 DOMAIN_IMPORTERS_EXCEPT = {"walk"}
 FORBIDDEN_ROOTS = {"sqlalchemy", "alembic", "psycopg", "click", "rich"}

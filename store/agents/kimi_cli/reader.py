@@ -43,6 +43,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from store.agents.kimi_cli import KIMI_CONTEXT_ROLES, is_kimi_wire_record
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.errors import StoreError
 from store.core.model import Message, OpaquePart, Part, TextPart, ThinkingPart, ToolResult
@@ -51,24 +53,14 @@ from store.importers.lines import text_of
 from store.normalize.calls import read_call
 from store.usage.tokens import kimi_cli_usage
 
-__all__ = ["KIMI_CONTEXT_ROLES", "is_kimi_wire_record", "read_kimi_cli"]
+__all__ = ["KIMI_CONTEXT_ROLES", "is_kimi_wire_record", "read_file", "read_kimi_cli"]
 
-#: ``context.jsonl`` bookkeeping lines (not messages).
-KIMI_CONTEXT_ROLES = frozenset({"_system_prompt", "_checkpoint", "_usage"})
 
 #: Events that close the assistant message of a step.
 _CLOSERS = frozenset({"StatusUpdate", "StepBegin", "StepInterrupted", "TurnBegin",
                       "SteerInput", "TurnEnd", "ToolResult", "CompactionBegin"})
 
 
-def is_kimi_wire_record(top: Mapping[str, Any]) -> bool:
-    """A wire header or a ``{timestamp, message: {type, payload}}`` record."""
-    if top.get("type") == "metadata" and "protocol_version" in top:
-        return True
-    message = top.get("message")
-    return (isinstance(top.get("timestamp"), int | float) and isinstance(message, Mapping)
-            and isinstance(message.get("type"), str) and "payload" in message
-            and "role" not in message)
 
 
 def read_kimi_cli(records: list[Record], collector: Collector) -> None:
@@ -284,3 +276,8 @@ def _result(payload: Mapping[str, Any]) -> ToolResult:
         output, extras = message, {"output": output, **extras}
     return ToolResult(call_id, output, value.get("is_error") is True, None, extras,
                       "kimi_cli")
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Kimi CLI ``wire.jsonl`` or ``context.jsonl``."""
+    read_kimi_cli(file.records, collector)

@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from store.agents.copilot_cli import is_copilot_cli_event
+from store.agents.registry import FileInput
 from store.core.errors import StoreError
 from store.core.lineage import SessionLink
 from store.core.model import Message, Part, TextPart, ThinkingPart, ToolResult
@@ -51,20 +53,10 @@ from store.importers.titles import prompt_title
 from store.normalize.calls import read_call
 from store.usage.tokens import TokenUsage, copilot_cli_usage
 
-__all__ = ["is_copilot_cli_event", "read_copilot_cli"]
-
-_PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook.", "skill.",
-             "permission.", "system.", "abort")
+__all__ = ["is_copilot_cli_event", "read_copilot_cli", "read_file"]
 
 
-def is_copilot_cli_event(top: Mapping[str, Any]) -> bool:
-    """A Copilot CLI event: a dotted ``type`` of the CLI's families, a ``data`` object and
-    one of the envelope's ``id``, ``timestamp``, ``parentId`` (the schema has all three in
-    every event; a writer that leaves one out is still read)."""
-    kind = top.get("type")
-    return (isinstance(kind, str) and kind.startswith(_PREFIXES)
-            and isinstance(top.get("data"), Mapping)
-            and any(k in top for k in ("id", "timestamp", "parent_id", "parentId")))
+
 
 
 @dataclass(slots=True)
@@ -314,3 +306,8 @@ def _finish(state: _State, main: ParsedSession) -> None:
         if session.title is None and "subagent" in session.tags:
             name = session.metadata.get("agent_name") or session.metadata.get("agent_id")
             session.title = f"{main.title or main.session_id} (subagent {name})"
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Copilot CLI ``events.jsonl``."""
+    read_copilot_cli(file.records, collector)

@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
-from store.core.errors import StoreError
+from store.core.errors import ImportFileError, StoreError
 from store.core.model import (
     Message,
     OpaquePart,
@@ -44,7 +45,7 @@ from store.core.model import (
 )
 from store.importers.base import Collector
 
-__all__ = ["read_crush"]
+__all__ = ["read_crush", "read_file"]
 
 _DEFAULT_TITLES = frozenset({"", "New Session", "Untitled Session"})
 _ROLES = frozenset({"user", "assistant", "tool", "system"})
@@ -163,3 +164,8 @@ def _part(kind: Any, data: Mapping[str, Any]) -> Part:
                           data.get("is_error") is True,
                           name if isinstance(name, str) and name else None, extras, "crush")
     return OpaquePart(f"crush_{kind}", dict(data))
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """Crush keeps only a database: any other file is not Crush's."""
+    raise ImportFileError(file.path, "not a Crush database (<project>/.crush/crush.db)")

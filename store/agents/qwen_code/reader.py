@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from store.agents.qwen_code import QWEN_CODE_KINDS, is_qwen_code_record
+from store.agents.registry import FileInput
 from store.core.errors import StoreError
 from store.core.lineage import SessionLink
 from store.core.model import Message, Role, ToolResult
@@ -46,23 +48,10 @@ from store.importers.titles import prompt_title
 from store.normalize.messages import normalize_message
 from store.usage.tokens import qwen_code_usage
 
-__all__ = ["QWEN_CODE_KINDS", "is_qwen_code_record", "read_qwen_code"]
-
-#: The record types Qwen Code writes.
-QWEN_CODE_KINDS = frozenset({"user", "assistant", "tool_result", "system"})
+__all__ = ["QWEN_CODE_KINDS", "is_qwen_code_record", "read_file", "read_qwen_code"]
 
 
-def is_qwen_code_record(top: Mapping[str, Any]) -> bool:
-    """Whether a record (top level in plain keys) is a Qwen Code ``ChatRecord``: a ``uuid``
-    and a Gemini ``Content`` message (``parts``), or Qwen's own fields (``tool_result``
-    type, ``systemPayload``, ``usageMetadata``, ``toolCallResult``)."""
-    if "uuid" not in top or top.get("type") not in QWEN_CODE_KINDS:
-        return False
-    message = top.get("message")
-    if isinstance(message, Mapping) and isinstance(message.get("parts"), list):
-        return True
-    return (top.get("type") == "tool_result" or "system_payload" in top
-            or "usage_metadata" in top or "tool_call_result" in top)
+
 
 
 def read_qwen_code(records: list[Record], collector: Collector) -> None:
@@ -199,3 +188,8 @@ def _result(result: ToolResult, outcome: Any) -> ToolResult:
         failed = isinstance(content, Mapping) and set(content) == {"error"}
     return replace(result, is_error=failed or result.is_error, extras=extras,
                    source="qwen_code")
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Qwen Code chat file."""
+    read_qwen_code(file.records, collector)

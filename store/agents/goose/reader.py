@@ -42,8 +42,10 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from store.agents.goose import is_goose_header
+from store.agents.registry import FileInput
 from store.core.arguments import dumps_json, loads_json
-from store.core.errors import StoreError
+from store.core.errors import ImportFileError, StoreError
 from store.core.model import (
     Message,
     OpaquePart,
@@ -56,7 +58,7 @@ from store.core.model import (
 )
 from store.importers.base import Collector
 
-__all__ = ["is_goose_header", "read_goose_db", "read_goose_lines"]
+__all__ = ["is_goose_header", "read_file", "read_goose_db", "read_goose_lines"]
 
 _SESSION_META = ("session_type", "user_set_name", "schedule_id", "total_tokens",
                  "input_tokens", "output_tokens", "accumulated_total_tokens",
@@ -79,14 +81,8 @@ def read_goose_db(tables: Mapping[str, list[dict[str, Any]]], collector: Collect
             _read_session(info, by_session[sid], collector)
 
 
-_HEADER_KEYS = frozenset({"working_dir", "description", "message_count", "schedule_id",
-                          "total_tokens", "accumulated_total_tokens"})
 
 
-def is_goose_header(record: Mapping[str, Any]) -> bool:
-    """True for the metadata line that starts a legacy Goose session file."""
-    return "working_dir" in record and "role" not in record and len(
-        _HEADER_KEYS & set(record)) >= 2
 
 
 def read_goose_lines(records: list[tuple[int, Any]], collector: Collector) -> None:
@@ -208,3 +204,10 @@ def _response(item: Mapping[str, Any]) -> ToolResult:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry for a file that is not the database: a legacy session file."""
+    if file.has_document and not file.records:
+        raise ImportFileError(file.path, "not a Goose session file (legacy JSON lines)")
+    read_goose_lines(file.records, collector)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.keys import canonical_keys
 from store.core.lineage import SessionLink
@@ -25,7 +26,7 @@ from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, span, text_of, with_metadata
 from store.usage.tokens import TokenUsage, codex_usage
 
-__all__ = ["decode_codex_output", "read_codex"]
+__all__ = ["decode_codex_output", "read_codex", "read_file"]
 
 
 def decode_codex_output(text: Any) -> Any:
@@ -152,3 +153,8 @@ def read_codex(records: list[Record], collector: Collector) -> None:
     session.started_at, session.ended_at = span(stamps)  # every line is dated when written
     for at, (line, message) in enumerate(pending):
         collector.add(session, message, f"{sid}:{line}", line, usage=usage.get(at))
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Codex rollout."""
+    read_codex(file.records, collector)

@@ -56,8 +56,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from store.agents.cline import HISTORY_FILE, UI_FILE
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json, parse_object_text
-from store.core.errors import StoreError
+from store.core.errors import AmbiguousRecord, ImportFileError, StoreError
+from store.core.keys import canonical_keys
 from store.core.lineage import SessionLink
 from store.core.model import (
     Message,
@@ -71,14 +74,8 @@ from store.importers.base import Collector, ParsedSession
 from store.importers.lines import moment, span, text_of
 from store.usage.tokens import TokenUsage
 
-__all__ = ["HISTORY_FILE", "TASK_FILES", "UI_FILE", "is_cline_sdk_document", "read_cline_sdk",
-           "read_vscode_task", "task_agent", "task_created", "task_siblings"]
+__all__ = ["read_cline_sdk", "read_file", "read_vscode_task", "task_created", "task_siblings"]
 
-HISTORY_FILE = "api_conversation_history.json"
-UI_FILE = "ui_messages.json"
-#: A task's main file: its API history, else (only ``ui_messages.json`` and
-#: ``history_item.json``, as Roo Code leaves some tasks) its panel.
-TASK_FILES = frozenset({HISTORY_FILE, UI_FILE})
 _SIBLINGS = frozenset({"ui_messages.json", "task_metadata.json", "history_item.json",
                        "context_history.json", "settings.json"})
 _STORAGE_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent",
@@ -114,12 +111,6 @@ _CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]+)\)")
 _MODEL = re.compile(r"<model>([^<\n]+)</model>")
 
 
-def task_agent(path: Path) -> str:
-    """``roo-code`` for a Roo Code task folder (``history_item.json`` beside the history, or a
-    ``rooveterinaryinc.roo-cline`` storage folder), else ``cline``."""
-    if (path.parent / "history_item.json").is_file():
-        return "roo-code"
-    return "roo-code" if any("roo-cline" in part.lower() for part in path.parts) else "cline"
 
 
 def task_siblings(folder: str, names: list[str]) -> set[str]:
@@ -542,10 +533,6 @@ def _xml_results(parts: tuple[Part, ...], calls: dict[str, list[str]]) -> tuple[
 # -- Cline SDK sessions ----------------------------------------------------------------------
 
 
-def is_cline_sdk_document(top: Mapping[str, Any]) -> bool:
-    """True for a Cline SDK ``<id>.messages.json`` document (keys in snake case)."""
-    return (isinstance(top.get("messages"), list) and "version" in top
-            and ("agent" in top or "updated_at" in top) and "project_hash" not in top)
 
 
 def read_cline_sdk(top: Mapping[str, Any], collector: Collector) -> None:
@@ -596,3 +583,18 @@ def read_cline_sdk(top: Mapping[str, Any], collector: Collector) -> None:
                         *(_mapping(m).get("ts") for m in top["messages"])])
     session.started_at = moment(manifest.get("started_at")) or first
     session.ended_at = last
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry (Cline and Roo Code): a task's history or panel (a JSON list),
+    or an SDK session document (a JSON object)."""
+    if isinstance(file.document, Mapping):
+        try:
+            top, _ = canonical_keys(file.document)
+        except AmbiguousRecord as exc:
+            raise ImportFileError(file.path, str(exc)) from None
+        read_cline_sdk(top, collector)
+    elif file.has_document:
+        read_vscode_task(file.document, collector)
+    else:
+        raise ImportFileError(file.path, "not a Cline task or SDK session (a JSON document)")

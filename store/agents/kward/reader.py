@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from store.agents.registry import FileInput
 from store.core.model import Message
 from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, text_of
 
-__all__ = ["read_kward"]
+__all__ = ["read_file", "read_kward"]
 
 
 _KWARD_SKIPPED = frozenset({"leaf", "label", "session_info"})
@@ -55,3 +56,8 @@ def read_kward(records: list[Record], collector: Collector) -> None:
     )
     for line, message, record_id in pending:
         collector.add(session, message, record_id or f"{sid}:{line}", line)
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Kward session file."""
+    read_kward(file.records, collector)

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.core.errors import AmbiguousRecord, StoreError
+from store.agents.registry import FileInput
+from store.core.errors import AmbiguousRecord, ImportFileError, StoreError
 from store.core.keys import canonical_keys, snake_key
 from store.core.lineage import SessionLink
 from store.core.model import Message, Part, ServerToolCall, TextPart, ThinkingPart, ToolResult
@@ -38,7 +39,7 @@ from store.normalize.calls import read_call
 from store.normalize.messages import normalize_message
 from store.usage.tokens import gemini_cli_usage
 
-__all__ = ["gemini_cli_lines_document", "read_gemini_cli"]
+__all__ = ["gemini_cli_lines_document", "read_file", "read_gemini_cli"]
 
 _NOTICES = frozenset({"info", "error", "warning"})
 _FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
@@ -238,3 +239,19 @@ def _read_tool_call(raw: Any) -> tuple[Part, ToolResult | None]:
     if content is None and "resultDisplay" in extras:
         content = extras["resultDisplay"]
     return call, ToolResult(call.id, content, status == "error", call.name, extras, "gemini_cli")
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a chat document, or its JSON-lines layout (v0.39.0+)."""
+    document: Any = file.document if file.has_document else None
+    records = file.records
+    if (document is None and len(records) == 1 and isinstance(records[0][1], Mapping)
+            and isinstance(records[0][1].get("messages"), list)):
+        document = records[0][1]
+    if document is None and records:
+        document = gemini_cli_lines_document(records, collector)
+        if document is None:
+            raise ImportFileError(file.path, "no Gemini CLI chat record in "
+                                             f"{len(records)} JSON lines")
+    if document is not None or file.has_document:
+        read_gemini_cli(document, collector)

@@ -46,8 +46,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from store.agents.opencode import is_opencode_session
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
-from store.core.errors import StoreError
+from store.core.errors import ImportFileError, StoreError
 from store.core.model import (
     Message,
     OpaquePart,
@@ -60,7 +62,7 @@ from store.core.model import (
 from store.importers.base import Collector
 from store.usage.tokens import opencode_usage
 
-__all__ = ["is_opencode_session", "read_opencode_db", "read_opencode_storage"]
+__all__ = ["is_opencode_session", "read_file", "read_opencode_db", "read_opencode_storage"]
 
 _DEFAULT_TITLE = ("New session - ", "Child session - ")
 _MARKERS = frozenset({"step-start", "step-finish", "snapshot"})
@@ -226,11 +228,6 @@ def _tool(part: Mapping[str, Any]) -> tuple[Part, ToolResult | None]:
 # -- the JSON storage of versions before the database -----------------------------------------
 
 
-def is_opencode_session(record: Any) -> bool:
-    """True for an OpenCode session info (a ``storage/session/<project>/<id>.json`` file)."""
-    return (isinstance(record, Mapping) and isinstance(record.get("id"), str)
-            and "projectID" in record and "directory" in record and "title" in record
-            and isinstance(record.get("time"), Mapping))
 
 
 def _load(path: Path, collector: Collector) -> Any:
@@ -281,3 +278,12 @@ def read_opencode_storage(info: Mapping[str, Any], collector: Collector) -> None
     messages.sort(key=lambda m: (m["time_created"], m["id"]))
     parts.sort(key=lambda p: str(p["id"]))
     read_opencode_db({"session": [session], "message": messages, "part": parts}, collector)
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry for a file that is not the database: a session info file of
+    the JSON storage."""
+    if not is_opencode_session(file.document):
+        raise ImportFileError(file.path, "not an OpenCode session file (storage/session/"
+                                         "<project>/<id>.json)")
+    read_opencode_storage(file.document, collector)

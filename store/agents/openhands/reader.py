@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from store.agents.openhands import _MAINS, conversation_main
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.errors import StoreError
 from store.core.model import Message, Part, TextPart, ThinkingPart, ToolResult, make_tool_call
@@ -44,15 +46,11 @@ from store.importers.base import Collector
 from store.importers.lines import text_of
 from store.usage.tokens import TokenUsage
 
-__all__ = ["conversation_main", "conversation_siblings", "read_openhands"]
+__all__ = ["conversation_main", "conversation_siblings", "read_file", "read_openhands"]
 
-_MAINS = ("base_state.json", "metadata.json")
 _V1_EVENT = re.compile(r"^event-(\d+)-[0-9a-fA-F-]+\.json$")
 
 
-def conversation_main(path: Path) -> bool:
-    """True for an OpenHands conversation's main file (beside its ``events`` folder)."""
-    return path.name in _MAINS and (path.parent / "events").is_dir()
 
 
 def conversation_siblings(folder: str, names: list[str]) -> set[str]:
@@ -298,3 +296,8 @@ def _v0_message(event: Mapping[str, Any],
                             {"observation": event["observation"]}, "openhands")
         return Message("tool", (result,), "openhands", None, metadata=meta), None
     return None, None
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a conversation's main file, read with its events."""
+    read_openhands(file.document if file.has_document else None, collector)

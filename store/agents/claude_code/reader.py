@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.lineage import SessionLink
 from store.core.model import Message, Part, ToolCall, ToolResult, content_text
@@ -30,7 +31,7 @@ from store.importers.base import Collector, Record, path_session_id
 from store.importers.lines import record_top, span, text_of
 from store.usage.tokens import TokenUsage, anthropic_usage
 
-__all__ = ["read_claude_code"]
+__all__ = ["read_claude_code", "read_file"]
 
 
 @dataclass(slots=True)
@@ -321,3 +322,8 @@ def _parent_call(rows: Any, agent_id: str) -> str | None:
                 and isinstance(row.get("parentToolUseID"), str)):
             progress = str(row["parentToolUseID"])
     return progress
+
+
+def read_file(file: FileInput, collector: Collector) -> None:
+    """The registry's entry: a Claude Code JSON-lines file."""
+    read_claude_code(file.records, file.last_line, collector)

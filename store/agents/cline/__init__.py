@@ -1,0 +1,92 @@
+"""Cline: a task's ``api_conversation_history.json`` with its sibling files (the VS Code
+extension, older CLI tasks) and Cline SDK ``<id>.messages.json`` sessions (definition)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from store.agents.homes import VSCODE_HOMES, AgentFolders
+from store.agents.registry import PROVEN, STRONG, AgentDefinition, Sample
+
+__all__ = ["AGENT", "HISTORY_FILE", "TASK_FILES", "UI_FILE", "is_cline_sdk_document",
+           "is_task_file", "task_agent"]
+
+HISTORY_FILE = "api_conversation_history.json"
+
+
+UI_FILE = "ui_messages.json"
+
+
+#: A task's main file: its API history, else (only ``ui_messages.json`` and
+#: ``history_item.json``, as Roo Code leaves some tasks) its panel.
+TASK_FILES = frozenset({HISTORY_FILE, UI_FILE})
+
+
+def task_agent(path: Path) -> str:
+    """``roo-code`` for a Roo Code task folder (``history_item.json`` beside the history, or a
+    ``rooveterinaryinc.roo-cline`` storage folder), else ``cline``."""
+    if (path.parent / "history_item.json").is_file():
+        return "roo-code"
+    return "roo-code" if any("roo-cline" in part.lower() for part in path.parts) else "cline"
+
+
+def is_cline_sdk_document(top: Mapping[str, Any]) -> bool:
+    """True for a Cline SDK ``<id>.messages.json`` document (keys in snake case)."""
+    return (isinstance(top.get("messages"), list) and "version" in top
+            and ("agent" in top or "updated_at" in top) and "project_hash" not in top)
+
+
+def is_task_file(path: Path, first: Sequence[Sample]) -> bool:
+    """A task's main file: its API history (a JSON list), else its panel beside
+    ``history_item.json`` (as Roo Code leaves some tasks)."""
+    return (path.name in TASK_FILES and len(first) == 1 and isinstance(first[0].raw, list)
+            and (path.name == HISTORY_FILE or (path.parent / "history_item.json").is_file()))
+
+
+def detect(path: Path | None, first: Sequence[Sample]) -> float:
+    """A Cline task folder's main file (by its name and place) or an SDK session document."""
+    if path is not None and is_task_file(path, first):
+        return PROVEN if task_agent(path) == "cline" else 0.0
+    for sample in first:
+        if sample.top is not None and is_cline_sdk_document(sample.top):
+            return STRONG
+    return 0.0
+
+
+AGENT = AgentDefinition(
+    name="cline",
+    display_name="Cline",
+    package=__name__,
+    order=70,
+    detect=detect,
+    # The CLI's data folder (SDK sessions, older CLI tasks), then the VS Code extension's
+    # global storage in every VS Code build (Code, Code - Insiders, VSCodium, Cursor,
+    # Windsurf ...: the ``*``) on Linux, macOS and Windows.
+    homes=(AgentFolders("cline", "CLINE_DATA_DIR", ".cline/data", ("sessions", "tasks")),
+           *(AgentFolders("cline", env, home,
+                          ("*/User/globalStorage/saoudrizwan.claude-dev/tasks",))
+             for env, home in VSCODE_HOMES)),
+    kinds={
+        "user": "message (a task's API history)",
+        "assistant": "message (a task's API history)",
+        "say": "message, or skipped: a panel entry (a task with no API history)",
+        "ask": "message, or skipped: a panel entry (a task with no API history)",
+    },
+    records={
+        "calls": "native `tool_use`, and XML tool tags in older text",
+        "results": "`tool_result`; `[tool] Result:` blocks",
+        "errors": "`is_error`; `<error>`, denied, not executed",
+        "times": "message `ts`, else `ui_messages.json` requests",
+        "cwd": "environment details; SDK manifest `cwd`",
+        "model": "`modelInfo`, `task_metadata.json`",
+        "title": "first `<task>`",
+        "usage": "per request (`ui_messages.json` / `metrics`)",
+        "lineage": "SDK subagent files",
+        "not recorded": (
+            "cwd of native-era tasks without environment details; `new_task` links (Cline records"
+            " none); the spawning call of an SDK subagent"
+        ),
+    },
+)

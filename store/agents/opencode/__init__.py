@@ -1,0 +1,55 @@
+"""OpenCode: its SQLite database (``opencode.db``), and the session files of the JSON
+storage of earlier versions (the agent's definition)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from store.agents.homes import AgentFolders
+from store.agents.registry import PROVEN, AgentDefinition, DatabaseLayout, Sample
+
+__all__ = ["AGENT", "is_opencode_session"]
+
+def is_opencode_session(record: Any) -> bool:
+    """True for an OpenCode session info (a ``storage/session/<project>/<id>.json`` file)."""
+    return (isinstance(record, Mapping) and isinstance(record.get("id"), str)
+            and "projectID" in record and "directory" in record and "title" in record
+            and isinstance(record.get("time"), Mapping))
+
+
+def detect(path: Path | None, first: Sequence[Sample]) -> float:
+    """A session info file of the JSON storage proves it."""
+    return PROVEN if any(is_opencode_session(s.raw) for s in first) else 0.0
+
+
+def _tables(tables: Mapping[str, set[str]]) -> bool:
+    return {"session", "message", "part"} <= set(tables)
+
+
+AGENT = AgentDefinition(
+    name="opencode",
+    display_name="OpenCode",
+    package=__name__,
+    order=90,
+    detect=detect,
+    homes=(AgentFolders("opencode", None, ".local/share/opencode",
+                        ("opencode.db", "opencode-*.db", "storage/session"),
+                        xdg_app="opencode"),),
+    database=DatabaseLayout(
+        {"session": "time_created, id", "message": "time_created, id",
+         "part": "message_id, id"}, _tables, "read_opencode_db"),
+    records={
+        "calls": "yes",
+        "results": "yes (from the call's final state)",
+        "errors": "tool `error` state",
+        "times": "message `time.created` (ms)",
+        "cwd": "session `directory`",
+        "model": "per assistant message",
+        "title": "the agent's",
+        "usage": "per assistant message (input, output + reasoning, cache read / write)",
+        "lineage": "subagent sessions (`parent_session`, `parent_call_id`)",
+        "not recorded": "results of calls still running",
+    },
+)
