@@ -29,6 +29,7 @@ FTS entries): the sessions it names are scanned exactly, their derived rows unus
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -209,18 +210,25 @@ def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str
     accounts for, a watermark past ``next_position``. SQL only (anti-joins over the keys),
     cheap enough for every search; what it cannot see (an item's text, a view's text or a
     view removed, an FTS entry) :func:`check_derived` recomputes."""
-    pg = conn.dialect.name == "postgresql"
-    scope = ""
-    params: tuple[Any, ...] = ()
-    if session_id is not None:
-        scope = " AND t.session_id = " + ("%s" if pg else "?")
-        params = (session_id,)
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
     checks = [*(_GAPS if has_search_index(conn) else ()), _VIEW_GAP, _WATERMARK]
     out: dict[str, str] = {}
+    params: tuple[str, ...] = ()
     for what, sql in checks:
-        for (sid,) in conn.exec_driver_sql(sql.format(scope=scope), params).all():
+        if session_id is None:
+            statement = sql.format(scope="")
+        else:  # every table filtered by the session (on Citus: one shard, not all)
+            statement = _CORRELATED.sub(lambda m: f"{m.group(0)} AND {m.group(1)}.session_id = "
+                                                  f"{mark}",
+                                        sql.format(scope=f" AND t.session_id = {mark}"))
+            params = (session_id,) * statement.count(mark)
+        for (sid,) in conn.exec_driver_sql(statement, params).all():
             out.setdefault(str(sid), what)
     return out
+
+
+#: A table correlated with the checked rows (``t``) by the session: filtered by it too.
+_CORRELATED = re.compile(r"\b([a-z])\.session_id = t\.session_id")
 
 
 def _sessions(conn: Connection, session_id: str | None) -> list[tuple[str, int, int]]:

@@ -597,6 +597,12 @@ def test_per_session_operations_touch_one_shard(routed, citus_url):
                      if count != (SHARDS if scan else 1)]
             assert not wrong, wrong
             continue
+        if label in ("truncate", "delete"):
+            # a removal first logs every message committed before it (the transparency log is
+            # one tree in append order, issue 38): finding the sessions the log lags behind
+            # asks every shard; the removal itself stays on its session's shard
+            log_scan = ["next_position > logged_position" in sql for sql, _ in plans]
+            plans = [plan for plan, scan in zip(plans, log_scan, strict=True) if not scan]
         assert task_counts(plans) == [1] * len(plans), (label, [
             (sql[:120], plan) for sql, plan in plans if "Task Count: 1\n" not in plan + "\n"])
     assert [m.position for m in opened.load("one")] == list(range(9))

@@ -200,8 +200,9 @@ def test_bad_inputs_are_tool_errors_that_say_what_is_wrong(archive):
         typo = "22222222-2222-4222-9222-222222222222"
         near = await error(session, "get_session", session_id=typo)
         assert "did you mean" in near and CODEX in near
-        ambiguous = await error(session, "lineage", session_id="5555")
-        assert "ambiguous" in ambiguous and PARENT in ambiguous
+        # a prefix shared only by a session and its own subagent names the session
+        family = await call(session, "lineage", session_id="5555")
+        assert family["session"]["session_id"] == PARENT
         assert "less than or equal to 100" in await error(session, "list_sessions", limit=500)
         assert "greater than or equal to 1" in await error(session, "search_calls", limit=0)
         assert "greater than or equal to 0" in await error(session, "list_sessions",
