@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import corpus
 from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
 from store.replay.repair import INTERRUPTED_TEXT
 from store.tools.vocabulary import argument_views
-from tests.backends import corpus
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 CLAUDE_FILE = AGENTS / "claude/projects/-home-u-proj/55550000-0000-4000-8000-000000000001.jsonl"
