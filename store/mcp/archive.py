@@ -53,6 +53,8 @@ Agent = Annotated[str | None, Field(
 Project = Annotated[str | None, Field(
     description="Only sessions run in this folder or below it (an absolute path: the "
                 "project).")]
+InSession = Annotated[str | None, Field(description="Only this session (id or a unique "
+                                                    "start).")]
 SessionId = Annotated[str, Field(min_length=1,
                                  description="A session id, or a unique start of one.")]
 
@@ -122,8 +124,7 @@ class Archive:
                                           "thinking ...")] = None,
         agent: Agent = None,
         project: Project = None,
-        session_id: Annotated[str | None, Field(description="Only this session (id or a "
-                                                             "unique start).")] = None,
+        session_id: InSession = None,
         since: Since = None,
         until: Until = None,
         limit: Limit = DEFAULT_LIMIT,
@@ -168,8 +169,7 @@ class Archive:
                                             "result_status.")] = None,
         agent: Agent = None,
         project: Project = None,
-        session_id: Annotated[str | None, Field(description="Only this session (id or a "
-                                                             "unique start).")] = None,
+        session_id: InSession = None,
         since: Since = None,
         until: Until = None,
         limit: Limit = DEFAULT_LIMIT,
