@@ -73,11 +73,12 @@ def mcp(db_url: str | None, http: bool, host: str, port: int, token: str | None,
         if token == "auto":
             token = secrets.token_urlsafe(24)
             click.echo(f"bearer token: {token}", err=True)
-        from store.mcp.server import check_token, serve_http
+        from store.core.access import check_access
+        from store.mcp.server import serve_http
 
         try:
-            check_token(host, token)
-        except store.UsageError as exc:
+            check_access(host, token)
+        except store.ConfigurationError as exc:
             raise click.UsageError(str(exc)) from None
     opened = open_store(db_url, read_only=True)
     try:

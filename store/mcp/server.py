@@ -15,18 +15,17 @@ The store is opened read-only by the caller (``TranscriptStore.open(read_only=Tr
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import re
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import store
+from store.core.access import check_access
 from store.mcp.archive import Archive
 from store.mcp.registry import build_server
 from store.mcp.shapes import Shaper
 
-__all__ = ["check_token", "is_loopback", "make_server", "serve_http", "serve_stdio"]
+__all__ = ["make_server", "serve_http", "serve_stdio"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -34,7 +33,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: What an access token may be: 16 to 256 URL-safe characters (as the viewer's).
-_TOKEN = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 
 
 def _require_sdk() -> None:
@@ -55,29 +53,6 @@ def make_server(opened: store.TranscriptStore, redactor: store.Redactor | None) 
 def serve_stdio(opened: store.TranscriptStore, redactor: store.Redactor | None) -> None:
     """Serve on standard input and output until the client closes them."""
     make_server(opened, redactor).run("stdio")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address, IPv6 in brackets or not) is a loopback one."""
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def check_token(host: str, token: str | None) -> None:
-    """``UsageError`` when ``host`` is not loopback and there is no token, or the token is
-    not 16 to 256 URL-safe characters."""
-    if token is not None and _TOKEN.fullmatch(token) is None:
-        raise store.UsageError(
-            "the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
-    if token is None and not is_loopback(host):
-        raise store.UsageError(
-            f"--host {host} is not loopback: give --token TOKEN (or --token auto); "
-            "transcripts hold secrets")
 
 
 def bearer_guard(app: App, token: str) -> App:
@@ -102,7 +77,7 @@ def bearer_guard(app: App, token: str) -> App:
 def http_app(opened: store.TranscriptStore, redactor: store.Redactor | None, *, host: str,
              token: str | None) -> App:
     """The ASGI application of the streamable HTTP transport (``/mcp``)."""
-    check_token(host, token)
+    check_access(host, token)
     server = make_server(opened, redactor)
     app: App = server.streamable_http_app(host=host)
     return app if token is None else bearer_guard(app, token)

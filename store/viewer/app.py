@@ -21,8 +21,6 @@ Contract:
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -36,6 +34,7 @@ import store.viewer.findings as findings
 import store.viewer.messages as messages
 import store.viewer.pages as pages
 import store.viewer.session as session
+from store.core.access import check_access, is_loopback
 from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.server import HttpServer, ServerLimits
 
@@ -68,7 +67,6 @@ SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("Cache-Control", "no-store"),
 )
 
-_TOKEN = re.compile(r"[A-Za-z0-9._~-]{16,256}")
 
 _STATIC_TYPES = {
     "viewer.css": "text/css; charset=utf-8",
@@ -78,17 +76,6 @@ _STATIC_TYPES = {
 
 
 Route = Callable[["Viewer", Request], Response]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address, IPv6 in brackets or not) is a loopback one."""
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(header: str) -> str:
@@ -255,12 +242,6 @@ def make_server(opened: store.TranscriptStore, host: str = "127.0.0.1", port: in
     """A server for ``opened`` bound to ``host:port`` (``port=0``: any free port), not yet
     serving (call ``serve_forever``). Raises ``ValueError`` for a non-loopback host without a
     token, or a token that is not 16 to 256 URL- and cookie-safe characters."""
-    if token is not None and _TOKEN.fullmatch(token) is None:
-        raise store.ConfigurationError(
-            "the access token must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ -")
-    if token is None and not is_loopback(host):
-        raise store.ConfigurationError(
-            f"refusing to serve on {host!r} without an access token: "
-            "transcripts hold secrets (give --token, or bind to 127.0.0.1)")
+    check_access(host, token)
     return ViewerServer((host, port), Viewer(opened, token=token, redactor=redactor),
                         log_requests=log_requests, limits=limits)
