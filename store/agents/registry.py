@@ -25,9 +25,10 @@ so the command line's options and the homes cost no reader.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -41,7 +42,9 @@ if TYPE_CHECKING:  # (the collector and records are the importers'; no import at
     from store.importers.base import Collector, Record
 
 __all__ = ["LIKELY", "PROVEN", "STRONG", "WEAK", "AgentDefinition", "DatabaseLayout",
-           "FileInput", "Sample", "agent", "agent_for_format", "agents", "samples"]
+           "FileInput", "Sample", "agent", "agent_for_format", "agents", "aside_files",
+           "aside_folders", "database_agent", "named_file_agents", "samples",
+           "vocabulary_rows"]
 
 #: Confidences a detector answers with (see the module docstring).
 PROVEN = 1.0
@@ -85,6 +88,9 @@ class FileInput:
     records: list[Record]
     last_line: int
     has_document: bool
+    #: The file's text, for an agent whose files are not JSON (``AgentDefinition.text``:
+    #: a Markdown history); ``""`` otherwise.
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +102,11 @@ class DatabaseLayout:
     claims: Callable[[Mapping[str, set[str]]], bool]
     #: The reader of the rows (``function name`` in the agent's reader module).
     reader: str
+    #: The database's file names (:func:`fnmatch.fnmatch` patterns): a walk reads a SQLite
+    #: file only when an agent names it (a folder may hold any database).
+    file_names: tuple[str, ...] = ()
+    #: Tables read only when present (a newer or older version's): the others must exist.
+    optional: frozenset[str] = frozenset()
 
 
 #: A detector: a file's path (``None``: judge by the records alone) and first records -> a
@@ -151,6 +162,22 @@ class AgentDefinition:
     #: What the agent's files record, by column of docs/agents.md's coverage table
     #: (:data:`COVERAGE_COLUMNS`): *file: what the agent writes* -> *store: what is kept*.
     records: Mapping[str, str] = field(default_factory=dict)
+    #: The agent's own tool names and what each is in the store's vocabulary (``raw ->
+    #: canonical``, scoped to this agent): seeded into ``tool_aliases`` when a store is opened
+    #: for writing (:mod:`store.db.seeds`), once, so a user's edit stays.
+    tools: Mapping[str, str] = field(default_factory=dict)
+    #: Names (:func:`fnmatch.fnmatch` patterns) of the agent's files that a walk reads
+    #: although they do not end in ``.json``/``.jsonl`` (``.aider.chat.history.md``).
+    file_names: tuple[str, ...] = ()
+    #: The agent's files are text, not JSON: read whole into :attr:`FileInput.text` (only
+    #: files named by ``file_names``; detection is by name).
+    text: bool = False
+    #: Files of a folder a walk leaves out because they are read with a session's main file
+    #: or are not transcripts (sidecars, settings): ``(folder, its file names) -> names``.
+    aside: Callable[[str, Sequence[str]], Collection[str]] | None = None
+    #: Sub-folders a walk does not enter (a session's snapshots): ``(folder's sub-folder
+    #: names, its file names) -> names``.
+    aside_folders: Callable[[Sequence[str], Sequence[str]], Collection[str]] | None = None
 
     @property
     def format_names(self) -> tuple[str, ...]:
@@ -175,7 +202,15 @@ class AgentDefinition:
         :data:`store.tools.vocabulary.VOCABULARY` seeds them."""
         from store.tools.vocabulary import VOCABULARY
 
-        return tuple((raw, name) for scope, raw, name in VOCABULARY if scope == self.name)
+        rows = {raw: name for scope, raw, name in VOCABULARY if scope == self.name}
+        rows.update(self.tools)
+        return tuple(rows.items())
+
+    def names_file(self, name: str) -> bool:
+        """True when ``name`` is one of the agent's files by name (``file_names``, or its
+        database's)."""
+        patterns = self.file_names + (self.database.file_names if self.database else ())
+        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 #: The columns of docs/agents.md's coverage table, in order (``records`` keys).
@@ -220,3 +255,44 @@ def agent_for_format(fmt: str) -> AgentDefinition | None:
         if fmt in definition.format_names:
             return definition
     return None
+
+
+@cache
+def vocabulary_rows() -> tuple[tuple[str | None, str, str], ...]:
+    """Every vocabulary row: the seeded rows of :data:`store.tools.vocabulary.VOCABULARY`,
+    then each agent's own ``tools`` (scoped to it), as ``(agent or None, raw, canonical)``."""
+    from store.tools.vocabulary import VOCABULARY
+
+    rows: dict[tuple[str | None, str], str] = {(a, r): c for a, r, c in VOCABULARY}
+    for definition in agents():
+        for raw, name in definition.tools.items():
+            rows[(definition.name, raw)] = name
+    return tuple((a, r, c) for (a, r), c in rows.items())
+
+
+def named_file_agents(name: str) -> list[AgentDefinition]:
+    """The agents that name a file called ``name`` as theirs (``file_names``, databases)."""
+    return [a for a in agents() if a.names_file(name)]
+
+
+def database_agent(name: str) -> bool:
+    """True when an agent's database is called ``name``."""
+    return any(a.database is not None and a.names_file(name) for a in agents())
+
+
+def aside_files(folder: str, files: Sequence[str]) -> set[str]:
+    """The files of ``folder`` a walk leaves out: each agent's ``aside``."""
+    found: set[str] = set()
+    for definition in agents():
+        if definition.aside is not None:
+            found.update(definition.aside(folder, files))
+    return found
+
+
+def aside_folders(dirs: Sequence[str], files: Sequence[str]) -> set[str]:
+    """The sub-folders a walk does not enter: each agent's ``aside_folders``."""
+    found: set[str] = set()
+    for definition in agents():
+        if definition.aside_folders is not None:
+            found.update(definition.aside_folders(dirs, files))
+    return found

@@ -71,6 +71,7 @@ from store.db.message_index import MessageIndexUpdate, catch_up_messages
 from store.db.message_search import MessageSearchMixin
 from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.search_index import IndexUpdate, catch_up
+from store.db.seeds import seed_vocabulary
 from store.db.sessions import SessionsMixin
 from store.db.sources import SourcesMixin, write_source
 from store.db.tables import tool_calls
@@ -141,6 +142,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 _check_readable_at_head(engine, redact_url(url or default_url()))
             else:
                 ensure_at_head(engine, upgrade_if_older=upgrade)
+                seed_vocabulary(engine)
         except SQLAlchemyError as exc:
             engine.dispose()
             raise DatabaseError(f"cannot open {redact_url(engine.url)}: {driver_reason(exc)}"

@@ -37,6 +37,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
+    "alias_seeds",
     "call_secrets",
     "call_views",
     "chain_heads",
@@ -347,6 +348,19 @@ tool_aliases = Table(
     Column("raw_name", String, primary_key=True),
     Column("current_name", String, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Which vocabulary rows were ever seeded (revision 0020): an agent's own rows
+# (``AgentDefinition.tools``) are seeded into tool_aliases on a writable open when their key is
+# not here (store/db/seeds.py), so a row a user removed is not seeded again. Global (a Citus
+# reference table).
+alias_seeds = Table(
+    "alias_seeds",
+    metadata,
+    Column("agent", String, primary_key=True, server_default="",
+           doc="'' for every agent, else the sessions.agent the row holds for"),
+    Column("raw_name", String, primary_key=True),
+    Column("seeded_at", UTCDateTime, nullable=False),
 )
 
 # Capture (revision 0010, store/capture): where the last read of each source file stopped, so

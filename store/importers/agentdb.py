@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from store.agents.registry import agent, agents
+from store.agents.registry import agent, agents, database_agent
 from store.core.errors import ImportFileError
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
@@ -49,22 +49,20 @@ from store.importers.base import (
     Source,
 )
 
-__all__ = ["AGENT_DATABASES", "AGENT_SETTINGS", "BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER",
+__all__ = ["AGENT_DATABASES", "BUSY_TIMEOUT", "DB_FORMATS", "SQLITE_HEADER",
            "database_format", "database_signature", "is_agent_database", "is_sqlite_file",
            "read_agent_db"]
 
-#: Agents' SQLite databases, found by name (Crush, OpenCode, Goose): other ``.db`` files
-#: are not walked into (a folder may hold any database).
-AGENT_DATABASES = frozenset({"crush.db", "opencode.db", "sessions.db"})
-
-#: Files beside an agent's database (or Crush's projects.json) that are its settings.
-AGENT_SETTINGS = frozenset({"auth.json", "crush.json", "projects.json", "mcp-auth.json"})
+#: Agents' SQLite databases, found by name (each agent's ``database.file_names``; the plain
+#: names here): other ``.db`` files are not walked into (a folder may hold any database).
+AGENT_DATABASES = frozenset(n for a in agents() if a.database is not None
+                            for n in a.database.file_names if "*" not in n)
 
 
 def is_agent_database(name: str) -> bool:
-    """A file name of an agent's database (also OpenCode's per-channel
-    ``opencode-<channel>.db``)."""
-    return name in AGENT_DATABASES or (name.startswith("opencode-") and name.endswith(".db"))
+    """A file name of an agent's database (OpenCode's per-channel ``opencode-<channel>.db``
+    too: the registry's patterns)."""
+    return database_agent(name)
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -202,6 +200,9 @@ def _read_rows(path: Path, immutable: bool, fmt: str | None
                                         f"{found} (give --format {found}, or no --format)")
         rows: dict[str, list[dict[str, Any]]] = {}
         for table, order in layout.tables.items():
+            if table not in tables and table in layout.optional:
+                rows[table] = []
+                continue
             if not all(c.strip().split()[0] in tables[table] | {"rowid"}
                        for c in order.split(",")):
                 order = "rowid"

@@ -37,7 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from store.agents.codex.reader import decode_codex_output
-from store.agents.registry import FileInput, Sample, agent_for_format, agents, samples
+from store.agents.registry import (
+    AgentDefinition,
+    FileInput,
+    Sample,
+    agent_for_format,
+    agents,
+    named_file_agents,
+    samples,
+)
 from store.core.errors import AmbiguousRecord, ConfigurationError
 from store.core.keys import canonical_keys
 from store.importers import FORMATS
@@ -198,6 +206,16 @@ def _plain_hint(record: Any, plain: set[str]) -> None:
 # -- reading -------------------------------------------------------------------------------------
 
 
+def _text_agent(file: Path, fmt: str | None) -> AgentDefinition | None:
+    """The agent whose files are text (not JSON) that ``file`` is, by its name or by the
+    forced ``fmt``."""
+    if fmt is not None:
+        definition = agent_for_format(fmt)
+        return definition if definition is not None and definition.text else None
+    named = [a for a in named_file_agents(file.name) if a.text]
+    return named[0] if named else None
+
+
 def _lines_format(fmt: str | None) -> bool:
     """A format whose files are JSON lines (a one-line file is read as lines too)."""
     if fmt == "transcript-store":
@@ -226,6 +244,12 @@ def read_sessions(path: Path | str, format: str | None = None, *,
     source = read_source(file, settle, max_bytes=max_file_bytes)
     if not source.text.strip():
         return ParsedFile(file, format or "unknown", skipped={"empty file": 1})
+    text_agent = _text_agent(file, format)
+    if text_agent is not None:  # (a Markdown history: not JSON, told by its name)
+        collector = Collector(source, text_agent.name)
+        text_agent.reader()(FileInput(file, None, [], source.text.count("\n") + 1, False,
+                                      text=source.text), collector)
+        return account_for(collector.result(), [])
     collector = Collector(source, format or "")
     wants_lines = file.suffix.lower() in (".jsonl", ".ndjson") or _lines_format(format)
     document, records, last_line = parse_text(source, collector, wants_lines)

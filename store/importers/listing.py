@@ -1,9 +1,11 @@
 """Which files an import reads below the paths it is given (domain: the file system only).
 
 :func:`iter_import_files` walks the given files and directories: directories recursively, in
-name order, for files ending ``.json`` or ``.jsonl`` (any case) and the agents' SQLite
-databases, agents' sidecars left out; below a given root a dot-directory is entered only when
-it is an agent's home, and then only its session folders; tools' and packages' folders
+name order, for files ending ``.json`` or ``.jsonl`` (any case) and the files an agent names
+as its own (its SQLite database, a Markdown history: ``AgentDefinition.file_names``); the
+files an agent reads with a session's main file or keeps as settings are left out
+(``AgentDefinition.aside``). Below a given root a dot-directory is entered only when it is an
+agent's home, and then only its session folders; tools' and packages' folders
 (``NOISE_FOLDERS``) never. Links leading out of the root and non-regular files are reported
 as :class:`FailedFile` (see :mod:`store.importers.walk`, which imports what this lists).
 """
@@ -16,19 +18,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.agents.cline.reader import task_siblings
-from store.agents.openhands.reader import conversation_siblings
+from store.agents.registry import aside_files, aside_folders, named_file_agents
 from store.capture.agents import NOISE_FOLDERS, agent_homes, home_session_folders
-from store.importers.agentdb import AGENT_SETTINGS, is_agent_database
 
 __all__ = ["FailedFile", "iter_import_files"]
 
 _SUFFIXES = (".json", ".jsonl")
-#: Sidecars of a Kimi CLI session folder (one holding its logs), not transcripts.
-_KIMI_SIDECARS = frozenset({"state.json", "meta.json"})
-_KIMI_LOGS = frozenset({"wire.jsonl", "context.jsonl"})
-#: Folders of a Copilot CLI session (beside its events.jsonl) holding snapshots and artifacts.
-_COPILOT_ASIDE = frozenset({"checkpoints", "files"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +91,11 @@ def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path
         base = Path(folder)
         kept = []
         agents: list[Path] = []
+        snapshots = aside_folders(dirs, files)  # (a Copilot CLI session's checkpoints)
         for name in sorted(dirs):
             child = base / name
-            if name in _COPILOT_ASIDE and "events.jsonl" in files:
-                continue  # (a Copilot CLI session's checkpoints and files: not its log)
+            if name in snapshots:
+                continue
             if name in NOISE_FOLDERS and name not in homes:
                 continue
             if child.is_symlink():
@@ -119,18 +115,13 @@ def _walk(root: Path, seen: set[Path], top: Path | None = None) -> Iterator[Path
         if base.name == "storage" and {"session", "message", "part"} <= set(kept):
             kept = ["session"]  # OpenCode's JSON storage: a session file reads the rest
         dirs[:] = kept
-        # files read with their session's main file
-        read_with = task_siblings(folder, files) | conversation_siblings(folder, files)
-        # An agent's own settings beside its database (OpenCode's auth.json holds
-        # credentials, Crush's crush.json its configuration): not transcripts, not read.
-        settings = AGENT_SETTINGS if any(is_agent_database(f) or f == "projects.json"
-                                          for f in files) else frozenset()
+        # Files read with their session's main file, and an agent's own settings beside its
+        # database (OpenCode's auth.json holds credentials): each agent's ``aside``.
+        aside = aside_files(folder, files)
         for name in sorted(files):
-            if name in settings or name in read_with or (not is_agent_database(name) and (
-                    not name.lower().endswith(_SUFFIXES) or name.endswith(".meta.json"))):
-                continue  # (agent-<id>.meta.json: a Claude Code subagent's sidecar)
-            if name in _KIMI_SIDECARS and _KIMI_LOGS & set(files):
-                continue  # a Kimi CLI session's (or subagent's) state.json / meta.json
+            if name in aside or not (name.lower().endswith(_SUFFIXES)
+                                     or named_file_agents(name)):
+                continue
             child = base / name
             target = _resolve(child)
             if isinstance(target, FailedFile):

@@ -111,10 +111,11 @@ class AliasTable(Mapping[str, str]):
 
     @classmethod
     def vocabulary(cls) -> AliasTable:
-        """The seeded cross-agent vocabulary (``store.tools.vocabulary.VOCABULARY``)."""
-        from store.tools.vocabulary import VOCABULARY
+        """The seeded cross-agent vocabulary (``store.tools.vocabulary.VOCABULARY`` and each
+        agent's own ``tools``: :func:`store.agents.registry.vocabulary_rows`)."""
+        from store.agents.registry import vocabulary_rows
 
-        return cls.from_rows(VOCABULARY)
+        return cls.from_rows(vocabulary_rows())
 
     @property
     def scoped(self) -> Mapping[tuple[str, str], str]:

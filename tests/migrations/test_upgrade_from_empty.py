@@ -50,6 +50,7 @@ EXPECTED_COLUMNS = {
         "recorded_at",
     },
     "tool_aliases": {"agent", "raw_name", "current_name", "created_at"},
+    "alias_seeds": {"agent", "raw_name", "seeded_at"},
     "source_files": {
         "path", "identity", "size", "mtime_ns", "read_offset", "read_lines", "digest",
         "format", "context_json", "pending", "read_at", "gone_at",
@@ -86,6 +87,7 @@ EXPECTED_PRIMARY_KEYS = {
     "message_usage": ("pk_message_usage", ["session_id", "position"]),
     "findings": ("pk_findings", ["session_id", "position", "call_index", "rule_id"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
+    "alias_seeds": ("pk_alias_seeds", ["agent", "raw_name"]),
     "source_files": ("pk_source_files", ["path"]),
     "session_sources": ("pk_session_sources", ["session_id", "path"]),
     "tombstones": ("pk_tombstones", ["session_id", "erased_at", "start_position"]),
@@ -124,6 +126,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     },
     "tool_definitions": {},
     "tool_aliases": {},
+    "alias_seeds": {},
     "call_views": {},
     "source_files": {},
     "session_sources": {},
@@ -158,6 +161,7 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
         "fk_tool_definitions_session_id_sessions": (["session_id"], "sessions", ["session_id"]),
     },
     "tool_aliases": {},
+    "alias_seeds": {},
     "call_views": {
         "fk_call_views_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
@@ -293,8 +297,8 @@ class TestMigratedSchema:
         leading = {
             table: inspector.get_pk_constraint(table)["constrained_columns"][0]
             for table in _tables(schema)
-            if table not in ("tool_aliases", "source_files", "alembic_version", "chain_heads",
-                             "trust_keys", "log_leaves", "log_state")
+            if table not in ("tool_aliases", "alias_seeds", "source_files", "alembic_version",
+                             "chain_heads", "trust_keys", "log_leaves", "log_state")
         }
 
         assert len(leading) == 12
@@ -374,7 +378,7 @@ class TestDowngrade:
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
             "call_views", "source_files", "session_sources", "message_usage", "findings",
             "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys",
-            "log_leaves", "log_state"}
+            "log_leaves", "log_state", "alias_seeds"}
 
     def test_downgrading_to_0001_keeps_the_indexes_and_keys_of_tool_calls(
         self, migrated: Engine

@@ -47,11 +47,17 @@ def _kind(record: Any) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _sidecars(folder: str, files: Sequence[str]) -> set[str]:
+    """A subagent's ``agent-<id>.meta.json`` sidecar (read with its transcript)."""
+    return {f for f in files if f.endswith(".meta.json")}
+
+
 AGENT = AgentDefinition(
     name="claude-code",
     display_name="Claude Code",
     package=__name__,
     order=10,
+    aside=_sidecars,
     detect=detect,
     homes=(AgentFolders("claude-code", "CLAUDE_CONFIG_DIR", ".claude", ("projects",)),),
     lines=True,

@@ -55,11 +55,34 @@ def detect(path: Path | None, first: Sequence[Sample]) -> float:
     return 0.0
 
 
+_SIBLINGS = frozenset({"ui_messages.json", "task_metadata.json", "history_item.json",
+                       "context_history.json", "settings.json"})
+
+
+def task_siblings(folder: str, names: Sequence[str]) -> set[str]:
+    """The files of a folder the walk leaves to their session's main file: a task's files
+    beside ``api_conversation_history.json``, Roo Code's ``tasks/_index.json``, and an SDK
+    session's manifest, ``hooks.jsonl`` and compaction file beside ``<id>.messages.json``."""
+    found: set[str] = set()
+    if HISTORY_FILE in names:
+        found |= _SIBLINGS & set(names)
+    elif UI_FILE in names and "history_item.json" in names:  # the panel is the main file
+        found |= (_SIBLINGS - {UI_FILE}) & set(names)
+    if Path(folder).name == "tasks" and "_index.json" in names:
+        found.add("_index.json")
+    stems = {n.removesuffix(".messages.json") for n in names if n.endswith(".messages.json")}
+    if stems:
+        found |= {n for n in names if n == "hooks.jsonl" or n.endswith(".compaction.json")
+                  or n.removesuffix(".json") in stems}
+    return found
+
+
 AGENT = AgentDefinition(
     name="cline",
     display_name="Cline",
     package=__name__,
     order=70,
+    aside=task_siblings,
     detect=detect,
     # The CLI's data folder (SDK sessions, older CLI tasks), then the VS Code extension's
     # global storage in every VS Code build (Code, Code - Insiders, VSCodium, Cursor,

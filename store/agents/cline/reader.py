@@ -56,7 +56,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from store.agents.cline import HISTORY_FILE, UI_FILE
+from store.agents.cline import HISTORY_FILE, UI_FILE, task_siblings
 from store.agents.registry import FileInput
 from store.core.arguments import loads_json, parse_object_text
 from store.core.errors import AmbiguousRecord, ImportFileError, StoreError
@@ -76,8 +76,6 @@ from store.usage.tokens import TokenUsage
 
 __all__ = ["read_cline_sdk", "read_file", "read_vscode_task", "task_created", "task_siblings"]
 
-_SIBLINGS = frozenset({"ui_messages.json", "task_metadata.json", "history_item.json",
-                       "context_history.json", "settings.json"})
 _STORAGE_KEYS = ("ts", "modelInfo", "metrics", "isSummary", "condenseId", "condenseParent",
                  "truncationId", "truncationParent", "isTruncationMarker")
 
@@ -111,24 +109,6 @@ _CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]+)\)")
 _MODEL = re.compile(r"<model>([^<\n]+)</model>")
 
 
-
-
-def task_siblings(folder: str, names: list[str]) -> set[str]:
-    """The files of a folder the walk leaves to their session's main file: a task's files
-    beside ``api_conversation_history.json``, Roo Code's ``tasks/_index.json``, and an SDK
-    session's manifest, ``hooks.jsonl`` and compaction file beside ``<id>.messages.json``."""
-    found: set[str] = set()
-    if HISTORY_FILE in names:
-        found |= _SIBLINGS & set(names)
-    elif UI_FILE in names and "history_item.json" in names:  # the panel is the main file
-        found |= (_SIBLINGS - {UI_FILE}) & set(names)
-    if Path(folder).name == "tasks" and "_index.json" in names:
-        found.add("_index.json")
-    stems = {n.removesuffix(".messages.json") for n in names if n.endswith(".messages.json")}
-    if stems:
-        found |= {n for n in names if n == "hooks.jsonl" or n.endswith(".compaction.json")
-                  or n.removesuffix(".json") in stems}
-    return found
 
 
 def _sibling(path: Path, name: str) -> Any:

@@ -33,11 +33,17 @@ def detect(path: Path | None, first: Sequence[Sample]) -> float:
     return 0.0
 
 
+def _snapshots(dirs: Sequence[str], files: Sequence[str]) -> set[str]:
+    """A session's ``checkpoints`` and ``files`` folders beside its ``events.jsonl``."""
+    return {"checkpoints", "files"} & set(dirs) if "events.jsonl" in files else set()
+
+
 AGENT = AgentDefinition(
     name="copilot-cli",
     display_name="GitHub Copilot CLI",
     package=__name__,
     order=60,
+    aside_folders=_snapshots,
     detect=detect,
     # COPILOT_HOME replaces ~/.copilot (the Copilot SDK sets it for the CLI it runs);
     # history-session-state is where versions before 0.0.342 kept sessions.

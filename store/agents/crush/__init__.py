@@ -3,7 +3,7 @@ global data folder's ``projects.json`` (the agent's definition)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from store.agents.homes import AgentFolders
 from store.agents.registry import AgentDefinition, DatabaseLayout
@@ -11,6 +11,13 @@ from store.agents.registry import AgentDefinition, DatabaseLayout
 
 def _tables(tables: Mapping[str, set[str]]) -> bool:
     return "parts" in tables.get("messages", set()) and "sessions" in tables
+
+
+def _settings(folder: str, files: Sequence[str]) -> set[str]:
+    """Crush's configuration beside its database or its projects list."""
+    if "crush.db" in files or "projects.json" in files:
+        return {"crush.json", "projects.json"} & set(files)
+    return set()
 
 
 AGENT = AgentDefinition(
@@ -22,7 +29,8 @@ AGENT = AgentDefinition(
                         xdg_app="crush", project_list="projects.json",
                         project_database="crush.db"),),
     database=DatabaseLayout({"sessions": "created_at, rowid", "messages": "created_at, rowid"},
-                            _tables, "read_crush"),
+                            _tables, "read_crush", file_names=("crush.db",)),
+    aside=_settings,
     records={
         "calls": "yes",
         "results": "yes (own `tool` rows)",

@@ -41,7 +41,7 @@ AGENT = AgentDefinition(
                         xdg_app="goose", env_suffix="data"),),
     lines=True,
     database=DatabaseLayout({"sessions": "created_at, rowid", "messages": "id"}, _tables,
-                            "read_goose_db"),
+                            "read_goose_db", file_names=("sessions.db",)),
     kinds={
         "user": "message (legacy JSON lines)",
         "assistant": "message (legacy JSON lines)",

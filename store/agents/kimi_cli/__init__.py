@@ -46,11 +46,19 @@ def _kind(record: Any) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _sidecars(folder: str, files: Sequence[str]) -> set[str]:
+    """A session's (or subagent's) ``state.json`` / ``meta.json`` beside its logs."""
+    if {"wire.jsonl", "context.jsonl"} & set(files):
+        return {"state.json", "meta.json"} & set(files)
+    return set()
+
+
 AGENT = AgentDefinition(
     name="kimi-cli",
     display_name="Kimi CLI",
     package=__name__,
     order=50,
+    aside=_sidecars,
     detect=detect,
     # KIMI_SHARE_DIR replaces ~/.kimi (share.py get_share_dir).
     homes=(AgentFolders("kimi-cli", "KIMI_SHARE_DIR", ".kimi", ("sessions",)),),

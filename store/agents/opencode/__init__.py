@@ -28,6 +28,14 @@ def _tables(tables: Mapping[str, set[str]]) -> bool:
     return {"session", "message", "part"} <= set(tables)
 
 
+def _settings(folder: str, files: Sequence[str]) -> set[str]:
+    """OpenCode's own files beside its database (``auth.json`` holds credentials)."""
+    if any(f == "opencode.db" or (f.startswith("opencode-") and f.endswith(".db"))
+           for f in files):
+        return {"auth.json", "mcp-auth.json"} & set(files)
+    return set()
+
+
 AGENT = AgentDefinition(
     name="opencode",
     display_name="OpenCode",
@@ -39,7 +47,9 @@ AGENT = AgentDefinition(
                         xdg_app="opencode"),),
     database=DatabaseLayout(
         {"session": "time_created, id", "message": "time_created, id",
-         "part": "message_id, id"}, _tables, "read_opencode_db"),
+         "part": "message_id, id"}, _tables, "read_opencode_db",
+        file_names=("opencode.db", "opencode-*.db")),
+    aside=_settings,
     records={
         "calls": "yes",
         "results": "yes (from the call's final state)",

@@ -24,11 +24,25 @@ def detect(path: Path | None, first: Sequence[Sample]) -> float:
     return PROVEN if path is not None and conversation_main(path) else 0.0
 
 
+def conversation_siblings(folder: str, names: Sequence[str]) -> set[str]:
+    """The files a conversation's main file reads for the walk: everything in its ``events``
+    and ``event_cache`` folders, and the conversation's other files (``init.json`` ...)."""
+    here = Path(folder)
+    if here.name in ("events", "event_cache") and any(
+            (here.parent / main).is_file() for main in _MAINS):
+        return set(names)
+    main = next((m for m in _MAINS if m in names), None)
+    if main is not None and (here / "events").is_dir():
+        return set(names) - {main}
+    return set()
+
+
 AGENT = AgentDefinition(
     name="openhands",
     display_name="OpenHands",
     package=__name__,
     order=80,
+    aside=conversation_siblings,
     detect=detect,
     # The SDK / CLI conversations (V1) and the file store's sessions (V0).
     homes=(AgentFolders("openhands", "OH_PERSISTENCE_DIR", ".openhands",

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from store.agents.openhands import _MAINS, conversation_main
+from store.agents.openhands import conversation_main, conversation_siblings
 from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.errors import StoreError
@@ -51,19 +51,6 @@ __all__ = ["conversation_main", "conversation_siblings", "read_file", "read_open
 _V1_EVENT = re.compile(r"^event-(\d+)-[0-9a-fA-F-]+\.json$")
 
 
-
-
-def conversation_siblings(folder: str, names: list[str]) -> set[str]:
-    """The files a conversation's main file reads for the walk: everything in its ``events``
-    and ``event_cache`` folders, and the conversation's other files (``init.json`` ...)."""
-    here = Path(folder)
-    if here.name in ("events", "event_cache") and any(
-            (here.parent / main).is_file() for main in _MAINS):
-        return set(names)
-    main = next((m for m in _MAINS if m in names), None)
-    if main is not None and (here / "events").is_dir():
-        return set(names) - {main}
-    return set()
 
 
 def _event(path: Path, index: int, collector: Collector,
