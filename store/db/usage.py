@@ -4,7 +4,9 @@
 keyed like the message. :func:`record_usage` writes the rows of an import in one transaction,
 after its messages are stored, by message key: a row already there is kept (``ON CONFLICT DO
 NOTHING``), so a re-import stores nothing twice and fills in the usage of messages stored
-before the store kept usage. Appends never write it (the write path stays as it was).
+before the store kept usage. A session's totals (``response_id`` :data:`SESSION_TOTALS`: an
+agent that counts per session only) are replaced instead: the agent's latest count wins.
+Appends never write it (the write path stays as it was).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from store.db.sqlitefile import cwd_pattern, read_time, stored_time
-from store.usage.tokens import TokenUsage
+from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
 __all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "scope_where", "usage_rows"]
 
@@ -36,13 +38,20 @@ def record_usage(conn: Connection, session_id: str, usage: Mapping[str, TokenUsa
            f"SELECT session_id, position, {', '.join([mark] * len(USAGE_COLUMNS))} "
            f"FROM messages WHERE session_id = {mark} AND message_key = {mark} "
            "ON CONFLICT (session_id, position) DO NOTHING")
+    # (a session's totals: the agent's latest count replaces the one stored before)
+    replace = sql.replace("DO NOTHING", "DO UPDATE SET " + ", ".join(
+        f"{c} = excluded.{c}" for c in USAGE_COLUMNS)
+        + f" WHERE message_usage.response_id = {mark}")
     rows = [(u.model, u.request_id, u.response_id, u.input_tokens, u.output_tokens,
              u.cache_creation_tokens, u.cache_read_tokens, u.reasoning_tokens, session_id, key)
             for key, u in usage.items()]
+    totals = [(*row, SESSION_TOTALS) for row in rows if row[2] == SESSION_TOTALS]
     cursor = conn.connection.cursor()
     try:
         before = _count(cursor, mark, session_id)
-        cursor.executemany(sql, rows)
+        cursor.executemany(sql, [row for row in rows if row[2] != SESSION_TOTALS])
+        if totals:
+            cursor.executemany(replace, totals)
         return _count(cursor, mark, session_id) - before
     finally:
         cursor.close()

@@ -34,8 +34,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TokenUsage", "anthropic_usage", "codex_usage", "copilot_cli_usage",
+__all__ = ["SESSION_TOTALS", "TokenUsage", "anthropic_usage", "codex_usage", "copilot_cli_usage",
            "gemini_cli_usage", "kimi_cli_usage", "opencode_usage", "qwen_code_usage"]
+
+
+#: ``response_id`` of a usage that is a session's totals as the agent last recorded them (Goose
+#: counts tokens per session only): it sits on the session's first response and each read
+#: replaces it (:func:`store.db.usage.record_usage`), so a session that grew is counted once.
+SESSION_TOTALS = "session-totals"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_databases import (
@@ -255,6 +256,12 @@ class TestOpenCode:
             assert opened.get_session(OC_SESSION).cwd == OC_DIR
 
 
+def store_usage(db: TranscriptStore) -> list[Any]:
+    from store import usage_report
+
+    return usage_report(db, by="session")
+
+
 class TestGoose:
     @pytest.fixture
     def goose(self, tmp_path: Path) -> Path:
@@ -296,6 +303,24 @@ class TestGoose:
         assert loaded.messages[-1].created_at == datetime.fromtimestamp(SEPT + 30, UTC)
         child = store.get_session("20250904_2")
         assert "subagent" in child.tags and child.title == "find the tests"
+
+    def test_the_sessions_token_totals_are_counted_once_as_the_session_grows(
+            self, store: TranscriptStore, goose: Path) -> None:
+        import_paths(store, [goose], settle=0)
+        first = [r for r in store_usage(store) if r.key == GOOSE_SESSION]
+        assert [(r.input_tokens, r.output_tokens) for r in first] == [(12000, 800)]
+        with sqlite3.connect(goose, isolation_level=None) as conn:  # Goose counts on
+            conn.execute("UPDATE sessions SET accumulated_input_tokens = 15000, "
+                         "accumulated_output_tokens = 950 WHERE id = ?", (GOOSE_SESSION,))
+        writer = GooseWriter.__new__(GooseWriter)
+        writer.conn = sqlite3.connect(goose, isolation_level=None)
+        writer.message(GOOSE_SESSION, "assistant", [goose_text("done")], SEPT + 70)
+        writer.close()
+
+        import_paths(store, [goose], settle=0)
+
+        again = [r for r in store_usage(store) if r.key == GOOSE_SESSION]
+        assert [(r.input_tokens, r.output_tokens) for r in again] == [(15000, 950)]
 
     def test_a_rewritten_conversation_stores_nothing_twice(self, store: TranscriptStore,
                                                            goose: Path) -> None:

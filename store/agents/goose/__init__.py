@@ -54,7 +54,7 @@ AGENT = AgentDefinition(
         "cwd": "session `working_dir`",
         "model": "session `model_config_json`",
         "title": "the agent's (`name`)",
-        "usage": "session totals only (metadata)",
+        "usage": "session totals (`accumulated_*_tokens`) -> counted once, on the first response",
         "lineage": "sub-agent sessions tagged; parent not recorded",
         "not recorded": "per-message tokens, a sub-agent's parent (visibility flags not kept)",
     },

@@ -21,8 +21,10 @@ isError}} | {status: error, error}}``, ``thinking``, ``redactedThinking``,
 * A user row holding only tool responses becomes a ``tool`` message; a response whose
   ``status`` is ``error`` or whose result says ``isError`` is marked as an error. A request
   without a response has none.
-* Goose counts tokens per session (``accumulated_*`` over the session's life): they go to
-  the session's metadata; there is no per-message usage to store.
+* Goose counts tokens per session (``accumulated_*`` over the session's life, else the
+  last turn's ``input_tokens``/``output_tokens``): they are kept in the session's metadata
+  and stored as the session's totals (``SESSION_TOTALS``) on its first response, replaced by
+  each later read, so ``usage`` counts them once (on the day of that response).
 * A row's ``metadata_json`` (``userVisible``, ``agentVisible``) is not kept: a compaction
   changes it on rows that stay the same messages.
 * Sub-agent sessions are tagged ``subagent``; Goose does not record their parent. A branched
@@ -57,6 +59,7 @@ from store.core.model import (
     make_tool_call,
 )
 from store.importers.base import Collector
+from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
 __all__ = ["is_goose_header", "read_file", "read_goose_db", "read_goose_lines"]
 
@@ -127,6 +130,7 @@ def _read_session(info: Mapping[str, Any], rows: list[dict[str, Any]],
         cwd=info.get("working_dir") or None,
         tags=("goose", "subagent") if kind == "sub_agent" else ("goose",), metadata=metadata)
     seen: dict[str, int] = {}
+    first_reply: str | None = None
     for row in rows:
         try:
             content = _json(row.get("content_json"))
@@ -143,8 +147,22 @@ def _read_session(info: Mapping[str, Any], rows: list[dict[str, Any]],
         key = f"{sid}:{row.get('created_timestamp')}:{digest}"
         seen[key] = seen.get(key, 0) + 1
         line = row.get("id") if isinstance(row.get("content_json"), list) else None
-        collector.add(session, message, key if seen[key] == 1 else f"{key}#{seen[key]}",
-                      line if isinstance(line, int) else None)
+        stored = key if seen[key] == 1 else f"{key}#{seen[key]}"
+        collector.add(session, message, stored, line if isinstance(line, int) else None)
+        if first_reply is None and message.role == "assistant":
+            first_reply = stored
+    totals = _totals(info, model)
+    if totals is not None and first_reply is not None:
+        session.usage[first_reply] = totals
+
+
+def _totals(info: Mapping[str, Any], model: str | None) -> TokenUsage | None:
+    """The session's token totals (``accumulated_*``, else the last turn's counts)."""
+    for prefix in ("accumulated_", ""):
+        inputs, outputs = info.get(f"{prefix}input_tokens"), info.get(f"{prefix}output_tokens")
+        if isinstance(inputs, int) and isinstance(outputs, int) and (inputs or outputs):
+            return TokenUsage(inputs, outputs, model=model, response_id=SESSION_TOTALS)
+    return None
 
 
 def _message(row: Mapping[str, Any], content: list[Any]) -> Message:
