@@ -260,10 +260,13 @@ def agent_for_format(fmt: str) -> AgentDefinition | None:
 @cache
 def vocabulary_rows() -> tuple[tuple[str | None, str, str], ...]:
     """Every vocabulary row: the seeded rows of :data:`store.tools.vocabulary.VOCABULARY`,
-    then each agent's own ``tools`` (scoped to it), as ``(agent or None, raw, canonical)``."""
+    the editor tools' actions (:data:`store.tools.actions.ACTION_ROWS`), then each agent's own
+    ``tools`` (scoped to it), as ``(agent or None, raw, canonical)``."""
+    from store.tools.actions import ACTION_ROWS
     from store.tools.vocabulary import VOCABULARY
 
     rows: dict[tuple[str | None, str], str] = {(a, r): c for a, r, c in VOCABULARY}
+    rows.update({(a, r): c for a, r, c in ACTION_ROWS})
     for definition in agents():
         for raw, name in definition.tools.items():
             rows[(definition.name, raw)] = name

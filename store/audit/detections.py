@@ -27,6 +27,7 @@ from store.rules.engine import RuleSet
 from store.rules.events import CallRecord
 from store.rules.findings import Finding
 from store.rules.sigma import Rule
+from store.tools.actions import tool_action
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -135,17 +136,18 @@ def iter_call_records(
             rows = _candidate_rows(conn, calls, only, about)
         else:
             rows = conn.execution_options(stream_results=True, yield_per=_FETCH).execute(calls)
-        names: dict[tuple[str, str | None], str] = {}
+        names: dict[tuple[str, str | None, str | None], str] = {}
         for sid, position, index, call_id, raw, text, *wire in rows:
             session = about.get(sid)
             if session is None:
                 continue
             who, cwd = session
-            key = (raw, who)
+            arguments: Any = orjson.loads(text) if text else None
+            action = tool_action(raw, arguments)  # (an editor's view is a read)
+            key = (raw, who, action)
             tool = names.get(key)
             if tool is None:
-                tool = names[key] = aliases.display_name(raw, who)
-            arguments: Any = orjson.loads(text) if text else None
+                tool = names[key] = aliases.display_name(raw, who, action)
             free = only is not None and only.secret_free(sid, position, index)
             yield CallRecord(sid, position, index, call_id, raw, tool, who, cwd, arguments,
                              wire[0] if wire else None, free), text or "null"

@@ -37,6 +37,7 @@ from store.audit.conditions import (
 )
 from store.audit.hits import Trust, prefilter_sql, text_hits, trust_for, view_condition
 from store.audit.sql import (
+    action_column,
     aware,
     calls_with_time,
     check_page,
@@ -49,7 +50,7 @@ from store.audit.sql import (
 )
 from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, result_status
 from store.core.errors import UsageError
-from store.core.model import content_text
+from store.core.model import ToolCall, content_text
 from store.db.base import alias_table, reads_once
 from store.db.distribute import is_citus
 from store.db.lineage import descendant_ids
@@ -63,6 +64,7 @@ from store.db.sessions import sessions_where
 from store.db.tables import sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor
+from store.tools.actions import ACTION_ARGUMENT, split_action_key, tool_action
 from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
@@ -275,8 +277,8 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
             agent = conn.execute(select(sessions.c.agent).where(
                 sessions.c.session_id == query.session_id)).scalar_one_or_none()
             names = _tool_names_for(aliases, query.tool, agent)
-            tool_condition: ColumnElement[bool] | None = (
-                c.c.raw_name.in_(names) if names else None)
+            tool_condition: ColumnElement[bool] | None = _names_condition(
+                aliases, query.tool, names, agent)
         else:
             tool_condition = _tool_condition(aliases, query.tool)
         if tool_condition is None:
@@ -324,8 +326,31 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
 
 
 def _tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[str]:
-    """The raw names that are ``tool`` in a session of ``agent`` (as a load names them)."""
+    """The raw names (and ``<raw>#<action>`` keys) that are ``tool`` in a session of
+    ``agent`` (as a load names them)."""
     return sorted({raw for _, raw in aliases.sources(tool) if aliases.resolve(raw, agent) == tool})
+
+
+def _names_condition(aliases: AliasTable, tool: str, names: Sequence[str],
+                     agent: str | None = None) -> ColumnElement[bool] | None:
+    """Calls whose raw name is one of ``names`` (an IN list), where a name of an editor tool
+    (:mod:`store.tools.actions`) counts only for the actions named ``tool`` (``<raw>#<action>``
+    keys: that action; a plain raw name: its calls less the actions named otherwise)."""
+    c = tool_calls
+    plain = sorted({n for n in names if split_action_key(n)[1] is None})
+    keyed = sorted({split_action_key(n) for n in names if split_action_key(n)[1] is not None})
+    simple = [n for n in plain if n not in ACTION_ARGUMENT]
+    parts: list[ColumnElement[bool]] = [c.c.raw_name.in_(simple)] if simple else []
+    action = action_column()
+    for raw in sorted(set(plain) & set(ACTION_ARGUMENT)):
+        others = sorted({a for a in aliases.actions(raw) if aliases.resolve(raw, agent, a) != tool})
+        parts.append(and_(c.c.raw_name == raw, or_(action.is_(None), action.not_in(others)))
+                     if others else c.c.raw_name == raw)
+    for raw, act in keyed:
+        parts.append(and_(c.c.raw_name == raw, action == act))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else or_(*parts)
 
 
 def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | None:
@@ -334,7 +359,8 @@ def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | Non
     otherwise, plus (agent, raw name) pairs scoped to the tool. Each side is one IN list of
     raw names (the raw-name index) and at most one check of the session's agent against a
     list of pairs: a subquery per name made PostgreSQL give up the index for a filtered scan
-    once a dozen agents had scoped names."""
+    once a dozen agents had scoped names. An editor tool's calls count by their action
+    (:func:`_names_condition`)."""
     c = tool_calls
 
     def agent_pair(pairs: list[tuple[str, str]]) -> ColumnElement[bool]:
@@ -343,17 +369,29 @@ def _tool_condition(aliases: AliasTable, tool: str) -> ColumnElement[bool] | Non
             tuple_(sessions.c.agent, c.c.raw_name).in_(pairs)))
 
     plain = sorted({raw for agent, raw in aliases.sources(tool) if agent is None})
+    keyed = [raw for raw in plain if split_action_key(raw)[1] is not None]
+    plain = [raw for raw in plain if raw not in keyed]
     renamed = sorted((agent, raw) for (agent, raw), current in aliases.scoped.items()
                      if raw in plain and current != tool)
     scoped = sorted((agent, raw) for agent, raw in aliases.sources(tool)
                     if agent is not None and raw not in plain)  # (else the global covers it)
     parts: list[ColumnElement[bool]] = []
-    if plain:
-        parts.append(and_(c.c.raw_name.in_(plain), not_(agent_pair(renamed))) if renamed
-                     else c.c.raw_name.in_(plain))
-    if scoped:
-        parts.append(and_(c.c.raw_name.in_(sorted({raw for _, raw in scoped})),
-                          agent_pair(scoped)))
+    named = _names_condition(aliases, tool, plain)
+    if named is not None:
+        parts.append(and_(named, not_(agent_pair(renamed))) if renamed else named)
+    named = _names_condition(aliases, tool, keyed)  # (an action's row wins over a scoped one)
+    if named is not None:
+        parts.append(named)
+    simple = [(agent, raw) for agent, raw in scoped if raw not in ACTION_ARGUMENT
+              and split_action_key(raw)[1] is None]
+    if simple:
+        parts.append(and_(c.c.raw_name.in_(sorted({raw for _, raw in simple})),
+                          agent_pair(simple)))
+    for raw in sorted({split_action_key(r)[0] for _, r in scoped if (_, r) not in simple}):
+        mine = [(agent, r) for agent, r in scoped if split_action_key(r)[0] == raw]
+        named = _names_condition(aliases, tool, [r for _, r in mine])
+        if named is not None:  # (an editor tool scoped to an agent: by its action)
+            parts.append(and_(named, agent_pair([(agent, raw) for agent, _ in mine])))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else or_(*parts)
@@ -454,6 +492,7 @@ def _match(
 ) -> CallMatch:
     sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
     call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
+    action = tool_action(raw, call.input) if isinstance(call, ToolCall) else None
     arguments = call.arguments_text
     redactions = 0
     preview: str | None = None
@@ -471,6 +510,6 @@ def _match(
     if preview is not None and preview_chars is not None and len(preview) > preview_chars:
         preview = preview[:preview_chars] + "…"
     return CallMatch(sid, pos, idx, call_id,
-                     aliases.display_name(raw, agent if scoped else None), raw, status,
+                     aliases.display_name(raw, agent if scoped else None, action), raw, status,
                      arguments, error, aware(created), preview,
                      None if result is None else result[0], redactions, agent, cwd)

@@ -26,8 +26,8 @@ from store.db.tables import messages, tool_calls
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-__all__ = ["LookupAlias", "aware", "calls_with_time", "check_page", "chunks", "connect",
-           "exists_row", "linked", "message_side", "time_filters"]
+__all__ = ["LookupAlias", "action_column", "aware", "calls_with_time", "check_page", "chunks",
+           "connect", "exists_row", "linked", "message_side", "time_filters"]
 
 
 class connect:
@@ -136,3 +136,20 @@ def chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def action_column() -> ColumnElement[Any]:
+    """A call's action (:mod:`store.tools.actions`: the sub-command its arguments name) in
+    SQL: the argument read from the queryable copy (``json_extract`` / ``->>``); NULL for a
+    call whose arguments are invalid or name none. Only asked of the editor tools' calls."""
+    from sqlalchemy import case
+
+    from store.tools.actions import ACTION_ARGUMENT
+
+    keys = sorted(set(ACTION_ARGUMENT.values()))
+    c = tool_calls
+    if len(keys) == 1:
+        column: ColumnElement[Any] = c.c.arguments[keys[0]].as_string()
+        return column
+    return case(*((c.c.raw_name == raw, c.c.arguments[key].as_string())
+                  for raw, key in sorted(ACTION_ARGUMENT.items())), else_=None)

@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 
 from store.audit.sql import (
+    action_column,
     aware,
     calls_with_time,
     check_page,
@@ -40,6 +41,7 @@ from store.db.base import alias_table, reads_once
 from store.db.lineage import descendant_ids
 from store.db.sessions import sessions_where
 from store.db.tables import messages, sessions, tool_calls, tool_results
+from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
 from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
@@ -152,6 +154,13 @@ def _usage(conn: Connection, since: datetime | None, until: datetime | None,
         for found in conn.execute(usage_statement(since, until, session_id, scoped_raws,
                                                   scope=scope)):
             stats[(found[0], found[1])] = list(found[2:])
+    action_raws = sorted({raw for _, raw in stats} & set(ACTION_ARGUMENT))
+    if action_raws:  # an editor tool's calls, counted again per action (view: read ...)
+        for key in [k for k in stats if k[1] in action_raws]:
+            del stats[key]
+        for found in conn.execute(usage_statement(since, until, session_id, action_raws,
+                                                  scope=scope, actions=True)):
+            stats[(found[0], action_key(found[1], found[2]))] = list(found[3:])
     groups: dict[str, list[_Key]] = {}
     for key in stats:
         groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
@@ -163,7 +172,7 @@ def _usage(conn: Connection, since: datetime | None, until: datetime | None,
         firsts = [row[5] for row in rows if row[5] is not None]
         lasts = [row[6] for row in rows if row[6] is not None]
         out.append(ToolUsage(
-            name, tuple(sorted({raw for _, raw in keys})),
+            name, tuple(sorted({split_action_key(raw)[0] for _, raw in keys})),
             sum(int(row[0]) for row in rows),
             sessions_of[name] if name in sessions_of else int(rows[0][1]),
             sum(int(row[2] or 0) for row in rows),
@@ -185,8 +194,10 @@ def _shared_sessions(
     if not shared:
         return {}
     c = tool_calls
-    raws = sorted({raw for keys in shared.values() for _, raw in keys})
-    pairs = select(c.c.raw_name, c.c.session_id).where(c.c.raw_name.in_(raws))
+    raws = sorted({split_action_key(raw)[0] for keys in shared.values() for _, raw in keys})
+    action = action_column() if set(raws) & set(ACTION_ARGUMENT) else None
+    pairs = select(c.c.raw_name, c.c.session_id,
+                   *([action] if action is not None else [])).where(c.c.raw_name.in_(raws))
     if session_id is not None:
         pairs = pairs.where(c.c.session_id == session_id)
     if scope is not None:
@@ -194,15 +205,17 @@ def _shared_sessions(
     if since is not None or until is not None:
         pairs = pairs.select_from(calls_with_time(messages)).where(
             *time_filters(since, until))
-    rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id)).all()
+    rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id,
+                                       *([action] if action is not None else []))).all()
     agents: dict[str, str | None] = {}
-    if any(agent is not None for keys in shared.values() for agent, _ in keys):
+    if action is not None or any(agent is not None for keys in shared.values()
+                                 for agent, _ in keys):
         agents = {str(row[0]): row[1] for row in conn.execute(
             select(sessions.c.session_id, sessions.c.agent)
             .where(sessions.c.agent.is_not(None)))}
     found: dict[str, set[str]] = {name: set() for name in shared}
-    for raw, sid in rows:
-        name = aliases.display_name(raw, agents.get(sid))
+    for raw, sid, *act in rows:
+        name = aliases.display_name(raw, agents.get(sid), act[0] if act else None)
         if name in found:
             found[name].add(sid)
     return {name: len(sids) for name, sids in found.items()}
@@ -271,11 +284,12 @@ def no_jit(conn: Connection) -> None:
 
 def usage_statement(
     since: datetime | None, until: datetime | None, session_id: str | None,
-    scoped_raws: Sequence[str] | None = None, *, scope: Any = None,
+    scoped_raws: Sequence[str] | None = None, *, scope: Any = None, actions: bool = False,
 ) -> Any:
     """One grouped join: [raw, calls, sessions, invalid, errors, without result, first, last]
     (for a time range or a session); with ``scoped_raws``: those raw names only, grouped by
-    (the session's agent, raw name), the agent first; ``scope``: a subquery of the session ids
+    (the session's agent, raw name), the agent first (``actions``: and the call's action,
+    :mod:`store.tools.actions`); ``scope``: a subquery of the session ids
     to count (``sessions_where``)."""
     c, m = tool_calls, message_side(timed=since is not None or until is not None)
     r = tool_results.alias("r")
@@ -294,6 +308,8 @@ def usage_statement(
         filters.append(c.c.raw_name.in_(list(scoped_raws)))
         source = source.join(sessions, sessions.c.session_id == c.c.session_id)
         keys = [sessions.c.agent, c.c.raw_name]
+        if actions:  # (the editor tools' calls: by action too)
+            keys.append(action_column())
     return (
         select(
             *keys,

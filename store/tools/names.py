@@ -16,6 +16,7 @@ from typing import overload
 
 from store.core.errors import AliasError
 from store.core.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall
+from store.tools.actions import split_action_key, tool_action
 
 __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
 
@@ -154,20 +155,44 @@ class AliasTable(Mapping[str, str]):
     def __hash__(self) -> int:
         return hash((frozenset(self._map.items()), frozenset(self._scoped.items())))
 
-    def resolve(self, raw: str, agent: str | None = None) -> str:
+    def resolve(self, raw: str, agent: str | None = None, action: str | None = None) -> str:
         """The current name for a raw name (of a session of ``agent``): the agent's alias,
-        else the global alias, else the raw name itself."""
+        else the global alias, else the raw name itself. With the call's ``action`` (or a key
+        ``<raw>#<action>``: :mod:`store.tools.actions`), that action's alias wins; an action
+        without one is named as the raw name is."""
+        if action is None and "#" in raw:
+            plain, action = split_action_key(raw)
+            if action is not None:
+                return self.resolve(plain, agent, action)
+        if action:
+            keyed = f"{raw}#{action}"
+            if agent and self._scoped:
+                scoped = self._scoped.get((agent, keyed))
+                if scoped is not None:
+                    return scoped
+            found = self._map.get(keyed)
+            if found is not None:
+                return found
         if agent and self._scoped:
             scoped = self._scoped.get((agent, raw))
             if scoped is not None:
                 return scoped
         return self._map.get(raw, raw)
 
-    def display_name(self, raw: str | None, agent: str | None = None) -> str:
+    def display_name(self, raw: str | None, agent: str | None = None,
+                     action: str | None = None) -> str:
         """The name to show: the alias, else the raw name, else ``unknown_tool``."""
         if not raw:
             return UNKNOWN_TOOL
-        return self.resolve(raw, agent)
+        return self.resolve(raw, agent, action)
+
+    def actions(self, raw: str) -> tuple[str, ...]:
+        """The actions of ``raw`` that have a row of their own (``<raw>#<action>``, global or
+        scoped), sorted."""
+        prefix = f"{raw}#"
+        found = {k[len(prefix):] for k in self._map if k.startswith(prefix)}
+        found |= {k[len(prefix):] for _, k in self._scoped if k.startswith(prefix)}
+        return tuple(sorted(found))
 
     def reverse(self) -> Mapping[str, str]:
         """Current name -> the raw name it replaced (renames only; the first wins)."""
@@ -216,7 +241,8 @@ class AliasTable(Mapping[str, str]):
     ) -> ToolCall | InvalidToolCall:
         """The call with its current name; the name it was recorded with stays in ``raw_name``."""
         recorded = call.recorded_name
-        current = self.resolve(recorded, agent)
+        action = tool_action(recorded, call.input) if isinstance(call, ToolCall) else None
+        current = self.resolve(recorded, agent, action)
         if current == call.name:
             return call
         return replace(call, name=current, raw_name=None if current == recorded else recorded)

@@ -274,7 +274,7 @@ class TestGoose:
 
         calls = {c.call.id: c for c in store.load(GOOSE_SESSION).calls()}
         assert list(calls) == ["call-rm", "call-view", "call-false", "call-grep"]
-        assert [calls[c].call.name for c in calls] == ["bash", "edit", "bash", "bash"]
+        assert [calls[c].call.name for c in calls] == ["bash", "read", "bash", "bash"]
         assert calls["call-view"].result is not None
         assert calls["call-view"].result.content == "print('hi')"
         assert calls["call-false"].result is not None and calls["call-false"].result.is_error

@@ -41,8 +41,8 @@ from store import (
     TranscriptStore,
     UsageError,
 )
+from store.agents.registry import vocabulary_rows
 from store.db.tables import tool_aliases
-from store.tools.vocabulary import VOCABULARY
 
 FUZZ = settings.default.max_examples >= 1000  # the ``fuzz`` profile is loaded
 RUN_SETTINGS = settings(
@@ -136,7 +136,7 @@ def _empty_postgres(engine: Engine) -> None:
         now = datetime.now(UTC)
         conn.execute(insert(tool_aliases), [
             {"agent": agent or "", "raw_name": raw, "current_name": cur, "created_at": now}
-            for agent, raw, cur in VOCABULARY
+            for agent, raw, cur in vocabulary_rows()
         ])
 
 
@@ -151,7 +151,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.counts["runs"] += 1
         self.store = TranscriptStore.open(self.new_database())
         self.sessions: dict[str, list[ModelMessage]] = {}
-        self.aliases: dict[str, str] = {raw: cur for agent, raw, cur in VOCABULARY
+        self.aliases: dict[str, str] = {raw: cur for agent, raw, cur in vocabulary_rows()
                                         if agent is None}
         self.call_numbers = itertools.count()
 
