@@ -9,7 +9,8 @@ Routes (``<id>`` is the percent-quoted session id):
 * ``/session/<id>/repair?target=T&page=N``: what :func:`store.repair` changes for target T.
 * ``/session/<id>/export/<target>[?repair=1]``: :func:`store.render` of the session (after
   :func:`store.repair` with ``repair=1``) as a JSON attachment.
-* ``/session/<id>/result/<pos>/<idx>``: the full text of result ``idx`` of message ``pos``;
+* ``/session/<id>/result/<pos>/<idx>``: the full text of result ``idx`` of message ``pos``
+  (decoded: :func:`~store.viewer.rendering.decode_result`);
   ``/session/<id>/text/<pos>/<part>``: the full text of part ``part`` of message ``pos``
   (a call's arguments pretty-printed). Both ``text/plain; charset=utf-8``.
 
@@ -37,6 +38,7 @@ from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.layout import page, pager, select, when
 from store.viewer.live import activity_stamp
 from store.viewer.markup import Markup, html, join, url
+from store.viewer.rendering import decode_result
 from store.viewer.transcript_html import CallIndex, message_html, part_text
 
 
@@ -317,7 +319,7 @@ def full_text(viewer: Viewer, session_id: str, kind: str, raw_position: str,
         results = stored.message.tool_results
         if number >= len(results):
             raise NotFound(f"message {position} has {len(results)} result(s)")
-        return Response.text(200, results[number].text)
+        return Response.text(200, decode_result(results[number].text)[0])
     parts = stored.message.parts
     if number >= len(parts):
         raise NotFound(f"message {position} has {len(parts)} part(s)")
