@@ -145,7 +145,7 @@ def _table(title: str, rows: list[store.UsageTotals], key_cell: object, *,
         cr=f"{t.cache_read_tokens:,}", tot=f"{t.total_tokens:,}", n=f"{t.responses:,}",
         cost=_cost(t)) for t in rows)
     return html(
-        '<section class="usage-table" id="{tid}"><h2>{title}</h2><table class="usage">'
+        '<section class="usage-table" id="{tid}"><h2>Per {title}</h2><table class="usage">'
         "<thead><tr><th>{title}</th><th>models</th><th>input</th><th>output</th>"
         "<th>cache create</th><th>cache read</th><th>total tokens</th><th>responses</th>"
         "<th>cost</th></tr></thead><tbody>{body}</tbody></table></section>",

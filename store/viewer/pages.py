@@ -73,7 +73,7 @@ def tools_page(viewer: Viewer, request: Request) -> Response:
         dc="warn" if u.calls_without_result else "")
         for u in usage)
     table = html(
-        '<table class="tools"><thead><tr><th>tool</th><th>calls</th><th>sessions</th>'
+        '<table class="tools nav-list"><thead><tr><th>tool</th><th>calls</th><th>sessions</th>'
         "<th>invalid calls</th><th>error results</th><th>no result</th><th>first seen</th>"
         "<th>last seen</th></tr></thead><tbody>{rows}</tbody></table>", rows=rows
     ) if usage else html('<p class="empty">No tool calls.</p>')
@@ -182,7 +182,7 @@ def search_page(viewer: Viewer, request: Request) -> Response:
                   else ""),
         result="(no result)" if m.result_preview is None else _cut(m.result_preview, 240))
         for m in matches)
-    table = html('<table class="matches"><thead><tr><th>session · call</th><th>time</th>'
+    table = html('<table class="matches nav-list"><thead><tr><th>session · call</th><th>time</th>'
                  "<th>tool</th><th>arguments status</th><th>arguments</th><th>result</th>"
                  "</tr></thead>"
                  "<tbody>{rows}</tbody></table>", rows=rows) if matches else html(
