@@ -14,7 +14,7 @@ from urllib.parse import quote
 from viewer_helpers import check_page, fetcher, fill_corpus, running
 
 import store as api
-from store import SessionLink, TokenUsage, TranscriptStore
+from store import TokenUsage, TranscriptStore
 
 CODEX = "019a93b9-f380-7600-98ff-940e6b99603c"
 PARENT = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"

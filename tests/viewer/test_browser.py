@@ -132,7 +132,8 @@ def test_list_then_session(tab: tuple[Any, Watch], base: str, tmp_path: Path) ->
     calls = page.locator("details.call")
     assert calls.count() >= 3
     first = calls.first
-    assert first.locator(".args pre").is_visible() and first.locator(".result").is_visible()
+    assert first.locator(".args dl.fields, .args pre").first.is_visible()
+    assert first.locator(".result").is_visible()
     _shot(page, tmp_path, "session.png", full_page=True,
           clip={"x": 0, "y": 0, "width": 1280, "height": 1500})
     watch.check(page)
