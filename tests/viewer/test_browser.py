@@ -211,7 +211,8 @@ def test_injected_scripts_do_not_run(tab: tuple[Any, Watch], base: str, browser:
     hostile = quote(HOSTILE_ID, safe="")
     for path in ("/sessions", f"/session/{hostile}", f"/session/{hostile}/repair?target=gemini",
                  "/search?text=pwned", f"/search?session={hostile}", "/tools",
-                 "/sessions?tool=Dangle"):
+                 "/sessions?tool=Dangle", "/usage", "/findings", "/messages?q=pwned",
+                 "/sessions?flat=1", f"/usage?cwd={quote('javascript:alert(1)')}"):
         page.goto(base + path)
         page.wait_for_load_state("load")
         for folded in page.locator("details.more > summary").all():
