@@ -30,10 +30,13 @@ from importlib import resources
 from urllib.parse import urlencode
 
 import store
+import store.viewer.costs as costs
 import store.viewer.findings as findings
+import store.viewer.live as live
 import store.viewer.messages as messages
 import store.viewer.pages as pages
 import store.viewer.session as session
+import store.viewer.sessions as sessions
 from store.core.access import check_access, is_loopback
 from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.server import HttpServer, ServerLimits
@@ -104,6 +107,8 @@ class Viewer:
         self.messages_per_page = messages_per_page
         self.redactor = redactor
         self.transcripts = session.TranscriptCache(opened, redactor=redactor)
+        self.costs = costs.CostBook(opened)
+        self.live_findings = findings.LiveFindings(opened)
 
     def redact(self, text: str) -> str:
         """``text`` with its secrets replaced when the viewer redacts, else as it is."""
@@ -186,10 +191,11 @@ class Viewer:
             return _static(rest[0])
         if head == "favicon.ico" and not rest:
             return _static("favicon.svg")
-        simple: dict[str, Route] = {"sessions": pages.sessions_page, "tools": pages.tools_page,
-                                    "search": pages.search_page,
+        simple: dict[str, Route] = {"sessions": sessions.sessions_page,
+                                    "tools": pages.tools_page, "search": pages.search_page,
                                     "messages": messages.messages_page,
-                                    "findings": findings.findings_page}
+                                    "findings": findings.findings_page,
+                                    "usage": costs.usage_page, "live": live.live}
         if head in simple and not rest:
             return simple[head](self, request)
         if head == "session" and rest:

@@ -32,12 +32,20 @@ FOLD_BYTES = 2048
 #: How much of a folded text the page shows before it is opened.
 PREVIEW_CHARS = 600
 
-_NAV = (("/sessions", "Sessions"), ("/messages", "Messages"), ("/tools", "Tools"),
-        ("/search", "Search"), ("/findings", "Findings"))
+_NAV = (("/sessions", "Sessions"), ("/messages", "Messages"), ("/usage", "Usage"),
+        ("/tools", "Tools"), ("/search", "Calls"), ("/findings", "Findings"))
 
 
-def page(title: str, body: Markup, *, status: int = 200, current: str = "") -> Response:
-    """A whole HTML page around ``body``."""
+def page(title: str, body: Markup, *, status: int = 200, current: str = "",
+         live: str | None = None, live_session: str | None = None) -> Response:
+    """A whole HTML page around ``body``, with the search box over every message in its
+    header. ``live``: the page's activity stamp (:mod:`store.viewer.live`), which the script
+    compares with ``/live`` (``?session=`` ``live_session``) to show what is new."""
+    attrs = Markup("")
+    if live is not None:
+        attrs = html(' data-live="{s}"', s=live)
+        if live_session is not None:
+            attrs = html('{a} data-live-session="{i}"', a=attrs, i=live_session)
     nav = join(html('<a href="{href}"{cls}>{label}</a>', href=href, label=label,
                     cls=Markup(' class="current"') if href == current else Markup(""))
                for href, label in _NAV)
@@ -49,9 +57,16 @@ def page(title: str, body: Markup, *, status: int = 200, current: str = "") -> R
         "<link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\">"
         "<link rel=\"stylesheet\" href=\"/static/viewer.css\">"
         "<script src=\"/static/viewer.js\" defer></script></head>"
-        "<body><header><span class=\"brand\">transcript-store</span><nav>{nav}</nav>"
-        "<span class=\"ro\">read-only</span></header><main>{body}</main></body></html>\n",
-        title=title, nav=nav, body=body)
+        "<body{attrs}><header><a class=\"brand\" href=\"/sessions\">transcript-store</a>"
+        "<nav>{nav}</nav><form class=\"quick\" role=\"search\" method=\"get\" "
+        "action=\"/messages\"><input type=\"search\" name=\"q\" id=\"quick-search\" "
+        "placeholder=\"search every message  (/)\" aria-label=\"search every message\">"
+        "</form><span class=\"ro\">read-only</span></header><main>{body}</main>"
+        "<footer class=\"keys\">keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous · <kbd>Enter"
+        "</kbd> open · <kbd>/</kbd> search · <kbd>Esc</kbd> leave the search</footer>"
+        "<p id=\"live-note\" class=\"live-note\" hidden><button type=\"button\" "
+        "id=\"live-reload\">new activity: reload</button></p></body></html>\n",
+        title=title, nav=nav, body=body, attrs=attrs)
     return Response(status, document.encode("utf-8", "replace"))
 
 

@@ -84,8 +84,8 @@ def messages_page(viewer: Viewer, request: Request) -> Response:
         title=viewer.redact(h.title) if h.title else h.session_id, pos=h.position,
         agent=h.agent or "-", time=when(h.created_at), role=h.role,
         snippet=_snippet(viewer, h)) for h in hits)
-    table = html('<table class="matches"><thead><tr><th>session · message</th><th>time</th>'
-                 "<th>part</th><th>text</th></tr></thead><tbody>{rows}</tbody></table>",
+    table = html('<table class="matches nav-list"><thead><tr><th>session · message</th>'
+                 "<th>time</th><th>part</th><th>text</th></tr></thead><tbody>{rows}</tbody></table>",
                  rows=rows) if hits else html('<p class="empty">No messages match.</p>')
     bar = pager(request, number, has_next)
     body = html("<h1>Search messages</h1>{form}{note}{bar}{table}{bar}", form=form, note=note,

@@ -1,10 +1,6 @@
-"""The list pages: sessions, tools (with the usage chart) and call search.
+"""The list pages: tools (with the usage chart) and call search (the session list is
+:mod:`store.viewer.sessions`).
 
-* ``/sessions``: most recently active first (the sessions' own times, revision 0016),
-  ``Viewer.page_size`` a page (``?page=``), filtered by ``q`` (title contains),
-  ``provider``, ``model``, ``tag``, ``tool`` (a current tool name the session called),
-  ``since`` / ``until`` (active in that range, by the sessions' own times, not the import
-  time; dates are whole days, both inclusive).
 * ``/tools``: the usage chart and, per tool, calls, sessions, invalid calls, error results,
   calls without a result, first and last seen; ``since`` / ``until`` narrow both.
 * ``/search``: :func:`store.search_calls` with the CLI's filters (``tool``, ``raw_name``,
@@ -18,13 +14,14 @@ is read with one extra row to know whether a next one exists).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import store
 from store.viewer.chart import usage_series, usage_svg
 from store.viewer.http import BadRequest, Request, Response
 from store.viewer.layout import datalist, field, page, pager, parse_time, when
 from store.viewer.markup import Markup, html, join, url
+from store.viewer.sessions import tool_names
 
 _Redactor = store.Redactor
 
@@ -38,81 +35,7 @@ class Viewer(Protocol):
 
     def redact(self, text: str) -> str: ...
 
-__all__ = ["search_page", "sessions_page", "tools_page"]
-
-_CHUNK = 500  # sessions read per query when filtering by tool
-
-
-def _tool_names(opened: store.TranscriptStore) -> list[str]:
-    return list(opened.count_calls_by_tool())[:500]
-
-
-def _sessions_using(opened: store.TranscriptStore, tool: str, filters: dict[str, Any],
-                    offset: int, limit: int) -> list[store.SessionInfo]:
-    """Sessions with a call to ``tool`` (current name) matching ``filters``, paged. The
-    public API has no such filter: the sessions are found with the call search, then the
-    filtered list is walked in order keeping those."""
-    wanted = {m.session_id for m in store.iter_calls(opened, store.CallQuery(tool=tool),
-                                                     preview_chars=0)}
-    kept: list[store.SessionInfo] = []
-    seen = start = 0
-    while wanted and len(kept) < offset + limit and seen < len(wanted):
-        chunk = opened.list_sessions(**filters, limit=_CHUNK, offset=start)
-        for info in chunk:
-            if info.session_id in wanted:
-                kept.append(info)
-                seen += 1
-        if len(chunk) < _CHUNK:
-            break
-        start += _CHUNK
-    return kept[offset:offset + limit]
-
-
-def sessions_page(viewer: Viewer, request: Request) -> Response:
-    """The session list."""
-    per = viewer.page_size
-    number = request.int_arg("page", 1, minimum=1)
-    filters: dict[str, Any] = {
-        "provider": request.arg("provider"), "model": request.arg("model"),
-        "tag": request.arg("tag"), "title_contains": request.arg("q"),
-        "since": parse_time(request.arg("since"), "since"),
-        "until": parse_time(request.arg("until"), "until", end=True),
-    }
-    tool = request.arg("tool")
-    offset = (number - 1) * per
-    if tool is None:
-        rows = viewer.store.list_sessions(**filters, limit=per + 1, offset=offset)
-    else:
-        rows = _sessions_using(viewer.store, tool, filters, offset, per + 1)
-    has_next, rows = len(rows) > per, rows[:per]
-    form = html(
-        '<form class="filters" method="get" action="/sessions">{q}{provider}{model}{tag}'
-        "{tool}{since}{until}<button type=\"submit\">filter</button> "
-        '<a href="/sessions">clear</a>{tools}</form>',
-        q=field("title", "q", request.arg("q"), placeholder="contains"),
-        provider=field("provider", "provider", request.arg("provider")),
-        model=field("model", "model", request.arg("model")),
-        tag=field("tag", "tag", request.arg("tag")),
-        tool=field("tool used", "tool", tool, datalist="tool-names"),
-        since=field("active from", "since", request.arg("since"), kind="date"),
-        until=field("to", "until", request.arg("until"), kind="date"),
-        tools=datalist("tool-names", _tool_names(viewer.store)))
-    body_rows = join(html(
-        '<tr><td><a href="{href}">{title}</a><br><code class="sid">{sid}</code></td>'
-        "<td>{provider}</td><td>{model}</td><td>{tags}</td><td class=\"num\">{n}</td>"
-        "<td>{active}</td></tr>",
-        href=url("session", info.session_id), title=viewer.redact(info.title or info.session_id),
-        sid=info.session_id, provider=info.provider or "", model=info.model or "",
-        tags=", ".join(info.tags), n=info.message_count, active=when(info.last_active_at))
-        for info in rows)
-    table = html('<table class="sessions"><thead><tr><th>session</th><th>provider</th>'
-                 "<th>model</th><th>tags</th><th>messages</th><th>last active</th></tr></thead>"
-                 "<tbody>{rows}</tbody></table>", rows=body_rows) if rows else html(
-        '<p class="empty">No sessions match.</p>')
-    bar = pager(request, number, has_next)
-    body = html("<h1>Sessions</h1>{form}{bar}{table}{bar}", form=form, bar=bar, table=table)
-    return page("Sessions", body, current="/sessions")
-
+__all__ = ["search_page", "tools_page"]
 
 def tools_page(viewer: Viewer, request: Request) -> Response:
     """Usage per tool: the chart and the table."""
@@ -150,7 +73,7 @@ def tools_page(viewer: Viewer, request: Request) -> Response:
         dc="warn" if u.calls_without_result else "")
         for u in usage)
     table = html(
-        '<table class="tools"><thead><tr><th>tool</th><th>calls</th><th>sessions</th>'
+        '<table class="tools nav-list"><thead><tr><th>tool</th><th>calls</th><th>sessions</th>'
         "<th>invalid calls</th><th>error results</th><th>no result</th><th>first seen</th>"
         "<th>last seen</th></tr></thead><tbody>{rows}</tbody></table>", rows=rows
     ) if usage else html('<p class="empty">No tool calls.</p>')
@@ -230,7 +153,7 @@ def search_page(viewer: Viewer, request: Request) -> Response:
     """Call search."""
     per = viewer.page_size
     number = request.int_arg("page", 1, minimum=1)
-    form = _search_form(request, _tool_names(viewer.store))
+    form = _search_form(request, tool_names(viewer.store))
     try:
         query = _query(request)
     except BadRequest as exc:
@@ -259,7 +182,7 @@ def search_page(viewer: Viewer, request: Request) -> Response:
                   else ""),
         result="(no result)" if m.result_preview is None else _cut(m.result_preview, 240))
         for m in matches)
-    table = html('<table class="matches"><thead><tr><th>session · call</th><th>time</th>'
+    table = html('<table class="matches nav-list"><thead><tr><th>session · call</th><th>time</th>'
                  "<th>tool</th><th>arguments status</th><th>arguments</th><th>result</th>"
                  "</tr></thead>"
                  "<tbody>{rows}</tbody></table>", rows=rows) if matches else html(

@@ -9,7 +9,8 @@ Routes (``<id>`` is the percent-quoted session id):
 * ``/session/<id>/repair?target=T&page=N``: what :func:`store.repair` changes for target T.
 * ``/session/<id>/export/<target>[?repair=1]``: :func:`store.render` of the session (after
   :func:`store.repair` with ``repair=1``) as a JSON attachment.
-* ``/session/<id>/result/<pos>/<idx>``: the full text of result ``idx`` of message ``pos``;
+* ``/session/<id>/result/<pos>/<idx>``: the full text of result ``idx`` of message ``pos``
+  (decoded: :func:`~store.viewer.rendering.decode_result`);
   ``/session/<id>/text/<pos>/<part>``: the full text of part ``part`` of message ``pos``
   (a call's arguments pretty-printed). Both ``text/plain; charset=utf-8``.
 
@@ -32,9 +33,12 @@ import orjson
 
 import store
 from store.core.depth import deep_dumps
+from store.viewer.costs import CostBook
 from store.viewer.http import BadRequest, NotFound, Request, Response
 from store.viewer.layout import page, pager, select, when
+from store.viewer.live import activity_stamp
 from store.viewer.markup import Markup, html, join, url
+from store.viewer.rendering import decode_result
 from store.viewer.transcript_html import CallIndex, message_html, part_text
 
 
@@ -44,6 +48,7 @@ class Viewer(Protocol):
     store: store.TranscriptStore
     messages_per_page: int
     transcripts: TranscriptCache
+    costs: CostBook
 
     def redact(self, text: str) -> str: ...
 
@@ -114,19 +119,23 @@ def _sources(sources: list[store.SessionSource]) -> Markup:
     return html('<ul class="sources">{items}</ul>', items=items) if sources else Markup("")
 
 
-def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
+def _session_head(info: store.SessionInfo, index: CallIndex,
+                  costs: tuple[store.UsageTotals | None, store.UsageTotals | None]) -> Markup:
     tags = join((html('<span class="tag">{t}</span>', t=t) for t in info.tags), " ")
     facts = html(
         "<dl class=\"facts\"><dt>id</dt><dd><code>{sid}</code></dd><dt>provider</dt>"
         "<dd>{provider}</dd><dt>model</dt><dd>{model}</dd><dt>cwd</dt><dd><code>{cwd}</code>"
         "</dd><dt>tags</dt><dd>{tags}</dd><dt>started</dt><dd>{started}</dd>"
         "<dt>last active</dt><dd>{active}</dd><dt>stored</dt><dd>{stored}</dd>"
-        "<dt>messages</dt><dd>{messages}</dd></dl>",
+        "<dt>messages</dt><dd>{messages}</dd><dt>agent</dt><dd>{agent}</dd><dt>cost</dt>"
+        "<dd>{cost}{rolled}</dd></dl>",
         sid=info.session_id, provider=info.provider or "–", model=info.model or "–",
         cwd=info.cwd or "–", tags=tags or "–",
         started=when(info.started_at),
         active=when(info.last_active_at), stored=when(info.created_at),
-        messages=info.message_count)
+        messages=info.message_count, agent=info.agent or "–", cost=CostBook.cell(costs[0]),
+        rolled=html(" <small>({c} with its subagents)</small>", c=CostBook.cell(costs[1]))
+        if costs[1] is not None and costs[1].rolled_up else Markup(""))
     counts = html(
         '<p class="counts"><span>{calls} calls</span> <span class="{ic}">{invalid} invalid'
         '</span> <span class="{ec}">{errors} error results</span> <span class="{dc}">'
@@ -146,29 +155,43 @@ def _session_head(info: store.SessionInfo, index: CallIndex) -> Markup:
 
 
 def _lineage(viewer: Viewer, info: store.SessionInfo) -> Markup:
-    """Links to the session's parent (with how it came from it) and to its children."""
-    items: list[Markup] = []
+    """Where the session came from (its parent, and the parent's call), and the whole family
+    as a tree: the top-level session it descends from, every session below it nested under its
+    parent, this one marked; each with its messages, calls and own cost."""
+    above = viewer.store.session_ancestors(info.session_id) if info.parent else []
+    root = above[-1].session_id if above else info.session_id
+    tree = viewer.store.session_tree(root)
+    if not tree.children and info.parent is None:
+        return Markup("")
+    own, _ = viewer.costs.get(activity_stamp(viewer.store))
     link = info.parent
+    parent = Markup("")
     if link is not None:
         call = (html(" from call <code>{c}</code>", c=link.parent_call_id)
                 if link.parent_call_id else Markup(""))
-        items.append(html('<li class="parent">{kind} of <a href="{href}"><code>{pid}</code>'
-                          "</a>{call}</li>", kind=link.kind,
-                          href=url("session", link.parent_session_id),
-                          pid=link.parent_session_id, call=call))
-    for child in viewer.store.session_children(info.session_id):
-        how = child.parent
-        call = (html(" from call <code>{c}</code>", c=how.parent_call_id)
-                if how is not None and how.parent_call_id else Markup(""))
-        items.append(html(
-            '<li class="child">{kind} <a href="{href}">{title}</a>{call} <small>{n} messages'
-            "</small></li>", kind=how.kind if how else "", href=url("session", child.session_id),
-            title=viewer.redact(child.title or child.session_id), call=call,
-            n=child.message_count))
-    if not items:
-        return Markup("")
-    return html('<nav class="lineage"><h2>Lineage</h2><ul>{items}</ul></nav>',
-                items=join(items))
+        parent = html('<p class="parent">{kind} of <a href="{href}"><code>{pid}</code></a>'
+                      "{call}</p>", kind=link.kind, href=url("session", link.parent_session_id),
+                      pid=link.parent_session_id, call=call)
+    return html('<nav class="lineage"><h2>Lineage</h2>{parent}{tree}</nav>', parent=parent,
+                tree=_tree_html(viewer, tree, info.session_id, own))
+
+
+def _tree_html(viewer: Viewer, node: store.SessionTree, here: str,
+               own: dict[str, store.UsageTotals]) -> Markup:
+    info = node.session
+    how = info.parent
+    call = (html(" from call <code>{c}</code>", c=how.parent_call_id)
+            if how is not None and how.parent_call_id else Markup(""))
+    title = viewer.redact(info.title or info.session_id)
+    label = (html('<b class="here">{t}</b>', t=title) if info.session_id == here
+             else html('<a href="{h}">{t}</a>', h=url("session", info.session_id), t=title))
+    kids = join(_tree_html(viewer, child, here, own) for child in node.children)
+    return html(
+        '<ul class="tree"><li class="{cls}"><span class="kind">{kind}</span> {label}{call} '
+        "<small>{n} messages · {calls} calls · {cost}</small>{kids}</li></ul>",
+        cls="child" if how is not None else "root", kind=how.kind if how else "session",
+        label=label, call=call, n=info.message_count, calls=info.call_count or 0,
+        cost=CostBook.cell(own.get(info.session_id)), kids=kids)
 
 
 def _tools_bar(session_id: str, chosen: str | None = None) -> Markup:
@@ -202,10 +225,13 @@ def session_page(viewer: Viewer, request: Request, session_id: str) -> Response:
         raise NotFound(f"session {session_id!r} has {pages} page(s) of messages, not {number}")
     window = messages[(number - 1) * per:number * per]
     bar = pager(request, number, number < pages, pages=pages)
+    stamp = activity_stamp(viewer.store)
+    own, rolled = viewer.costs.get(stamp)
     body = html(
         '{head}{tools}<h2 class="transcript-title">Transcript <small>messages {a}–{b} of '
-        '{n}</small></h2>{bar}<div class="transcript">{messages}</div>{bar}',
-        head=join((_session_head(transcript.session, index),
+        '{n}</small></h2>{bar}<div class="transcript nav-list">{messages}</div>{bar}',
+        head=join((_session_head(transcript.session, index,
+                                 (own.get(session_id), rolled.get(session_id))),
                    _lineage(viewer, transcript.session),
                    _sources(viewer.store.session_sources(session_id)))),
         tools=_tools_bar(session_id),
@@ -213,7 +239,8 @@ def session_page(viewer: Viewer, request: Request, session_id: str) -> Response:
         n=len(messages), bar=bar,
         messages=join(message_html(session_id, stored, index, per) for stored in window)
         or html('<p class="empty">No messages.</p>'))
-    return page(transcript.session.title or session_id, body)
+    return page(transcript.session.title or session_id, body,
+                live=activity_stamp(viewer.store, session_id), live_session=session_id)
 
 
 def repair_page(viewer: Viewer, request: Request, session_id: str) -> Response:
@@ -292,7 +319,7 @@ def full_text(viewer: Viewer, session_id: str, kind: str, raw_position: str,
         results = stored.message.tool_results
         if number >= len(results):
             raise NotFound(f"message {position} has {len(results)} result(s)")
-        return Response.text(200, results[number].text)
+        return Response.text(200, decode_result(results[number].text)[0])
     parts = stored.message.parts
     if number >= len(parts):
         raise NotFound(f"message {position} has {len(parts)} part(s)")

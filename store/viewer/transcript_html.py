@@ -2,38 +2,33 @@
 
 Contract: :func:`message_html` writes one stored message; every value from the transcript
 (texts, names, ids, arguments, results) goes through the escaping helpers, so markup in a
-transcript shows as text. A call shows its arguments pretty-printed (the raw text and the
-parser's error when they are invalid) and its first result beside it, or a "dangling" mark
-when it has none; error results are marked. A message made only of results already shown
-beside their calls shrinks to a line linking to those calls; any other result (one without a
-call, or a call's second result) is shown where it is, marked. Long texts are folded
-(:func:`~store.viewer.layout.folded`) with the full text one request away.
+transcript shows as text. Prompts and answers are Markdown rendered with raw HTML off
+(:mod:`store.viewer.rendering`); thinking is folded in a ``<details>``. A call shows its
+arguments as fields (a command as its command line; the raw text and the parser's error when
+they are invalid) and its first result beside it, decoded to its text (Codex's JSON envelope
+unwrapped), or a "dangling" mark when it has none; error results are marked. A message made
+only of results already shown beside their calls gets no card, only its ``#m-N`` anchor; any
+other result (one without a call, or a call's second result) is shown where it is, marked.
+Long texts are folded (:func:`~store.viewer.layout.folded`) with the full text one request
+away.
 """
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
-from typing import Any
 
 import store
-from store.core.depth import deep_dumps
 from store.viewer.layout import folded, size, when
 from store.viewer.markup import Markup, html, join, url
+from store.viewer.rendering import arguments_html, decode_result, markdown, pretty
 
 __all__ = ["CallIndex", "message_html", "part_text", "pretty"]
 
+#: The roles whose texts are Markdown (prompts and answers; a tool's output is shown as is).
+_MARKDOWN_ROLES = frozenset({"user", "assistant", "system", "developer"})
+
 #: A call's or a result's place: (message position, index within the message).
 CallRef = tuple[int, int]
-
-
-def pretty(value: Any) -> str:
-    """``value`` as indented JSON (any integer size; unknown types as ``str``; a value nested
-    deeper than the recursion limit, stored before the store refused it, compact)."""
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    except RecursionError:
-        return deep_dumps(value)
 
 
 def part_text(part: store.Part) -> str:
@@ -45,7 +40,7 @@ def part_text(part: store.Part) -> str:
     if isinstance(part, store.InvalidToolCall):
         return part.arguments_text
     if isinstance(part, store.ToolResult):
-        return part.text
+        return decode_result(part.text)[0]
     if isinstance(part, store.ServerToolCall):
         return pretty(part.input)
     return pretty(part.data)
@@ -127,7 +122,7 @@ def _call_html(session_id: str, position: int, part_number: int, number: int,
                          args=folded(call.arguments_text, args_url, css="json"),
                          msg=call.error_message)
     else:
-        arguments = folded(pretty(call.input), args_url, css="json")
+        arguments = arguments_html(call.input, args_url)
     found = index.result((position, number))
     if found is None:
         classes.append("dangling")
@@ -142,8 +137,8 @@ def _call_html(session_id: str, position: int, part_number: int, number: int,
                       h=_message_link(session_id, index, rpos, per_page, here), p=rpos,
                       flag=Markup(' <span class="badge bad">error</span>')
                       if value.is_error else Markup(""),
-                      text=folded(value.text, url("session", session_id, "result", rpos,
-                                                  ridx), css="result-text"))
+                      text=result_text(value, url("session", session_id, "result", rpos,
+                                                  ridx)))
     return html(
         '<details class="{cls}" id="c-{pos}-{n}" open><summary><span class="tool">{name}'
         '</span> <code class="id">{cid}</code> {badges}</summary><div class="call-body">'
@@ -152,6 +147,16 @@ def _call_html(session_id: str, position: int, part_number: int, number: int,
         cls=" ".join(classes), pos=position, n=number, name=call.name,
         cid=call.id if call.id is not None else "(no id)", badges=join(badges, " "),
         arguments=arguments, result=result)
+
+
+def result_text(result: store.ToolResult, source: str) -> Markup:
+    """A result's text as decoded (:func:`~store.viewer.rendering.decode_result`), folded when
+    long, its envelope's facts (exit code, duration ...) above it."""
+    text, facts = decode_result(result.text)
+    shown = join(html('<span class="fact">{k}: <b>{v}</b></span>', k=k, v=v)
+                 for k, v in facts)
+    return html("{facts}{text}", facts=html('<p class="facts">{f}</p>', f=shown)
+                if facts else Markup(""), text=folded(text, source, css="result-text"))
 
 
 def _result_html(session_id: str, position: int, number: int, result: store.ToolResult,
@@ -166,9 +171,8 @@ def _result_html(session_id: str, position: int, number: int, result: store.Tool
                     h=_call_link(session_id, index, call, per_page, here))
     flag = Markup(' <span class="badge bad">error</span>') if result.is_error else Markup("")
     return html('<section class="loose-result">{note}{flag}{text}</section>', note=note,
-                flag=flag, text=folded(result.text, url("session", session_id, "result",
-                                                        position, number),
-                                       css="result-text"))
+                flag=flag, text=result_text(result, url("session", session_id, "result",
+                                                        position, number)))
 
 
 def message_html(session_id: str, stored: store.StoredMessage, index: CallIndex,
@@ -182,27 +186,26 @@ def message_html(session_id: str, stored: store.StoredMessage, index: CallIndex,
                 time=when(stored.created_at),
                 src=html(' <span class="src">{s}</span>', s=message.source)
                 if message.source else Markup(""))
-    only_shown = results and len(results) == len(message.parts) and all(
-        (position, n) in index.shown for n in range(len(results)))
+    only_shown = results and all(
+        isinstance(p, store.ToolResult) or (isinstance(p, store.TextPart) and not p.text.strip())
+        for p in message.parts) and all((position, n) in index.shown for n in range(len(results)))
     if only_shown:
-        links = join((html('<a href="{h}">call {p}.{i}</a>', p=c[0], i=c[1],
-                           h=_call_link(session_id, index, c, per_page, here))
-                      for c in (index.links[(position, n)] for n in range(len(results)))),
-                     ", ")
-        return html('<article class="msg compact role-{role}" id="m-{p}">{head}'
-                    '<p class="note">result(s) shown beside {links}</p></article>',
-                    role=message.role, p=position, head=head, links=links)
+        # No card: the results are read beside their calls; the anchor keeps #m-N links.
+        first = index.links[(position, 0)]
+        return html('<span class="anchor" id="m-{p}" data-call="c-{c}-{i}"></span>',
+                    p=position, c=first[0], i=first[1])
     body: list[Markup] = []
     call_number = result_number = 0
     for part_number, part in enumerate(message.parts):
         text_url = url("session", session_id, "text", position, part_number)
         if isinstance(part, store.TextPart):
             if part.text.strip():
-                body.append(folded(part.text, text_url, css="text"))
+                body.append(markdown(part.text) if message.role in _MARKDOWN_ROLES
+                            else folded(part.text, text_url, css="text"))
         elif isinstance(part, store.ThinkingPart):
             body.append(html('<details class="thinking"><summary>thinking ({n})</summary>'
                              "{t}</details>", n=size(len(part.text)),
-                             t=folded(part.text, text_url, css="text")))
+                             t=markdown(part.text)))
         elif isinstance(part, store.ToolCall | store.InvalidToolCall):
             body.append(_call_html(session_id, position, part_number, call_number, part,
                                    index, per_page, here))
@@ -212,12 +215,7 @@ def message_html(session_id: str, stored: store.StoredMessage, index: CallIndex,
             if ref not in index.shown:
                 body.append(_result_html(session_id, position, result_number, part, index,
                                          per_page, here))
-            else:
-                call = index.links[ref]
-                body.append(html('<p class="note">result shown beside <a href="{h}">call '
-                                 '{p}.{i}</a></p>', p=call[0], i=call[1],
-                                 h=_call_link(session_id, index, call, per_page, here)))
-            result_number += 1
+            result_number += 1  # (one shown beside its call is not repeated here)
         elif isinstance(part, store.ServerToolCall):
             body.append(html('<section class="server-call"><h4>server tool <span class="tool">'
                              '{n}</span></h4>{t}</section>', n=part.name,

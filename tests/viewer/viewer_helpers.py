@@ -137,7 +137,9 @@ _ALLOWED_TAGS = {
     "section", "article", "time", "small", "b", "br", "aside", "ul", "li", "form", "label",
     "input", "select", "option", "button", "table", "thead", "tbody", "tr", "th", "td",
     "datalist", "textarea", "fieldset", "legend", "figure", "figcaption", "svg", "rect",
-    "line", "text", "mark",
+    "line", "text", "mark", "footer", "kbd",
+    # Markdown (markdown-it-py, raw HTML off): what prompts and answers render to
+    "em", "strong", "h3", "h5", "h6", "ol", "blockquote", "hr", "s",
 }
 
 
