@@ -63,7 +63,8 @@ def is_citus(url: str) -> bool:
 
 def empty_postgres(url: str) -> None:
     """Empty the store's tables of a PostgreSQL (or Citus) test database, the seeded tool
-    vocabulary put back (as a writable open seeds it: ``alias_seeds`` is left as it is)."""
+    vocabulary put back (the agents' own ``tools`` rows too: ``alias_seeds`` is kept, so
+    an open would not seed them again)."""
     from sqlalchemy import create_engine, insert, text
 
     from store.agents.registry import vocabulary_rows
@@ -78,7 +79,7 @@ def empty_postgres(url: str) -> None:
             conn.execute(insert(tool_aliases), [
                 {"agent": agent or "", "raw_name": raw, "current_name": cur,
                  "created_at": now}
-                for agent, raw, cur in vocabulary_rows()
+                for agent, raw, cur in vocabulary_rows()  # (agents' own rows too)
             ])
     finally:
         engine.dispose()
