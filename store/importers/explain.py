@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from store.agents.registry import named_file_agents
 from store.importers.agentdb import database_format, is_sqlite_file
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
@@ -85,5 +86,7 @@ def explain_file(path: Path | str, format: str | None = None, *, settle: float =
         document, records, _ = parse_text(source, None, wants_lines)
         sample = ([document] if document is not NO_DOCUMENT
                   else [r for _, r in records[:DETECT_RECORDS]])
-        found = claims(file, sample) if sample else []
+        # (a text agent's file, told by its name, has no records: its claim is its name's)
+        named = any(a.text for a in named_file_agents(file.name))
+        found = claims(file, sample) if sample or named else []
     return FileExplanation(file, parsed.format, format is not None, tuple(found), parsed)
