@@ -390,3 +390,26 @@ def write_opencode_storage(data_home: Path, database: Path) -> Path:
 def write_json(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(value), encoding="utf-8")
+
+
+#: The exactness cases (tests/agent_files/<agent>/): a case whose files are databases builds
+#: them with its own ``build.py`` (``build(home) -> [files written]``), so that no binary
+#: file is kept in git.
+AGENT_FILES = Path(__file__).resolve().parent / "agent_files"
+
+
+def build_home(case: str, home: Path) -> list[Path]:
+    """Lay the files a case's ``build.py`` builds in ``home`` (nothing when it has none);
+    the files written."""
+    import importlib.util
+
+    script = AGENT_FILES / case / "build.py"
+    if not script.is_file():
+        return []
+    spec = importlib.util.spec_from_file_location(f"agent_files_{case.replace('-', '_')}",
+                                                  script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    written: list[Path] = module.build(home)
+    return written

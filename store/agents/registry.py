@@ -107,6 +107,14 @@ class DatabaseLayout:
     file_names: tuple[str, ...] = ()
     #: Tables read only when present (a newer or older version's): the others must exist.
     optional: frozenset[str] = frozenset()
+    #: The rows read of a table, when not all: an SQL condition over its own columns, fixed
+    #: by the definition (a key-value table of which the reader needs a few keys: Cursor's
+    #: ``cursorDiskKV``); a table not named here is read whole.
+    where: Mapping[str, str] = field(default_factory=dict)
+    #: Columns whose values may be zstd frames (Zed's ``threads.data``), ``table -> column``:
+    #: a value that starts with zstd's magic number is decompressed before the reader sees it
+    #: (:mod:`store.importers.agentdb`; the ``zstd`` extra).
+    zstd: Mapping[str, str] = field(default_factory=dict)
 
 
 #: A detector: a file's path (``None``: judge by the records alone) and first records -> a

@@ -25,6 +25,15 @@ A busy timeout (:data:`BUSY_TIMEOUT`) waits out a writer that holds the database
 mode, WAL recovery); a database still busy after it is an :class:`ImportFileError` (the next
 import or watch pass reads it). Rows are keyed by the agent's own ids, so a database read
 again (it changed: the whole database is read again) stores nothing twice.
+
+**Only what the reader needs.** A layout names the tables read and, for a key-value table
+of which the reader needs a few keys (Cursor's ``state.vscdb``), the rows (``where``): the
+rest of the database is never read, so the import limit (``max_file_bytes``) counts the
+bytes of the rows read, not the file's size (a terminal's history database holding a few
+agent tables is read, a table of rows over the limit is refused). Values of the columns a
+layout names as zstd-compressed (Zed's thread payloads) are decompressed as they are read,
+with the ``zstandard`` library (the ``zstd`` extra); without it, such a database is an
+:class:`ImportFileError` that names the extra.
 """
 
 from __future__ import annotations
@@ -186,7 +195,32 @@ def database_format(path: Path) -> str | None:
         return None
 
 
-def _read_rows(path: Path, immutable: bool, fmt: str | None
+#: The first four bytes of a zstd frame (RFC 8878).
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _unzstd(path: Path, value: Any) -> Any:
+    """A value of a zstd column: decompressed when it is a zstd frame, else as it is."""
+    if not isinstance(value, bytes) or not value.startswith(ZSTD_MAGIC):
+        return value
+    try:
+        import zstandard
+    except ImportError:
+        raise ImportFileError(path, "holds zstd-compressed rows: install the zstd extra "
+                                    "(pip install 'transcript-store[zstd]') to read them"
+                              ) from None
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(value) as reader:
+            return reader.read()
+    except zstandard.ZstdError as exc:
+        raise ImportFileError(path, f"a zstd-compressed row cannot be read: {exc}") from exc
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, str | bytes) else 8
+
+
+def _read_rows(path: Path, immutable: bool, fmt: str | None, limit: int | None = None
                ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     with _snapshot(path, immutable) as conn:
         tables = _tables(conn)
@@ -199,6 +233,7 @@ def _read_rows(path: Path, immutable: bool, fmt: str | None
             raise ImportFileError(path, f"--format {fmt} does not fit it: it looks like "
                                         f"{found} (give --format {found}, or no --format)")
         rows: dict[str, list[dict[str, Any]]] = {}
+        read = 0
         for table, order in layout.tables.items():
             if table not in tables and table in layout.optional:
                 rows[table] = []
@@ -206,8 +241,20 @@ def _read_rows(path: Path, immutable: bool, fmt: str | None
             if not all(c.strip().split()[0] in tables[table] | {"rowid"}
                        for c in order.split(",")):
                 order = "rowid"
-            rows[table] = [dict(r) for r in conn.execute(
-                f'SELECT * FROM "{table}" ORDER BY {order}').fetchall()]
+            where = f" WHERE {layout.where[table]}" if table in layout.where else ""
+            packed = layout.zstd.get(table)
+            found_rows: list[dict[str, Any]] = []
+            rows[table] = found_rows
+            for r in conn.execute(f'SELECT * FROM "{table}"{where} ORDER BY {order}'):
+                row = dict(r)
+                read += sum(_size(v) for v in row.values())
+                if limit is not None and read > limit:
+                    raise ImportFileError(path, (
+                        f"holds more than {limit} bytes of {fmt or found} rows, over the "
+                        "import limit: raise the limit (--max-file-mib, max_file_bytes=)"))
+                if packed is not None and packed in row:
+                    row[packed] = _unzstd(path, row[packed])
+                found_rows.append(row)
     return found, rows
 
 
@@ -221,8 +268,8 @@ def read_agent_db(path: Path, format: str | None = None, *,
     tables. The database is *settled* when neither it nor its ``-wal`` changed for
     ``settle`` seconds; until then a message the agent is still writing (an assistant turn
     without its end) is deferred, and read once finished. Raises :class:`ImportFileError`
-    when the file cannot be read, is no agent's database, or is larger than
-    ``max_file_bytes``.
+    when the file cannot be read, is no agent's database, or the rows read hold more than
+    ``max_file_bytes`` bytes.
     """
     if not is_sqlite_file(path):
         raise ImportFileError(path, f"not a SQLite database (format {format or 'detected'}), "
@@ -231,17 +278,13 @@ def read_agent_db(path: Path, format: str | None = None, *,
         raise ImportFileError(path, f"--format {format} does not fit it: it is a SQLite "
                                     f"database (formats {', '.join(sorted(DB_FORMATS))})")
     try:
-        size = os.stat(path).st_size
         wal, shm = _companions(path)
-        if max_file_bytes is not None and size + (wal.st_size if wal else 0) > max_file_bytes:
-            raise ImportFileError(path, (
-                f"is {size} bytes, over the import limit of {max_file_bytes} bytes: raise "
-                "the limit (--max-file-mib, max_file_bytes=)"))
         _, newest = database_signature(path)
         shared = _is_wal(path) and wal is not None and shm is not None
-        fmt, rows = _read_rows(path, not shared and _is_wal(path), format)
+        fmt, rows = _read_rows(path, not shared and _is_wal(path), format, max_file_bytes)
         if not shared and _is_wal(path) and all(_companions(path)):
-            fmt, rows = _read_rows(path, False, format)  # the agent opened it meanwhile
+            # the agent opened it meanwhile
+            fmt, rows = _read_rows(path, False, format, max_file_bytes)
     except sqlite3.Error as exc:
         raise ImportFileError(path, f"cannot read the database: {exc}") from exc
     except OSError as exc:

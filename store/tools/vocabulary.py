@@ -241,7 +241,7 @@ _NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
-              "target_file", "filePath")
+              "target_file", "filePath", "target_directory")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)
@@ -298,7 +298,7 @@ def _path(raw_name: str, args: Mapping[str, Any]) -> str | None:
 
 
 def _pattern(args: Mapping[str, Any]) -> str | None:
-    for key in ("pattern", "regex"):
+    for key in ("pattern", "regex", "glob", "glob_pattern"):
         value = args.get(key)
         if isinstance(value, str) and value:
             return value
@@ -336,9 +336,10 @@ def argument_views(raw_name: str, arguments: Any) -> tuple[str | None, ...]:
     ``X``, any other argv its shell-quoted join), ``cmd``, ``commands`` (joined by newlines)
     or ``action.command``, except for tools whose ``command`` is a sub-command
     (``str_replace_editor``, ``task_tracker``); ``path`` from ``file_path``, ``path``,
-    ``absolute_path``, ``notebook_path``, ``dir_path`` ..., the paths of ``files`` /
-    ``file_paths`` (Cline SDK), a patch's ``*** Update File:`` lines; ``pattern`` from
-    ``pattern``, ``regex`` or ``queries`` (joined by newlines); ``url`` from ``url`` or
+    ``absolute_path``, ``notebook_path``, ``dir_path``, ``target_directory`` ..., the paths
+    of ``files`` / ``file_paths`` (Cline SDK), a patch's ``*** Update File:`` lines;
+    ``pattern`` from ``pattern``, ``regex``, ``glob`` / ``glob_pattern`` (Zed's find_path,
+    Cursor's glob_file_search) or ``queries`` (joined by newlines); ``url`` from ``url`` or
     ``uri``, the ``requests``' URLs (Cline SDK), or the URLs in a Gemini CLI ``web_fetch``
     prompt. Each is cut to 2,000 characters.
     """

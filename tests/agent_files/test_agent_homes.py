@@ -4,11 +4,12 @@ Every folder ``tests/agent_files/<case>/`` holds ``home/`` (a user's home folder
 agent's files where the agent writes them: Linux, macOS or Windows places) and
 ``expected.json`` (``{"agent": ..., "sources": [...], "sessions": [...]}``: what a user must
 see of each session, written by hand from the files, :mod:`snapshot`; ``"copy": {folder:
-place in the home}`` lays fixtures kept elsewhere in the home too). The test copies the
-home, runs ``transcript-store import`` with no paths under ``HOME=<copy>`` (every variable
-that moves an agent's home unset), on both backends, and compares the store's sessions with
-the expectation, field by field (a path below the fake home written ``$HOME/...``). A new
-agent's case is a new folder: no line here.
+place in the home}`` lays fixtures kept elsewhere in the home too; a ``build.py`` with
+``build(home)`` writes the agent's databases there, so no binary file is kept in git). The
+test copies the home, runs ``transcript-store import`` with no paths under ``HOME=<copy>``
+(every variable that moves an agent's home unset), on both backends, and compares the
+store's sessions with the expectation, field by field (a path below the fake home written
+``$HOME/...``). A new agent's case is a new folder: no line here.
 
 ``AGENT_FILES_WRITE=1`` writes a case's ``expected.json`` sessions from the current reading
 instead (to review as a diff: a reader's change shows field by field).
@@ -22,6 +23,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from agent_databases import build_home
 from click.testing import CliRunner
 from snapshot import store_snapshot
 
@@ -48,6 +50,7 @@ def test_the_agents_home_is_found_and_read_exactly(case: Path, store_url: str, t
         shutil.copytree(case / "home", home, symlinks=True)
     for source, place in expected.get("copy", {}).items():  # fixtures shared with others
         shutil.copytree(case / source, home / place, dirs_exist_ok=True)
+    build_home(case.name, home)  # (databases the case builds: its build.py)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))
     for name in MOVERS:

@@ -20,6 +20,7 @@ from agent_databases import (
     GOOSE_DIR,
     GOOSE_SESSION,
     SEPT,
+    build_home,
     goose_text,
     write_crush,
     write_goose,
@@ -70,7 +71,7 @@ def built_files(name: str, tmp_path: Path) -> list[Path]:
         lines.append({"role": "user", "created": SEPT + 90, "content": [goose_text("more")]})
         legacy.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
         return [database, legacy]
-    return []
+    return build_home(name, tmp_path / "home")  # (a case's build.py: tests/agent_files)
 
 
 def database_tables(path: Path) -> dict[str, set[str]]:
