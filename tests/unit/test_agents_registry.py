@@ -61,7 +61,8 @@ def test_the_lists_that_were_kept_by_hand_are_made_from_the_registry() -> None:
                        *names)
     assert AGENT_FOLDERS == tuple(row for a in agents() for row in a.homes)
     assert {row.agent for row in AGENT_FOLDERS} <= {a.name for a in agents()}
-    assert DB_FORMATS == {"crush", "opencode", "goose"}
+    assert DB_FORMATS == {a.name for a in agents() if a.database is not None}
+    assert {"crush", "opencode", "goose"} <= DB_FORMATS
     assert LINE_FORMATS == {"transcript-store", "claude-code", "codex", "kward"}
     assert agent_for_format("roo-code") is agent("roo-code")
     assert agent_for_format("anthropic") is None
