@@ -63,11 +63,12 @@ def is_citus(url: str) -> bool:
 
 def empty_postgres(url: str) -> None:
     """Empty the store's tables of a PostgreSQL (or Citus) test database, the seeded tool
-    vocabulary put back."""
+    vocabulary put back (every agent's own tool names too: ``alias_seeds`` stays, so a
+    writable open would not seed them again)."""
     from sqlalchemy import create_engine, insert, text
 
+    from store.agents.registry import vocabulary_rows
     from store.db.tables import tool_aliases
-    from store.tools.vocabulary import VOCABULARY
 
     engine = create_engine(url)
     try:
@@ -78,7 +79,7 @@ def empty_postgres(url: str) -> None:
             conn.execute(insert(tool_aliases), [
                 {"agent": agent or "", "raw_name": raw, "current_name": cur,
                  "created_at": now}
-                for agent, raw, cur in VOCABULARY
+                for agent, raw, cur in vocabulary_rows()
             ])
     finally:
         engine.dispose()
