@@ -10,8 +10,8 @@ from typing import Any
 from store.agents.homes import VSCODE_HOMES, AgentFolders
 from store.agents.registry import PROVEN, STRONG, AgentDefinition, Sample
 
-__all__ = ["AGENT", "FORK_STORAGE", "HISTORY_FILE", "TASK_FILES", "UI_FILE", "is_cline_sdk_document",
-           "is_task_file", "task_agent"]
+__all__ = ["AGENT", "FORK_STORAGE", "HISTORY_FILE", "TASK_FILES", "UI_FILE",
+           "is_cline_sdk_document", "is_task_file", "task_agent"]
 
 HISTORY_FILE = "api_conversation_history.json"
 
