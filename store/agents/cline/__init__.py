@@ -10,8 +10,8 @@ from typing import Any
 from store.agents.homes import VSCODE_HOMES, AgentFolders
 from store.agents.registry import PROVEN, STRONG, AgentDefinition, Sample
 
-__all__ = ["AGENT", "HISTORY_FILE", "TASK_FILES", "UI_FILE", "is_cline_sdk_document",
-           "is_task_file", "task_agent"]
+__all__ = ["AGENT", "FORK_STORAGE", "HISTORY_FILE", "TASK_FILES", "UI_FILE",
+           "is_cline_sdk_document", "is_task_file", "task_agent"]
 
 HISTORY_FILE = "api_conversation_history.json"
 
@@ -24,9 +24,19 @@ UI_FILE = "ui_messages.json"
 TASK_FILES = frozenset({HISTORY_FILE, UI_FILE})
 
 
+#: Forks of Cline whose task folders Cline's reader reads, told by their extension's
+#: storage folder (VS Code writes the extension id in lower case): agent name by folder.
+FORK_STORAGE = {"kilocode.kilo-code": "kilo"}
+
+
 def task_agent(path: Path) -> str:
     """``roo-code`` for a Roo Code task folder (``history_item.json`` beside the history, or a
-    ``rooveterinaryinc.roo-cline`` storage folder), else ``cline``."""
+    ``rooveterinaryinc.roo-cline`` storage folder), a fork's name for a task in its storage
+    folder (:data:`FORK_STORAGE`: Kilo Code), else ``cline``."""
+    for part in path.parts:
+        fork = FORK_STORAGE.get(part.lower())
+        if fork is not None:
+            return fork
     if (path.parent / "history_item.json").is_file():
         return "roo-code"
     return "roo-code" if any("roo-cline" in part.lower() for part in path.parts) else "cline"
