@@ -63,7 +63,8 @@ def is_citus(url: str) -> bool:
 
 def empty_postgres(url: str) -> None:
     """Empty the store's tables of a PostgreSQL (or Citus) test database, the seeded tool
-    vocabulary put back."""
+    vocabulary put back (and ``alias_seeds`` emptied, so the next writable open seeds the
+    agents' own tool names as it does in a new database)."""
     from sqlalchemy import create_engine, insert, text
 
     from store.db.tables import tool_aliases
@@ -73,7 +74,7 @@ def empty_postgres(url: str) -> None:
     try:
         with engine.begin() as conn:
             conn.execute(text("TRUNCATE sessions, tool_aliases, source_files, tombstones, "
-                              "chain_heads, log_leaves CASCADE"))
+                              "chain_heads, log_leaves, alias_seeds CASCADE"))
             now = datetime.now(UTC)
             conn.execute(insert(tool_aliases), [
                 {"agent": agent or "", "raw_name": raw, "current_name": cur,

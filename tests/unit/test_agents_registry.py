@@ -45,7 +45,8 @@ def load_script() -> Any:
 def test_every_agent_folder_is_registered_and_the_thirteen_are_there() -> None:
     folders = {p.name for p in AGENTS_DIR.iterdir() if (p / "__init__.py").is_file()}
     assert {a.package.rsplit(".", 1)[1] for a in agents()} == folders
-    assert [a.name for a in agents()] == [
+    # (the thirteen first, in their order; agents added since sort after them: order >= 200)
+    assert [a.name for a in agents()][:13] == [
         "claude-code", "codex", "gemini-cli", "kward", "qwen-code", "kimi-cli", "copilot-cli",
         "cline", "roo-code", "openhands", "opencode", "goose", "crush"]
     for definition in agents():
@@ -151,7 +152,7 @@ def test_an_agent_package_without_a_definition_is_refused(
     finally:
         monkeypatch.undo()
         agents.cache_clear()
-    assert len(agents()) == 13
+    assert len(agents()) == sum(1 for p in AGENTS_DIR.iterdir() if (p / "__init__.py").is_file())
 
 
 # -- what was not read ----------------------------------------------------------------------------
