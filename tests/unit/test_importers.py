@@ -428,7 +428,7 @@ class TestDetectionAndFiles:
         first, then the registry's agents)."""
         assert FORMATS[:3] == ("openai-chat", "openai-responses", "anthropic")
         assert len(FORMATS) == len(set(FORMATS))
-        assert set(FORMATS) == {"openai-chat", "openai-responses", "anthropic", "claude-code",
+        assert set(FORMATS) >= {"openai-chat", "openai-responses", "anthropic", "claude-code",
                                 "codex", "gemini-cli", "kward", "cline", "roo-code",
                                 "openhands", "transcript-store", "qwen-code", "kimi-cli",
                                 "copilot-cli", "crush", "opencode", "goose"}
