@@ -215,7 +215,7 @@ class TestOpenHands:
         assert calls(openhands, OH) == [
             ("bash", "terminal", "", False),
             ("grep", "grep", "grep: src: No such file or directory", True),
-            ("edit", "file_editor", "Not that file", True),  # rejected by the user
+            ("read", "file_editor", "Not that file", True),  # a view, rejected by the user
             ("task", "delegate", None, None),
         ]
         assert calls(openhands, OH_SUB) == [("browser", "browser_navigate", "Navigated.", False)]
@@ -251,7 +251,7 @@ class TestOpenHands:
 
         assert calls(openhands, OH_V0) == [
             ("bash", "execute_bash", "1 failed", True),
-            ("edit", "str_replace_editor", "def test_app(): assert 1 == 2", False),
+            ("read", "str_replace_editor", "def test_app(): assert 1 == 2", False),  # (a view)
             ("bash", "execute_bash", None, None),
         ]
         assert [m.message.role for m in openhands.load(OH_V0).messages] == [
