@@ -95,8 +95,8 @@ AGENT = AgentDefinition(
         "model": "`.settings.json` `model` (as recorded), else `message.model`",
         "title": "`session_start.title` / `sessionTitle`, else the first real prompt",
         "usage": (
-            "session totals only (`.settings.json` `tokenUsage`, kept as recorded in the "
-            "metadata)"),
+            "session totals (`.settings.json` `tokenUsage`) -> counted once, on the first "
+            "reply (also kept as recorded in the metadata)"),
         "lineage": "Task subagents' own sessions (`# Task Tool Invocation` title) tagged",
         "not recorded": (
             "per-response tokens, cost or credits; a subagent session's parent and spawning "

@@ -24,8 +24,9 @@ with its ``summary``, ``is_error`` on results, ``riskLevel`` on ``Execute`` call
 * The sidecar ``<id>.settings.json``: ``model`` is the session's model (as recorded: a
   ``custom:`` BYOK name stays as it is); ``tokenUsage`` (the session's running totals) and
   the provider, reasoning effort and autonomy settings are kept in the session's metadata
-  as recorded. Droid records no per-response usage, cost or credits: no usage row is made
-  from a total (it would be counted again on every re-read of a growing file).
+  as recorded. Droid records no per-response usage, cost or credits: the running totals are
+  stored as the session's totals (``SESSION_TOTALS``) on its first reply, replaced by each
+  later read, so ``usage`` counts them once.
 * A Task subagent runs as a session of its own whose title starts ``# Task Tool
   Invocation`` (with ``Subagent type: <name>``): tagged ``subagent``; its parent session and
   spawning call are not recorded in it.
@@ -47,6 +48,7 @@ from store.importers.base import Collector, ParsedSession, Record
 from store.importers.lines import record_top, span, text_of
 from store.importers.titles import prompt_title
 from store.normalize.messages import normalize_message
+from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
 __all__ = ["read_droid", "read_file"]
 
@@ -92,6 +94,7 @@ def read_droid(path: Path, records: list[Record], collector: Collector) -> None:
     session.started_at, session.ended_at = span(stamps)
     if session.title is None:
         session.title = prompt_title(session.items)
+    _totals(session, (session.metadata.get("droid_settings") or {}).get("tokenUsage"))
 
 
 def _session(path: Path, stem: str, header: Mapping[str, Any],
@@ -190,6 +193,23 @@ def _compaction(session: ParsedSession, top: Mapping[str, Any], line: int,
     collector.add(session, Message("system", (TextPart(str(body)),), "droid", key,
                                    metadata={k: v for k, v in metadata.items()
                                              if v is not None}), key, line)
+
+
+def _totals(session: ParsedSession, usage: Any) -> None:
+    """The sidecar's running totals as the session's usage, on its first reply."""
+    if not isinstance(usage, Mapping):
+        return
+    counts = [usage.get(k) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
+                                     "cacheReadTokens", "thinkingTokens")]
+    numbers = [c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else 0
+               for c in counts]
+    first = next((k for k, m in zip(session.keys, session.items, strict=False)
+                  if m.role == "assistant"), None)
+    if first is None or not any(numbers):
+        return
+    inputs, outputs, creation, read, thinking = numbers
+    session.usage[first] = TokenUsage(inputs, outputs, creation, read, thinking,
+                                      model=session.model, response_id=SESSION_TOTALS)
 
 
 def read_file(file: FileInput, collector: Collector) -> None:
