@@ -15,7 +15,14 @@ from collections.abc import Iterable
 
 from store.core.model import Message
 
-__all__ = ["TITLE_CHARS", "prompt_title"]
+__all__ = ["AGENT_MADE", "ORIGIN", "TITLE_CHARS", "prompt_title", "typed_prompt"]
+
+#: A message's metadata key saying who wrote a user-role message, and its value for one the
+#: agent made (a compaction summary, an extension's or a hook's message, an attachment list):
+#: given to the model as the user's, never typed by a person. Claude Code's own ``isMeta``
+#: (``is_meta``) says the same.
+ORIGIN = "origin"
+AGENT_MADE = "agent"
 
 #: The longest title taken from a prompt (cut at a word, with an ellipsis).
 TITLE_CHARS = 80
@@ -38,14 +45,28 @@ _NOT_A_PROMPT = re.compile(
     r"<[a-z_-]+>)")
 
 
+def typed_prompt(message: Message) -> str | None:
+    """What a person typed in ``message`` (a user message that is not tool results, a
+    command's output, a reminder or an environment block the agent sent), without the
+    agent's wrappers; ``None`` when it is not a prompt."""
+    if message.role != "user" or message.tool_results:
+        return None
+    meta = message.metadata
+    if meta and (meta.get(ORIGIN) == AGENT_MADE or meta.get("is_meta") is True
+                 or meta.get("isMeta") is True):
+        return None
+    text = _UNWRAP.sub(r"\2", _WRAPPERS.sub("", message.text or "")).strip()
+    if not text or _NOT_A_PROMPT.match(text):
+        return None
+    return text
+
+
 def prompt_title(messages: Iterable[Message]) -> str | None:
     """The first line of the first user message a person typed, cut to
     :data:`TITLE_CHARS`; ``None`` when there is none."""
     for message in messages:
-        if message.role != "user" or message.tool_results:
-            continue
-        text = _UNWRAP.sub(r"\2", _WRAPPERS.sub("", message.text or "")).strip()
-        if not text or _NOT_A_PROMPT.match(text):
+        text = typed_prompt(message)
+        if text is None:
             continue
         line = next(line.strip() for line in text.splitlines() if line.strip())
         line = " ".join(line.split())

@@ -2,7 +2,8 @@
 reading each agent's fixtures are held to (tests/agent_files/<agent>/expected.json).
 
 Per session: its id, agent, title, cwd, model, own start and end (ISO, UTC), parent link,
-the prompts the user typed (never tool results; the first 80 characters of each), how many
+the prompts the user typed (``typed_prompt``: never tool results, command output or the
+agent's wrappers; the first 80 characters of each, spaces folded), how many
 assistant messages, every call (raw name, canonical name, arguments' status, result status,
 its canonical argument view: command, path, pattern or url) and its token usage.
 """
@@ -14,7 +15,8 @@ from typing import Any
 
 import store
 from store.core.arguments import argument_status, result_status
-from store.core.model import InvalidToolCall, TextPart, ToolResult
+from store.core.model import InvalidToolCall
+from store.importers.titles import typed_prompt
 from store.tools.vocabulary import VIEW_NAMES, argument_views
 
 
@@ -39,10 +41,9 @@ def session_snapshot(db: store.TranscriptStore, session_id: str) -> dict[str, An
         message = stored.message
         if message.role == "assistant":
             assistant += 1
-        if message.role == "user" and not any(isinstance(p, ToolResult) for p in message.parts):
-            text = "".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
-            if text:
-                prompts.append(text[:80])
+        text = typed_prompt(message)
+        if text is not None:
+            prompts.append(" ".join(text.split())[:80])
     calls = []
     for loaded in transcript.calls():
         call = loaded.call

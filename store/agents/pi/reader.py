@@ -18,7 +18,8 @@ its messages ``packages/coding-agent/src/core/messages.ts`` and pi-ai's
   (a command the user ran with ``!``: a user message holding what the model was given),
   ``custom`` / ``hookMessage`` (an extension's message), ``fileMention``.
   ``compaction``, ``branch_summary`` and ``custom_message`` entries are messages given to the
-  model as the user's (their summary or content, kept as user messages with their kind).
+  model as the user's (their summary or content, kept as user messages with their kind,
+  marked as the agent's: ``origin: agent``, never a prompt the user typed).
 * The file is a tree (``id`` / ``parentId``): every entry is kept in file order, the
   ``parentId`` in the metadata; keys are the entries' ids (v1 entries have none: the line).
 * The session's end is its last entry's ``timestamp``; its model the first reply's (else the
@@ -43,7 +44,7 @@ from store.core.lineage import SessionLink
 from store.core.model import Message, TextPart, ToolResult
 from store.importers.base import Collector, ParsedSession, Record, path_session_id
 from store.importers.lines import moment, record_top, text_of
-from store.importers.titles import prompt_title
+from store.importers.titles import AGENT_MADE, ORIGIN, prompt_title
 from store.normalize.messages import normalize_message
 from store.usage.tokens import TokenUsage
 
@@ -139,11 +140,13 @@ def _entry(top: Mapping[str, Any]) -> tuple[Message | None, TokenUsage | None]:
     if kind == "compaction":
         text = _COMPACTION + str(top.get("summary") or "") + "\n</summary>"
         return Message("user", (TextPart(text),), "pi", entry_id, metadata={
-            **entry, "pi_kind": "compaction", "tokens_before": top.get("tokens_before")}), None
+            **entry, ORIGIN: AGENT_MADE, "pi_kind": "compaction",
+            "tokens_before": top.get("tokens_before")}), None
     if kind == "branch_summary":
         text = _BRANCH + str(top.get("summary") or "") + "</summary>"
         return Message("user", (TextPart(text),), "pi", entry_id, metadata={
-            **entry, "pi_kind": "branch_summary", "from_id": top.get("from_id")}), None
+            **entry, ORIGIN: AGENT_MADE, "pi_kind": "branch_summary",
+            "from_id": top.get("from_id")}), None
     if kind == "custom_message":
         return _custom(top.get("content"), entry_id, entry, "custom_message",
                        top.get("custom_type"), top.get("display")), None
@@ -164,11 +167,11 @@ def _entry(top: Mapping[str, Any]) -> tuple[Message | None, TokenUsage | None]:
             if isinstance(files, list) else []
         text = "\n".join(p for p in paths if isinstance(p, str))
         return Message("user", (TextPart(text),), "pi", entry_id,
-                       metadata={**entry, "pi_kind": "fileMention"}), None
+                       metadata={**entry, ORIGIN: AGENT_MADE, "pi_kind": "fileMention"}), None
     if role in ("branchSummary", "compactionSummary"):
         summary = str(inner.get("summary") or "")
         return Message("user", (TextPart(summary),), "pi", entry_id,
-                       metadata={**entry, "pi_kind": role}), None
+                       metadata={**entry, ORIGIN: AGENT_MADE, "pi_kind": role}), None
     message = normalize_message(inner)
     metadata: dict[str, Any] = dict(entry)
     usage = None
@@ -234,7 +237,8 @@ def _custom(content: Any, entry_id: str | None, entry: dict[str, Any], kind: str
     else:
         parts = (TextPart(content if isinstance(content, str) else ""),)
     return Message("user", parts, "pi", entry_id, metadata={
-        **entry, "pi_kind": kind, "custom_type": custom_type, "display": display})
+        **entry, ORIGIN: AGENT_MADE, "pi_kind": kind, "custom_type": custom_type,
+        "display": display})
 
 
 def _changed_model(top: Mapping[str, Any]) -> str | None:
