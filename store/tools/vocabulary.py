@@ -107,7 +107,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CANONICAL_NAMES", "VIEW_NAMES", "VOCABULARY", "argument_views"]
+__all__ = ["CANONICAL_NAMES", "VIEW_NAMES", "VOCABULARY", "argument_views", "command_line"]
 
 CANONICAL_NAMES: tuple[str, ...] = (
     "bash", "bash_io", "read", "write", "edit", "patch", "glob", "grep", "list", "web_fetch",
@@ -258,12 +258,20 @@ def _command(raw_name: str, args: Mapping[str, Any]) -> str | None:
         value = "\n".join(c for c in args["commands"] if isinstance(c, str)) or None
     if value is None and isinstance(args.get("action"), Mapping):  # local_shell_call
         value = args["action"].get("command")
+    return command_line(value)
+
+
+_SHELL_NAMES = frozenset(s.rsplit("/", 1)[-1] for s in _SHELLS)
+
+
+def command_line(value: Any) -> str | None:
+    """The command a ``command`` value runs, as a person would type it: a string as it is;
+    an argv list of strings ``["bash", "-lc", X]`` (a shell given a script) as the script
+    ``X``, any other argv shell-quoted (:func:`shlex.join`); ``None`` for anything else."""
     if isinstance(value, str):
-        return str(value)
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        # ["bash", "-lc", "rm -rf dist"]: the script; any other argv: shell-quoted.
-        if (len(value) >= 3 and value[0].rsplit("/", 1)[-1] in {s.rsplit("/", 1)[-1]
-                                                               for s in _SHELLS}
+        return value
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        if (len(value) >= 3 and value[0].rsplit("/", 1)[-1] in _SHELL_NAMES
                 and value[1].startswith("-") and value[1].endswith("c")):
             return str(value[2])
         return shlex.join(value)

@@ -10,8 +10,9 @@ Contract:
 * :func:`decode_result` turns a result recorded as a JSON envelope (Codex's
   ``{"output": "...", "metadata": {...}}``) into its output text, with real newlines, and the
   metadata as facts; any other text is returned as it is.
-* :func:`command_line` gives the command a call runs: an argv array as
-  :func:`shlex.join` writes it, a string as it is.
+* :func:`command_line` gives the command a call runs: a shell given a script
+  (``["bash", "-lc", X]``) as the script, any other argv as :func:`shlex.join` writes it, a
+  string as it is.
 * :func:`arguments_html` shows a call's arguments as ``name: value`` fields (multi-line and long
   strings in ``<pre>``, nested values as indented JSON), the command first, as a command line.
 """
@@ -19,12 +20,12 @@ Contract:
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 from store.core.depth import deep_dumps
+from store.tools.vocabulary import command_line as vocabulary_command_line
 from store.viewer.markup import Markup, html, join
 
 __all__ = ["MARKDOWN_LIMIT", "arguments_html", "command_line", "decode_result", "markdown",
@@ -109,13 +110,9 @@ def decode_result(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def command_line(value: Any) -> str | None:
-    """The command a ``command`` argument runs: an argv array (strings only) joined as a shell
-    would read it, a string as it is; ``None`` for anything else."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
-        return shlex.join(value)
-    return None
+    """The command a ``command`` argument runs (:func:`store.tools.vocabulary.command_line`:
+    a shell given a script shows the script, another argv its shell-quoted join)."""
+    return vocabulary_command_line(value)
 
 
 def _value_html(value: Any, more: str) -> Markup:

@@ -85,7 +85,7 @@ def test_a_transcript_reads_as_people_read_it(store: TranscriptStore, store_url:
         local = _ok(fetch, "/session/local")
         full = fetch(f"/session/{CODEX}/result/4/0")
     # Codex: argv as a command line, the result's JSON envelope decoded to its text
-    assert '<span class="prompt">$ </span>bash -lc ls</pre>' in codex
+    assert '<span class="prompt">$ </span>ls</pre>' in codex
     assert "LM Studio configuration.md\nREADME.md" in codex
     assert '{&quot;output&quot;' not in codex and "\\nREADME.md" not in codex
     assert "exit code: <b>0</b>" in codex

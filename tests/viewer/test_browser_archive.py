@@ -117,7 +117,7 @@ def test_each_page_of_the_archive(browser: Any, store: TranscriptStore,  # noqa:
             _shot(page, tmp_path, "sessions.png", docs=docs)
 
             page.goto(f"{base}/session/{CODEX}")
-            assert page.locator("pre.cmd").first.inner_text() == "$ bash -lc ls"
+            assert page.locator("pre.cmd").first.inner_text() == "$ ls"
             result = page.locator("details.call .result pre").first.inner_text()
             assert result.startswith("LM Studio configuration.md\nREADME.md\n")
             assert page.locator("details.thinking[open]").count() == 0

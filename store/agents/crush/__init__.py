@@ -39,7 +39,8 @@ AGENT = AgentDefinition(
         "cwd": "project folder",
         "model": "per message",
         "title": "the agent's",
-        "usage": "session totals only (metadata)",
+        "usage": ("the last request's context (`prompt_tokens`, `completion_tokens`: set, "
+                  "not summed) and the session's `cost` -> metadata only"),
         "lineage": "subagent sessions (`parent_session`, `parent_call_id`)",
         "not recorded": "per-message tokens, cache tokens",
     },

@@ -16,8 +16,11 @@ is_error}``, ``finish`` ``{reason, time, message, details}``, ``image_url``, ``b
   paired to its call by ``tool_call_id`` when stored. A call without a result has none.
 * An assistant row without its ``finish`` part is still being written: it and the rows
   after it are deferred unless the database is settled.
-* Crush counts tokens per session only (``prompt_tokens``, ``completion_tokens``, ``cost``):
-  they go to the session's metadata; there is no per-message usage to store.
+* Crush keeps per session the last request's context (``prompt_tokens``,
+  ``completion_tokens``: set on each response, not summed; zeroed by a summary) and the
+  session's running ``cost`` (``charmbracelet/crush`` ``internal/agent/agent.go``
+  ``updateSessionUsage``): kept in the session's metadata; no token total exists to store
+  as usage.
 * Subagent sessions (the ``agent`` tool) have ``parent_session_id`` and the id
   ``<message id>$$<tool call id>``: metadata ``parent_session`` and ``parent_call_id``.
   Title-generation sessions (``title-<id>``) are not a conversation: skipped.
