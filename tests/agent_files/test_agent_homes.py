@@ -4,7 +4,9 @@ Every folder ``tests/agent_files/<case>/`` holds ``home/`` (a user's home folder
 agent's files where the agent writes them: Linux, macOS or Windows places) and
 ``expected.json`` (``{"agent": ..., "sources": [...], "sessions": [...]}``: what a user must
 see of each session, written by hand from the files, :mod:`snapshot`; ``"copy": {folder:
-place in the home}`` lays fixtures kept elsewhere in the home too; a ``build.py`` with
+place in the home}`` lays fixtures kept elsewhere in the home too, ``"corpus": {file of the
+recorded corpus: place}`` the corpus' own files; ``"paths"`` imports those folders of the home
+instead of none, for an agent without a home; a ``build.py`` with
 ``build(home)`` writes the agent's databases there, so no binary file is kept in git). The
 test copies the home, runs ``transcript-store import`` with no paths under ``HOME=<copy>``
 (every variable that moves an agent's home unset), on both backends, and compares the
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from agent_databases import build_home
+from backends import corpus
 from click.testing import CliRunner
 from snapshot import store_snapshot
 
@@ -50,6 +53,10 @@ def test_the_agents_home_is_found_and_read_exactly(case: Path, store_url: str, t
         shutil.copytree(case / "home", home, symlinks=True)
     for source, place in expected.get("copy", {}).items():  # fixtures shared with others
         shutil.copytree(case / source, home / place, dirs_exist_ok=True)
+    for source, place in expected.get("corpus", {}).items():  # the recorded corpus' files
+        target = home / place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(corpus(*source.split("/")[:-1]) / source.rsplit("/", 1)[-1], target)
     build_home(case.name, home)  # (databases the case builds: its build.py)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))
@@ -57,8 +64,11 @@ def test_the_agents_home_is_found_and_read_exactly(case: Path, store_url: str, t
         monkeypatch.delenv(name, raising=False)
     for name, value in expected.get("env", {}).items():  # a home moved on purpose
         monkeypatch.setenv(name, value.replace("$HOME", str(home)))
+    # With no paths (the agent's homes), or the folders a case names (an agent without a
+    # home of its own: Kward's files lie where its user keeps them).
+    paths = [str(home / p) for p in expected.get("paths", [])]
     done = CliRunner().invoke(cli, ["import", "--db", store_url, "--yes", "--settle", "0",
-                                    "--json"])
+                                    "--json", *paths])
     assert done.exit_code == expected.get("exit", 0), done.output
     summary = json.loads(done.stdout)
     assert summary["failed"] == expected.get("failed", []), done.output

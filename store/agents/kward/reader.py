@@ -2,7 +2,9 @@
 
 The ``session`` header gives the session; ``message``, ``compaction``, ``branch_summary`` and
 ``tool_execution_end`` records are messages (any key spelling); ``leaf``, ``label`` and
-``session_info`` are skipped with a reason.
+``session_info`` are skipped with a reason. The session starts at the header's
+``timestamp`` and ends at the last record's (the header's when no record has one): never
+the import's time.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from store.agents.registry import FileInput
 from store.core.model import Message
 from store.importers.base import Collector, Record, path_session_id
-from store.importers.lines import record_top, text_of
+from store.importers.lines import record_top, span, text_of
 
 __all__ = ["read_file", "read_kward"]
 
@@ -27,10 +29,12 @@ def read_kward(records: list[Record], collector: Collector) -> None:
     header: Mapping[str, Any] | None = None
     title: str | None = None
     pending: list[tuple[int, Message, str | None]] = []
+    stamps: list[Any] = []
     for line, record in records:
         top = record_top(record, line, collector, "Kward")
         if top is None:
             continue
+        stamps.append(top.get("timestamp"))
         kind = top.get("type")
         if kind == "session":
             if header is None:
@@ -56,6 +60,7 @@ def read_kward(records: list[Record], collector: Collector) -> None:
     )
     for line, message, record_id in pending:
         collector.add(session, message, record_id or f"{sid}:{line}", line)
+    session.started_at, session.ended_at = span(stamps)
 
 
 def read_file(file: FileInput, collector: Collector) -> None:
