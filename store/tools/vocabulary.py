@@ -242,7 +242,7 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh"
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
               "directory_path", "target_file", "filePath", "filepath", "dirPath",
-              "target_directory")
+              "target_directory", "relative_workspace_path")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)
@@ -345,7 +345,8 @@ def argument_views(raw_name: str, arguments: Any) -> tuple[str | None, ...]:
     ``X``, any other argv its shell-quoted join), ``cmd``, ``commands`` (joined by newlines)
     or ``action.command``, except for tools whose ``command`` is a sub-command
     (``str_replace_editor``, ``task_tracker``); ``path`` from ``file_path``, ``path``,
-    ``absolute_path``, ``notebook_path``, ``dir_path``, ``target_directory`` ..., the paths
+    ``absolute_path``, ``notebook_path``, ``dir_path``, ``target_directory``,
+    ``relative_workspace_path`` (Cursor's older ``list_dir``) ..., the paths
     of ``files`` / ``file_paths`` (Cline SDK), a patch's ``*** Update File:`` lines;
     ``pattern`` from ``pattern``, ``regex``, ``glob`` / ``glob_pattern`` (Zed's find_path,
     Cursor's glob_file_search) or ``queries`` (joined by newlines); ``url`` from ``url`` or
