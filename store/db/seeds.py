@@ -42,7 +42,9 @@ def seed_vocabulary(engine: Engine) -> int:
 
 def _seed(engine: Engine, missing: dict[tuple[str, str], str], now: datetime) -> int:
     added = 0
-    with engine.begin() as conn:
+    # The write lock up front on SQLite (BEGIN IMMEDIATE): a read transaction that later
+    # writes would deadlock with another opener doing the same.
+    with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
         # Again in the transaction: another process may have seeded them meanwhile.
         seeded = {(a, r) for a, r in conn.execute(
             select(alias_seeds.c.agent, alias_seeds.c.raw_name))}
