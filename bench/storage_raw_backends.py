@@ -13,11 +13,11 @@ import psycopg
 from psycopg.types.json import Jsonb
 from storage_raw import IN_CHUNK, RawStore, _dumps, _pg
 
-from store.tools.vocabulary import VOCABULARY
+from store.agents.registry import vocabulary_rows
 
-# The store's seeded alias table (store.tools.vocabulary, seeded by the migrations): the same rows,
-# global ones under agent ''.
-SEED_ALIASES = [(agent or "", raw, current) for agent, raw, current in VOCABULARY]
+# The store's seeded alias table (store.tools.vocabulary and the agents' own names, seeded by
+# the migrations and the first writable open): the same rows, global ones under agent ''.
+SEED_ALIASES = [(agent or "", raw, current) for agent, raw, current in vocabulary_rows()]
 
 SQLITE_SCHEMA = """
 CREATE TABLE sessions (
