@@ -176,12 +176,15 @@ def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
             for name in names}
 
 
-def detect_db_format(tables: Mapping[str, set[str]]) -> str | None:
-    """The agent whose schema the tables are (``None``: none of them)."""
-    for definition in agents():
-        if definition.database is not None and definition.database.claims(tables):
-            return definition.name
-    return None
+def detect_db_format(tables: Mapping[str, set[str]], name: str | None = None) -> str | None:
+    """The agent whose schema the tables are (``None``: none of them). Among the agents whose
+    tables fit, one whose database is called ``name`` (the file's name) wins: a fork keeps
+    its parent's schema under its own file name (Kilo's ``kilo.db``, OpenCode's tables);
+    else the first listed."""
+    fitting = [a for a in agents() if a.database is not None and a.database.claims(tables)]
+    named = [a for a in fitting if name is not None and a.names_file(name)]
+    found = named or fitting
+    return found[0].name if found else None
 
 
 def database_format(path: Path) -> str | None:
@@ -190,7 +193,7 @@ def database_format(path: Path) -> str | None:
     try:
         shared = _is_wal(path) and all(_companions(path))
         with _snapshot(path, not shared and _is_wal(path)) as conn:
-            return detect_db_format(_tables(conn))
+            return detect_db_format(_tables(conn), path.name)
     except (sqlite3.Error, OSError):
         return None
 
@@ -224,12 +227,15 @@ def _read_rows(path: Path, immutable: bool, fmt: str | None, limit: int | None =
                ) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     with _snapshot(path, immutable) as conn:
         tables = _tables(conn)
-        found = detect_db_format(tables)
+        found = detect_db_format(tables, path.name)
         layout = agent(found).database if found is not None else None
         if found is None or layout is None:
             raise ImportFileError(path, "a SQLite database, but not one of an agent this "
                                         f"store reads ({', '.join(sorted(DB_FORMATS))})")
-        if fmt is not None and fmt != found:
+        forced = agent(fmt).database if fmt is not None and fmt != found else None
+        if forced is not None and forced.claims(tables):  # (a fork's file read as its parent's)
+            found, layout = str(fmt), forced
+        elif fmt is not None and fmt != found:
             raise ImportFileError(path, f"--format {fmt} does not fit it: it looks like "
                                         f"{found} (give --format {found}, or no --format)")
         rows: dict[str, list[dict[str, Any]]] = {}

@@ -115,10 +115,10 @@ def _read_session(info: Mapping[str, Any], rows: list[tuple[str, Any]],
     parent = info.get("parent_id")
     metadata: dict[str, Any] = {k: info[k] for k in _SESSION_META
                                 if info.get(k) not in (None, "", 0)}
-    tags: tuple[str, ...] = ("opencode",)
+    tags: tuple[str, ...] = (collector.format,)
     if isinstance(parent, str) and parent:
         metadata["parent_session"] = parent
-        tags = ("opencode", "subagent")
+        tags = (collector.format, "subagent")
         if parent_call:
             metadata["parent_call_id"] = parent_call
     infos = [i for _, i in rows if isinstance(i, Mapping)]
