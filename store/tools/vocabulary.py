@@ -237,12 +237,13 @@ VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 
 # Tools whose ``command`` argument is a sub-command, not a shell command.
 _NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
-                        "planning_file_editor", "developer__text_editor"})
+                        "planning_file_editor", "developer__text_editor",
+                        "str-replace-editor"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
               "directory_path", "target_file", "filePath", "filepath", "dirPath",
-              "target_directory", "relative_workspace_path")
+              "target_directory", "relative_workspace_path", "directory_absolute_path")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _MAX_VIEW = 2000  # characters kept of a view (indexed; the full text stays in the arguments)
