@@ -35,15 +35,26 @@ ACTION_ARGUMENT: Mapping[str, str] = {
     "developer__text_editor": "command",
     "str_replace_based_edit_tool": "command",
     "text_editor": "command",
+    # Hermes Agent (NousResearch/hermes-agent tools/file_tools.py): ``patch`` edits by
+    # ``mode`` (replace: old/new strings; patch: a V4A patch), ``search_files`` searches
+    # file contents or names by ``target``.
+    "patch": "mode",
+    "search_files": "target",
 }
 
 _EDITOR_ACTIONS = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
                    "insert": "edit", "undo_edit": "edit"}
 
+#: Each tool's actions and what each is in the vocabulary (the editors' by default).
+_ACTIONS: Mapping[str, Mapping[str, str]] = {
+    "patch": {"replace": "edit", "patch": "patch"},
+    "search_files": {"content": "grep", "files": "glob"},
+}
+
 #: The vocabulary rows of the actions: ``(None, "<raw>#<action>", canonical)``.
 ACTION_ROWS: tuple[tuple[str | None, str, str], ...] = tuple(
     (None, f"{raw}#{action}", name) for raw in ACTION_ARGUMENT
-    for action, name in _EDITOR_ACTIONS.items())
+    for action, name in _ACTIONS.get(raw, _EDITOR_ACTIONS).items())
 
 _MAX_ACTION = 64
 
