@@ -39,7 +39,7 @@ sys.path.insert(0, str(BENCH.parent))
 import audit  # noqa: E402
 
 from store import distribute_database, upgrade_database  # noqa: E402
-from store.db.tables import metadata  # noqa: E402
+from store.db.schema.tables import metadata  # noqa: E402
 
 DEFAULT_PG_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 

@@ -47,7 +47,7 @@ import orjson  # noqa: E402
 from sqlalchemy import create_engine, insert, text  # noqa: E402
 
 import store  # noqa: E402
-from store.db.tables import messages, sessions, tool_calls  # noqa: E402
+from store.db.schema.tables import messages, sessions, tool_calls  # noqa: E402
 
 PER_SESSION = 1000
 BATCH = 20_000

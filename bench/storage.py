@@ -17,7 +17,8 @@ that both see the same machine state:
   ``count_calls_by_tool``, ``find_calls``);
 * **raw**: :class:`RawStore`, hand-written SQL through ``sqlite3`` / psycopg 3 on the **plain**
   normalized schema a careful hand-written store would have (the tables and columns of
-  ``store/db/tables.py`` with their primary keys, the message-key unique index, the tool-name,
+  ``store/db/schema/tables.py`` with their primary keys, the message-key unique index, the
+  tool-name,
   call-id and result-link indexes; **no** audit index and **no** search index: a baseline that
   carries our own costs measures our code, not the limit), doing equivalent work: canonical
   wire text with orjson, argument status and parsed copy (JSON/JSONB), results linked to calls

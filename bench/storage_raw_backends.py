@@ -112,7 +112,7 @@ CREATE TABLE tool_aliases (
 """
 
 
-# The B-tree indexes of revision 0004 (store/db/tables.py declares them too).
+# The B-tree indexes of revision 0004 (store/db/schema/tables.py declares them too).
 AUDIT_INDEXES = """
 CREATE INDEX ix_messages_created_at ON messages (created_at);
 CREATE INDEX ix_messages_time ON messages (session_id, position, created_at);

@@ -252,7 +252,7 @@ BAD = ("lost", "misplaced", "duplicated", "unacknowledged", "order violations",
 
 def report(args: argparse.Namespace, url: str, result: dict[str, Any]) -> bool:
     figures, errors = result["figures"], result["errors"]
-    from store.db.engine import redact_url
+    from store.db.schema.engine import redact_url
 
     print(f"stress: {args.backend}, {args.processes} processes, {args.seconds:g} s, "
           f"{redact_url(url)}")

@@ -1,10 +1,10 @@
-"""Alembic environment: runs on a connection handed over by store.db.migrate, or on a URL.
+"""Alembic environment: runs on a connection handed over by store.db.schema.migrate, or on a URL.
 
 ``render_as_batch=True`` so that SQLite migrations can alter tables (copy-and-move); they run
-with foreign keys off and are checked after (``store.db.migrate.migration_transaction``), so
+with foreign keys off and are checked after (``store.db.schema.migrate.migration_transaction``), so
 that rebuilding a table never cascades to the rows that refer to it.
 ``include_name`` leaves the objects that revision 0004 creates by raw SQL (SQLite FTS5 tables,
-PostgreSQL GIN indexes; ``store/db/search_schema.py``) out of autogenerate's comparison.
+PostgreSQL GIN indexes; ``store/db/index/search_schema.py``) out of autogenerate's comparison.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from store.db.engine import create_store_engine, default_url
-from store.db.migrate import migration_transaction
-from store.db.search_schema import include_name
-from store.db.tables import metadata
+from store.db.index.search_schema import include_name
+from store.db.schema.engine import create_store_engine, default_url
+from store.db.schema.migrate import migration_transaction
+from store.db.schema.tables import metadata
 
 config = context.config
 target_metadata = metadata

@@ -113,7 +113,11 @@ if TYPE_CHECKING:
         redact_message,
         redact_transcript,
     )
-    from store.db.admin import (
+    from store.db.index.search_index import IndexUpdate
+    from store.db.proofs.verify import VerifyProblem, VerifyReport
+    from store.db.reading.findings import load_findings, save_findings
+    from store.db.reading.lite import SessionPage, list_sessions
+    from store.db.schema.admin import (
         Revision,
         SchemaStatus,
         check_database,
@@ -123,17 +127,13 @@ if TYPE_CHECKING:
         schema_history,
         upgrade_database,
     )
-    from store.db.distribute import (
+    from store.db.schema.distribute import (
         DEFAULT_SHARD_COUNT,
         DistributionReport,
         DistributionState,
         TableAction,
     )
-    from store.db.findings import load_findings, save_findings
-    from store.db.lite import SessionPage, list_sessions
-    from store.db.search_index import IndexUpdate
     from store.db.store import TranscriptStore
-    from store.db.verify import VerifyProblem, VerifyReport
     from store.importers import FORMATS as IMPORT_FORMATS
     from store.importers.account import OUTCOMES as RECORD_OUTCOMES
     from store.importers.explain import FileExplanation, explain_file
@@ -253,16 +253,16 @@ _LAZY: dict[str, tuple[str, str]] = {
     "next_positions": ("store.audit.detections", "next_positions"),
     "load_config": ("store.capture.config", "load_config"),
     "StoreConfig": ("store.capture.config", "StoreConfig"),
-    "load_findings": ("store.db.findings", "load_findings"),
-    "save_findings": ("store.db.findings", "save_findings"),
+    "load_findings": ("store.db.reading.findings", "load_findings"),
+    "save_findings": ("store.db.reading.findings", "save_findings"),
     "sarif_report": ("store.rules.findings", "sarif_report"),
     "level_reached": ("store.rules.findings", "level_reached"),
     "parse_rules": ("store.rules.sigma", "parse_rules"),
-    "DEFAULT_SHARD_COUNT": ("store.db.distribute", "DEFAULT_SHARD_COUNT"),
-    "DistributionReport": ("store.db.distribute", "DistributionReport"),
-    "DistributionState": ("store.db.distribute", "DistributionState"),
-    "TableAction": ("store.db.distribute", "TableAction"),
-    "distribute_database": ("store.db.admin", "distribute_database"),
+    "DEFAULT_SHARD_COUNT": ("store.db.schema.distribute", "DEFAULT_SHARD_COUNT"),
+    "DistributionReport": ("store.db.schema.distribute", "DistributionReport"),
+    "DistributionState": ("store.db.schema.distribute", "DistributionState"),
+    "TableAction": ("store.db.schema.distribute", "TableAction"),
+    "distribute_database": ("store.db.schema.admin", "distribute_database"),
     "DistributionError": ("store.core.errors", "DistributionError"),
     "ARGUMENT_STATUSES": ("store.core.arguments", "ARGUMENT_STATUSES"),
     "AliasError": ("store.core.errors", "AliasError"),
@@ -300,7 +300,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ImportProblem": ("store.importers.formats", "ImportProblem"),
     "ImportProgress": ("store.importers.walk", "ImportProgress"),
     "ImportSummary": ("store.importers.walk", "ImportSummary"),
-    "IndexUpdate": ("store.db.search_index", "IndexUpdate"),
+    "IndexUpdate": ("store.db.index.search_index", "IndexUpdate"),
     "InvalidToolCall": ("store.core.model", "InvalidToolCall"),
     "LoadedCall": ("store.core.transcript", "LoadedCall"),
     "Message": ("store.core.model", "Message"),
@@ -321,20 +321,20 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Part": ("store.core.model", "Part"),
     "RecordError": ("store.core.errors", "RecordError"),
     "Redactor": ("store.redaction.redact", "Redactor"),
-    "Revision": ("store.db.admin", "Revision"),
+    "Revision": ("store.db.schema.admin", "Revision"),
     "RepairChange": ("store.replay.repair", "RepairChange"),
     "Repaired": ("store.replay.repair", "Repaired"),
     "SchemaOutOfDate": ("store.core.errors", "SchemaOutOfDate"),
     "SearchQueryError": ("store.core.errors", "SearchQueryError"),
-    "SchemaStatus": ("store.db.admin", "SchemaStatus"),
+    "SchemaStatus": ("store.db.schema.admin", "SchemaStatus"),
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),
     "SessionInfo": ("store.core.transcript", "SessionInfo"),
     "SessionLink": ("store.core.lineage", "SessionLink"),
     "SessionTree": ("store.core.transcript", "SessionTree"),
     "LINEAGE_KINDS": ("store.core.lineage", "LINEAGE_KINDS"),
-    "SessionPage": ("store.db.lite", "SessionPage"),
-    "list_sessions": ("store.db.lite", "list_sessions"),
+    "SessionPage": ("store.db.reading.lite", "SessionPage"),
+    "list_sessions": ("store.db.reading.lite", "list_sessions"),
     "SessionNotFound": ("store.core.errors", "SessionNotFound"),
     "SessionHeldError": ("store.core.errors", "SessionHeldError"),
     "ErasureReceipt": ("store.trust.retention", "ErasureReceipt"),
@@ -369,16 +369,16 @@ _LAZY: dict[str, tuple[str, str]] = {
     "UNKNOWN_TOOL": ("store.tools.names", "UNKNOWN_TOOL"),
     "UnrecognizedRecord": ("store.core.errors", "UnrecognizedRecord"),
     "UsageError": ("store.core.errors", "UsageError"),
-    "VerifyProblem": ("store.db.verify", "VerifyProblem"),
-    "VerifyReport": ("store.db.verify", "VerifyReport"),
+    "VerifyProblem": ("store.db.proofs.verify", "VerifyProblem"),
+    "VerifyReport": ("store.db.proofs.verify", "VerifyReport"),
     "argument_status": ("store.core.arguments", "argument_status"),
     "arguments_status": ("store.core.arguments", "arguments_status"),
     "as_utc": ("store.core.times", "as_utc"),
     "assemble": ("store.stream.assembler", "assemble"),
     "camelize_args": ("store.core.keys", "camelize_args"),
-    "check_database": ("store.db.admin", "check_database"),
-    "database_status": ("store.db.admin", "database_status"),
-    "downgrade_database": ("store.db.admin", "downgrade_database"),
+    "check_database": ("store.db.schema.admin", "check_database"),
+    "database_status": ("store.db.schema.admin", "database_status"),
+    "downgrade_database": ("store.db.schema.admin", "downgrade_database"),
     "decode_codex_output": ("store.importers.formats", "decode_codex_output"),
     "detect_format": ("store.importers.formats", "detect_format"),
     "detect_provider": ("store.stream.assembler", "detect_provider"),
@@ -409,10 +409,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "repair": ("store.replay.repair", "repair"),
     "result_status": ("store.core.arguments", "result_status"),
     "schema_audit": ("store.audit.schema_audit", "schema_audit"),
-    "schema_history": ("store.db.admin", "schema_history"),
+    "schema_history": ("store.db.schema.admin", "schema_history"),
     "search_calls": ("store.audit.search", "search_calls"),
     "tool_usage": ("store.audit.usage", "tool_usage"),
-    "upgrade_database": ("store.db.admin", "upgrade_database"),
+    "upgrade_database": ("store.db.schema.admin", "upgrade_database"),
     "validate_arguments": ("store.tools.schemas", "validate_arguments"),
     "AGENT_FOLDERS": ("store.capture.agents", "AGENT_FOLDERS"),
     "AgentFolders": ("store.capture.agents", "AgentFolders"),

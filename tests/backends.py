@@ -68,7 +68,7 @@ def empty_postgres(url: str) -> None:
     from sqlalchemy import create_engine, insert, text
 
     from store.agents.registry import vocabulary_rows
-    from store.db.tables import tool_aliases
+    from store.db.schema.tables import tool_aliases
 
     engine = create_engine(url)
     try:

@@ -20,7 +20,7 @@ depends_on: str | Sequence[str] | None = None
 
 # Frozen here on purpose (a revision must not change when the library does). The audit
 # queries rely on these names and, on PostgreSQL, on the exact text expression of
-# ix_tool_calls_text_trgm (store/db/search_schema.py keeps a copy; a test compares them).
+# ix_tool_calls_text_trgm (store/db/index/search_schema.py keeps a copy; a test compares them).
 
 # A call's searchable text: the arguments' JSON text, or, when they are invalid (NULL), the
 # recorded argument text as the wire record escapes it (the tail of wire_json from its key).
@@ -114,7 +114,8 @@ def _sqlite_has_trigram_fts5() -> bool:
 
 
 def upgrade() -> None:
-    # Portable indexes (store/db/tables.py declares them): the usage summary and the tool filter
+    # Portable indexes (store/db/schema/tables.py declares them): the usage summary and the tool
+    # filter
     # (covering), a call's time by its message (covering), time ranges, error results.
     op.create_index("ix_messages_created_at", "messages", ["created_at"])
     op.create_index("ix_messages_time", "messages", ["session_id", "position", "created_at"])

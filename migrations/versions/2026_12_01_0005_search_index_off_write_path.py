@@ -7,7 +7,7 @@ Create Date: 2026-12-01
 Revision 0004 indexed every byte of arguments and results inside each append (SQLite: FTS5
 triggers; PostgreSQL: pg_trgm expression indexes on tool_calls / tool_results), and indexed
 JSON text, so a search for ``nfoo`` matched an escaped newline. This revision drops those and
-adds the search index of ``store/db/search_index.py``: ``search_items`` (one row per call and
+adds the search index of ``store/db/index/search_index.py``: ``search_items`` (one row per call and
 per result; on PostgreSQL with the decoded text and a pg_trgm GIN), on SQLite ``search_fts``
 (FTS5 trigram, contentless, keyed by the item id), and the watermark
 ``sessions.indexed_position`` with ``ix_sessions_search_behind``. Nothing is indexed here:

@@ -8,7 +8,7 @@ Create Date: 2026-12-01
 modification time, offset, line count, digest, format, the records a read from the offset
 needs again, whether something was held back) and when a pass found the file deleted;
 ``session_sources`` links each session to the files it came from. ``import`` and ``watch``
-share them (store/capture, store/db/sources.py). Self-contained: the downgrade drops both.
+share them (store/capture, store/db/writing/sources.py). Self-contained: the downgrade drops both.
 """
 
 from __future__ import annotations

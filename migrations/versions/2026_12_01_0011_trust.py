@@ -16,7 +16,7 @@ Issue 27 (``store/trust``):
 * ``session_holds``: legal holds (a held session cannot be erased, deleted or pruned).
 * ``call_secrets`` and ``trust_keys``: the keyed digests of the secrets the detectors find
   in calls and results, under a per-store key made here at random. The search index is
-  forgotten (as ``store.db.search_index.rebuild_statements`` does) so that the next
+  forgotten (as ``store.db.index.search_index.rebuild_statements`` does) so that the next
   catch-up fills it again with redacted text and fills ``call_secrets``.
 
 The downgrade drops them all.

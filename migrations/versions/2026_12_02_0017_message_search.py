@@ -6,7 +6,7 @@ Create Date: 2026-12-02
 
 Issue 35, item 2 ("find the session where we discussed LM Studio"): the call index of
 revision 0005 holds tool arguments and results only, as folded trigram text for substring
-search. This revision adds a word index over every message (``store/db/message_index.py``):
+search. This revision adds a word index over every message (``store/db/index/message_index.py``):
 
 * ``message_search``: one row per message and part of it (``role``: the message's role for
   its visible text, ``thinking`` for its reasoning, ``tool`` for its calls' names and

@@ -4,7 +4,7 @@ Revision ID: 0018
 Revises: 0015
 Create Date: 2026-12-02
 
-Issue 38 (``store/tlog``, ``store/db/tlog.py``, docs/trust.md): one RFC 9162 Merkle tree per
+Issue 38 (``store/tlog``, ``store/db/proofs/tlog.py``, docs/trust.md): one RFC 9162 Merkle tree per
 store, whose leaves are every stored message and every trust event, in append order, each a
 salted commitment to its entry, so that an auditor holding a signed checkpoint can check
 inclusion and consistency offline without trusting whoever runs the database.
@@ -16,7 +16,7 @@ inclusion and consistency offline without trusting whoever runs the database.
   every log append locks.
 * ``sessions.logged_position`` with ``ix_sessions_log_behind``: the log's watermark, as
   ``indexed_position`` is the search index's. The messages are logged by the first catch-up
-  (``store/db/tlog.py``: before any log command answers, off the append path), not here.
+  (``store/db/proofs/tlog.py``: before any log command answers, off the append path), not here.
 
 The upgrade logs the tombstones and the holds already stored (oldest first; the entry format
 is written out here, frozen). The downgrade drops the tables, the index and the column (the

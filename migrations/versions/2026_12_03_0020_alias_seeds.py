@@ -8,7 +8,7 @@ Issue 33, "adding an agent touches its own folder and nothing else": until now e
 tool names reached ``tool_aliases`` through a revision of their own (0006, 0012, 0013, 0014:
 frozen copies). From this revision an agent declares its names in its definition
 (``AgentDefinition.tools``) and a writable open seeds the rows whose key was never seeded
-(``store/db/seeds.py``); ``alias_seeds`` remembers every key seeded, so a row a user removed
+(``store/db/schema/seeds.py``); ``alias_seeds`` remembers every key seeded, so a row a user removed
 (``aliases remove``) is not seeded again and a row a user changed stays changed.
 
 This revision creates the table and records the keys the earlier revisions seeded (a frozen

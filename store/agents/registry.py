@@ -172,7 +172,7 @@ class AgentDefinition:
     records: Mapping[str, str] = field(default_factory=dict)
     #: The agent's own tool names and what each is in the store's vocabulary (``raw ->
     #: canonical``, scoped to this agent): seeded into ``tool_aliases`` when a store is opened
-    #: for writing (:mod:`store.db.seeds`), once, so a user's edit stays.
+    #: for writing (:mod:`store.db.schema.seeds`), once, so a user's edit stays.
     tools: Mapping[str, str] = field(default_factory=dict)
     #: Names (:func:`fnmatch.fnmatch` patterns) of the agent's files that a walk reads
     #: although they do not end in ``.json``/``.jsonl`` (``.aider.chat.history.md``).

@@ -23,7 +23,7 @@
   for may be what was redacted);
 * **the tail**: every call the index has not reached yet (``sessions.indexed_position``);
 * **the unvouched**: every call of a session whose derived rows are not what the transcript
-  gives (:func:`store.db.index_check.suspect_sessions`: its call items and command/path views
+  gives (:func:`store.db.index.index_check.suspect_sessions`: its call items and command/path views
   recomputed from the transcript, as ``verify`` does, and on SQLite the full-text entries
   compared with the items): an edited, removed or added index row never hides a call; the
   session is evaluated whole, and a warning names it.
@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from store.audit.sql import connect
-from store.db.index_check import suspect_sessions
-from store.db.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
-from store.db.search_schema import fts_phrase, like_pattern
+from store.db.index.index_check import suspect_sessions
+from store.db.index.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
+from store.db.index.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
 from store.rules.evasion import TRIGGERS, may_unmask
 from store.rules.prefilter import AGENT, SECRET_TERM, Requirement, Term

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Literal
 from store.audit.sql import connect
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
-from store.db.lineage import subagent_roots
-from store.db.sqlitefile import read_time
-from store.db.usage import UsageRow, scope_where, usage_rows
+from store.db.reading.lineage import subagent_roots
+from store.db.reading.usage import UsageRow, scope_where, usage_rows
+from store.db.schema.sqlitefile import read_time
 from store.usage.prices import PriceTable, load_prices
 
 if TYPE_CHECKING:

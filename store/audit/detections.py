@@ -21,7 +21,7 @@ from store.audit.candidates import Candidates, candidates
 from store.audit.sql import aware, connect, time_filters
 from store.core.errors import UsageError
 from store.db.base import alias_table
-from store.db.tables import messages, sessions, tool_calls
+from store.db.schema.tables import messages, sessions, tool_calls
 from store.redaction.redact import Redactor
 from store.rules.engine import RuleSet
 from store.rules.events import CallRecord

@@ -47,7 +47,7 @@ from store.core.model import (
 )
 from store.core.times import iso_utc
 from store.core.transcript import Transcript
-from store.db.tables import sessions
+from store.db.schema.tables import sessions
 from store.records.codec import part_record
 from store.redaction.redact import Redactor
 

@@ -19,7 +19,7 @@ from store.audit.search import CallQuery, iter_calls
 from store.audit.sql import check_page
 from store.core.errors import UsageError
 from store.db.base import reads_once
-from store.db.search_schema import MIN_TEXT
+from store.db.index.search_schema import MIN_TEXT
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

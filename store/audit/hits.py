@@ -3,8 +3,8 @@ instead (persistence; ``store.audit.search`` builds its statement from them).
 
 The search index (``search_items``; SQLite ``search_fts``) and the argument views
 (``call_views``) are derived from the transcript off the write path
-(``store/db/search_index.py``); the chain does not cover them. Before a search relies on
-them, :func:`trust_for` checks by their keys (``store.db.index_check.index_gaps``: anti-joins
+(``store/db/index/search_index.py``); the chain does not cover them. Before a search relies on
+them, :func:`trust_for` checks by their keys (``store.db.index.index_check.index_gaps``: anti-joins
 in SQL) that every call and result below its session's watermark has its item and that no
 item or view is there that no stored call accounts for. A session that fails is scanned
 exactly, from its start, like the part of a session the catch-up has not reached yet, its
@@ -26,8 +26,8 @@ from sqlalchemy import Connection, text
 from sqlalchemy.sql.elements import TextClause
 
 from store.audit.conditions import ViewCondition, view_params, view_sql
-from store.db.index_check import index_gaps
-from store.db.search_index import (
+from store.db.index.index_check import index_gaps
+from store.db.index.search_index import (
     CALL_VIEWS,
     KIND_CALL,
     has_search_index,
@@ -35,7 +35,7 @@ from store.db.search_index import (
     tail_keys,
     view_tail,
 )
-from store.db.search_schema import fts_phrase, like_pattern
+from store.db.index.search_schema import fts_phrase, like_pattern
 from store.records.searchtext import fold
 
 __all__ = ["Trust", "prefilter_sql", "text_hits", "trust_for", "view_condition"]

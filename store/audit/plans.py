@@ -20,8 +20,8 @@ from sqlalchemy.sql.elements import ClauseElement
 
 from store.core.arguments import ARGUMENT_STATUSES
 from store.core.errors import DatabaseError
-from store.db.distribute import citus_version
-from store.db.search_index import rebuild_statements
+from store.db.index.search_index import rebuild_statements
+from store.db.schema.distribute import citus_version
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -146,8 +146,8 @@ def refill_search_index(store: TranscriptStore) -> bool:
     full-text index to rebuild (the views and digests are rebuilt either way)."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from store.db.message_index import rebuild_message_index
-    from store.db.search_index import has_search_index, mark_folded
+    from store.db.index.message_index import rebuild_message_index
+    from store.db.index.search_index import has_search_index, mark_folded
 
     engine = store.engine
     try:
@@ -157,7 +157,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
                 conn.exec_driver_sql(statement)
             if indexed:
                 mark_folded(conn)  # (the catch-up below builds it folded)
-            rebuild_message_index(conn)  # and the message index (store/db/message_index.py)
+            rebuild_message_index(conn)  # and the message index (store/db/index/message_index.py)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()

@@ -25,7 +25,7 @@ from store.core.arguments import loads_json
 from store.core.errors import ParametersError
 from store.core.model import InvalidToolCall
 from store.db.base import alias_table, reads_once
-from store.db.tables import tool_calls, tool_definitions
+from store.db.schema.tables import tool_calls, tool_definitions
 from store.normalize.definitions import normalize_tool_definitions
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor

@@ -6,7 +6,7 @@ call's message), status, argument conditions (:class:`~store.audit.conditions.Ar
 canonical argument views (:class:`~store.audit.conditions.ViewCondition`) and full text over
 arguments and results; all combinable (AND). Oldest first; each match carries its first
 result's preview. Output can be redacted (``redactor=``). Which index serves which query is
-listed in ``store/db/search_schema.py``.
+listed in ``store/db/index/search_schema.py``.
 """
 
 from __future__ import annotations
@@ -52,16 +52,16 @@ from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, re
 from store.core.errors import UsageError
 from store.core.model import ToolCall, content_text
 from store.db.base import alias_table, reads_once
-from store.db.distribute import is_citus
-from store.db.lineage import descendant_ids
-from store.db.search_index import (
+from store.db.index.search_index import (
     has_search_index,
 )
-from store.db.search_schema import (
+from store.db.index.search_schema import (
     MIN_TEXT,
 )
+from store.db.reading.lineage import descendant_ids
+from store.db.schema.distribute import is_citus
+from store.db.schema.tables import sessions, tool_calls, tool_results
 from store.db.sessions import sessions_where
-from store.db.tables import sessions, tool_calls, tool_results
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor
 from store.tools.actions import ACTION_ARGUMENT, split_action_key, tool_action
@@ -94,7 +94,7 @@ class CallQuery:
     #: Only calls of sessions whose working folder is this one or below it.
     cwd: str | None = None
     #: With ``session_id``: the calls of that session and of every session below it (its
-    #: subagents, forks and continuations, store/db/lineage.py).
+    #: subagents, forks and continuations, store/db/reading/lineage.py).
     with_children: bool = False
     #: Use no derived row (search index, argument views): scan every call of the scope
     #: exactly (slower; the answer then rests on the transcript alone).
@@ -217,7 +217,7 @@ def iter_calls(
 def catch_up(store: TranscriptStore, query: CallQuery) -> None:
     """Before a search that uses the search index: bring it up to date when the store may
     write (a read-only store scans what is not indexed yet instead; see
-    ``store/db/search_index.py``)."""
+    ``store/db/index/search_index.py``)."""
     if (query.text is not None or query.where or query.views) and not store.read_only \
             and not query.exact \
             and (query.session_id is None or query.with_children):

@@ -21,7 +21,7 @@ from sqlalchemy.sql.selectable import Alias, Exists
 from store.core.errors import ConnectionLost, DatabaseError, UsageError
 from store.core.times import as_utc
 from store.db.base import driver_reason, dropped
-from store.db.tables import messages, tool_calls
+from store.db.schema.tables import messages, tool_calls
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore

@@ -38,9 +38,9 @@ from store.audit.sql import (
 )
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
-from store.db.lineage import descendant_ids
+from store.db.reading.lineage import descendant_ids
+from store.db.schema.tables import messages, sessions, tool_calls, tool_results
 from store.db.sessions import sessions_where
-from store.db.tables import messages, sessions, tool_calls, tool_results
 from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
 from store.tools.names import AliasTable
 
@@ -84,7 +84,7 @@ def tool_usage(
     every tool; :func:`count_tools` gives the total).
 
     A bounded number of statements whatever the number of tools (at most six), none reading
-    argument JSON (``store/db/search_schema.py``). Over the whole store: calls, sessions and
+    argument JSON (``store/db/index/search_schema.py``). Over the whole store: calls, sessions and
     invalid calls per raw name from one scan of ``ix_tool_calls_usage``; calls with an error
     result from ``ix_tool_results_errors``; calls without a result by an anti-join with
     ``ix_tool_results_call``; first and last seen in one grouped join with

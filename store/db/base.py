@@ -31,12 +31,12 @@ from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
 )
-from store.db.checkpoint import Checkpointer
-from store.db.compiled import Statements, statements
-from store.db.engine import redact_url
-from store.db.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
-from store.db.presence import Presence
-from store.db.writer import (
+from store.db.schema.engine import redact_url
+from store.db.writing.checkpoint import Checkpointer
+from store.db.writing.compiled import Statements, statements
+from store.db.writing.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
+from store.db.writing.presence import Presence
+from store.db.writing.writer import (
     Limits,
 )
 from store.tools.names import AliasTable
@@ -129,7 +129,7 @@ class StoreBase:
             (SQLAlchemyError, dbapi.Error) if dbapi is not None else (SQLAlchemyError,)
         )
         #: PostgreSQL: each session's state after this store's last append to it (one-flight
-        #: appends; store.db.writer.SessionState), least recently appended first.
+        #: appends; store.db.writing.writer.SessionState), least recently appended first.
         self._session_states: OrderedDict[str, SessionState] = OrderedDict()
         self._states_lock = threading.Lock()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
@@ -285,7 +285,7 @@ class StoreBase:
                         if self._checkpointer is not None:
                             self._checkpointer.committed()
                         return True, result
-                    # PostgreSQL: the transaction in two round trips (store.db.flight).
+                    # PostgreSQL: the transaction in two round trips (store.db.writing.flight).
                     flight = Flight(dbapi)
                     try:
                         result = work(flight)

@@ -37,8 +37,10 @@ from store.db.base import (
     check_session_id,
     reads_once,
 )
-from store.db.sqlitefile import cwd_pattern, escape_like
-from store.db.tables import (
+from store.db.proofs.tlog import prepare_removal
+from store.db.proofs.trust import remove_session, truncated
+from store.db.schema.sqlitefile import cwd_pattern, escape_like
+from store.db.schema.tables import (
     messages,
     session_sources,
     sessions,
@@ -48,8 +50,6 @@ from store.db.tables import (
     tool_definitions,
     tool_results,
 )
-from store.db.tlog import prepare_removal
-from store.db.trust import remove_session, truncated
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
 
@@ -333,7 +333,7 @@ class SessionsMixin(StoreBase):
     def delete_session(self, session_id: str, *, actor: str | None = None) -> None:
         """Delete a session and everything in it, leaving a tombstone (kind ``delete``) so
         that its removal is on the record; a held session is refused (``SessionHeldError``).
-        Unlike :meth:`erase`, the bytes are not scrubbed (see store/db/trust.py). The read
+        Unlike :meth:`erase`, the bytes are not scrubbed (see store/db/proofs/trust.py). The read
         states of the files it came from go too (``source_files``), so that importing them
         again stores it again."""
         self._forget((session_id,))

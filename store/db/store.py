@@ -55,7 +55,21 @@ from store.db.base import (
     driver_reason,
     reads_once,
 )
-from store.db.compiled import (
+from store.db.index.message_index import MessageIndexUpdate, catch_up_messages
+from store.db.index.message_search import MessageSearchMixin
+from store.db.index.search_index import IndexUpdate, catch_up
+from store.db.proofs.transparency import LogMixin
+from store.db.proofs.trust import TrustMixin
+from store.db.proofs.verify import VerifyReport, verify
+from store.db.reading.lineage import LineageMixin
+from store.db.reading.usage import record_usage
+from store.db.schema.distribute import is_citus
+from store.db.schema.engine import Durability, create_store_engine, default_url, redact_url
+from store.db.schema.migrate import current, ensure_at_head, head, known_revision, newer_database
+from store.db.schema.seeds import seed_vocabulary
+from store.db.schema.tables import tool_calls
+from store.db.sessions import SessionsMixin
+from store.db.writing.compiled import (
     LOAD_ALIASES,
     LOAD_CALLS,
     LOAD_MESSAGES,
@@ -63,23 +77,9 @@ from store.db.compiled import (
     LOAD_SESSION,
     statements,
 )
-from store.db.distribute import is_citus
-from store.db.engine import Durability, create_store_engine, default_url, redact_url
-from store.db.flight import Committed, LostFlight, SessionState, StaleState
-from store.db.lineage import LineageMixin
-from store.db.message_index import MessageIndexUpdate, catch_up_messages
-from store.db.message_search import MessageSearchMixin
-from store.db.migrate import current, ensure_at_head, head, known_revision, newer_database
-from store.db.search_index import IndexUpdate, catch_up
-from store.db.seeds import seed_vocabulary
-from store.db.sessions import SessionsMixin
-from store.db.sources import SourcesMixin, write_source
-from store.db.tables import tool_calls
-from store.db.transparency import LogMixin
-from store.db.trust import TrustMixin
-from store.db.usage import record_usage
-from store.db.verify import VerifyReport, verify
-from store.db.writer import (
+from store.db.writing.flight import Committed, LostFlight, SessionState, StaleState
+from store.db.writing.sources import SourcesMixin, write_source
+from store.db.writing.writer import (
     DEFAULT_MAX_ARGUMENT_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
     Limits,
@@ -184,7 +184,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         ``on_key_conflict="raise"``: a key already stored for a *different* message raises
         ``KeyConflictError`` and nothing is stored (the importer uses it to notice a file
         that was rewritten). ``source``: where the read of the file these messages come from
-        stopped, stored in the same transaction (the importer's; see ``store/db/sources.py``).
+        stopped, stored in the same transaction (the importer's; see
+        ``store/db/writing/sources.py``).
         ``parent``: the session a new session descends from (``store.core.lineage``).
 
         The session's own activity (``SessionInfo.started_at`` / ``ended_at``) widens to
@@ -364,7 +365,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
     def update_search_index(
         self, *, progress: Callable[[IndexUpdate, int], None] | None = None
     ) -> IndexUpdate:
-        """Bring the search indexes (calls, then messages: ``store/db/message_index.py``) up
+        """Bring the search indexes (calls, then messages: ``store/db/index/message_index.py``) up
         to date with every committed message, in bulk (a chunk of
         sessions per transaction). Searches do it themselves first when the store is writable,
         and ``transcript-store import`` at the end of a run; this is the explicit step.
@@ -468,7 +469,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
     def verify(self, session_id: str | None = None, *, head: str | None = None,
                checkpoint: str | None = None, log_key: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written and that every message's chained
-        digest still matches (see ``store.db.verify``); with ``head`` (from
+        digest still matches (see ``store.db.proofs.verify``); with ``head`` (from
         :meth:`record_head`), also that nothing was removed or rolled back since; with an
         older signed ``checkpoint`` of the transparency log and the verifier key ``log_key``
         it was signed with, that the log's history still extends it. Reports problems and
@@ -497,7 +498,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
     def count_calls(self, session_id: str | None = None, *,
                     with_children: bool = False) -> int:
         """How many tool calls are stored (in one session, or in all); ``with_children``:
-        those of the session and of every session below it (store/db/lineage.py)."""
+        those of the session and of every session below it (store/db/reading/lineage.py)."""
         if with_children and session_id is not None:
             return self.count_session_calls(session_id, with_children=True)
         query = select(func.count()).select_from(tool_calls)

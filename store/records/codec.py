@@ -252,7 +252,7 @@ _FUNCTION_KEYS = frozenset({"name", "arguments"})
 def decode_result(call_id: str | None, content_json: str, is_error: bool, name: str | None,
                   extras_json: str | None, source: str | None) -> ToolResult:
     extras = loads_json(extras_json) if extras_json else EMPTY_EXTRAS
-    if _NUL_EXACT in extras:  # the exact id and name of a PostgreSQL row (store.db.writer)
+    if _NUL_EXACT in extras:  # the exact id and name of a PostgreSQL row (store.db.writing.writer)
         extras = dict(extras)
         exact = extras.pop(_NUL_EXACT)
         call_id, name = exact["call_id"], exact["name"]

@@ -1,6 +1,6 @@
 """The text the message index holds for one stored message (domain; stdlib + orjson).
 
-A message gives up to three rows (``store/db/message_index.py``), each (role, body):
+A message gives up to three rows (``store/db/index/message_index.py``), each (role, body):
 
 * its visible text (``messages.text``: the text parts), under the message's role;
 * its reasoning (the ``thinking`` parts of ``messages.parts_json``), under ``thinking``;

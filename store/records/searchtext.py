@@ -12,7 +12,7 @@ its characters). So ``--text nfoo`` never matches a newline followed by ``foo``,
 
 Matching is a case-insensitive substring test (:func:`text_matches`): the needle folded by
 :func:`fold` (Unicode full case folding, ``str.casefold``) is a substring of the folded text.
-The index of ``store.db.search_index`` holds the folded text, and the needle is folded in
+The index of ``store.db.index.search_index`` holds the folded text, and the needle is folded in
 Python before it reaches SQL (FTS5 trigram on SQLite, pg_trgm ``LIKE`` on PostgreSQL), so
 the index and the exact scan of what is not indexed yet answer the same, and neither depends
 on the database's own case folding (PostgreSQL's ``lower()`` follows the database's locale,

@@ -7,7 +7,7 @@
   (§2.1.3.2), **consistency proofs** (``PROOF(m, D[n])``, §2.1.4.1) and their verification
   (§2.1.4.2), the algorithms exactly as the RFC gives them.
 
-Everything here works on the *leaf hashes* (the store keeps them, ``store/db/tlog.py``): a
+Everything here works on the *leaf hashes* (the store keeps them, ``store/db/proofs/tlog.py``): a
 tree's head or a proof for any size up to the number of leaves given.
 """
 

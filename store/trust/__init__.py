@@ -7,6 +7,6 @@ all sessions, and the rules of retention (domain layer: stdlib + orjson only).
   erasure.
 
 The persistence side (the writer computing digests inside the append transaction, ``verify``
-recomputing them, erasure, holds, prune) lives in ``store/db/trust.py`` and
-``store/db/chains.py``.
+recomputing them, erasure, holds, prune) lives in ``store/db/proofs/trust.py`` and
+``store/db/proofs/chains.py``.
 """

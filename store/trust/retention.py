@@ -130,7 +130,7 @@ class ErasureReceipt:
     messages: int
     digest: str | None
     scrub: tuple[str, ...] = ()
-    #: the transparency log (store/db/tlog.py): the tombstone's leaf index, and the
+    #: the transparency log (store/db/proofs/tlog.py): the tombstone's leaf index, and the
     #: checkpoint texts (origin, size, root; unsigned) before and after the erasure
     log_leaf: int | None = None
     log_before: str | None = None

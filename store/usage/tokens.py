@@ -40,7 +40,8 @@ __all__ = ["SESSION_TOTALS", "TokenUsage", "anthropic_usage", "codex_usage", "co
 
 #: ``response_id`` of a usage that is a session's totals as the agent last recorded them (Goose
 #: counts tokens per session only): it sits on the session's first response and each read
-#: replaces it (:func:`store.db.usage.record_usage`), so a session that grew is counted once.
+#: replaces it (:func:`store.db.reading.usage.record_usage`), so a session that grew is counted
+#: once.
 SESSION_TOTALS = "session-totals"
 
 

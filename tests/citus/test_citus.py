@@ -40,8 +40,8 @@ from store import (
     tool_usage,
 )
 from store.cli.main import cli
-from store.db import migrate
-from store.db.tables import metadata
+from store.db.schema import migrate
+from store.db.schema.tables import metadata
 
 if not CITUS_URL:
     if os.environ.get("TRANSCRIPT_STORE_REQUIRE_CITUS"):
@@ -497,7 +497,7 @@ class Recorder:
         opened.engine.dispose()  # new connections from here on
 
     def flight_queue(self, queue: Callable[..., int]) -> Callable[..., int]:
-        """An append's statements go through store.db.flight (bound on the client, sent
+        """An append's statements go through store.db.writing.flight (bound on the client, sent
         together): record each one as it is queued (its values are already in its text)."""
         recorder = self
 
@@ -540,7 +540,7 @@ def routed(citus_url: str, monkeypatch: pytest.MonkeyPatch
            ) -> Iterator[tuple[TranscriptStore, Recorder]]:
     from backends import empty_postgres
 
-    from store.db.flight import Flight
+    from store.db.writing.flight import Flight
 
     empty_postgres(citus_url)
     with TranscriptStore.open(citus_url) as opened:
@@ -664,7 +664,7 @@ def test_fork_into_a_session_on_another_shard(routed, citus_url):
 
 def test_an_append_takes_one_round_trip_and_a_load_one_on_citus(citus_url: str) -> None:
     """Issue 28's counts on the coordinator, through the benchmark's counting proxy: the
-    flights of store/db/flight.py are router statements there too."""
+    flights of store/db/writing/flight.py are router statements there too."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
-from store.db.migrate import head
+from store.db.schema.migrate import head
 
 HEAD = head()
 

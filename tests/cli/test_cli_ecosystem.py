@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
-from store.db.migrate import head
+from store.db.schema.migrate import head
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ class TestLogging:
         assert "INFO" not in quiet.stderr and "migrated" not in quiet.stderr
         other = f"sqlite:///{tmp_path / 'other.sqlite'}"
         loud = run("-v", "import", str(session), str(bad), "--db", other, "-q", code=1)
-        assert f"INFO store.db.migrate: migrated {other} from revision none" in loud.stderr
+        assert f"INFO store.db.schema.migrate: migrated {other} from revision none" in loud.stderr
         assert "INFO store.importers.walk: importing" in loud.stderr
         assert f"WARNING store.importers.walk: not imported: {bad}: cannot tell" in loud.stderr
         assert "INFO store.importers.walk: imported 1 files" in loud.stderr
@@ -181,7 +181,7 @@ class TestLogging:
         import sqlite3
         import threading
 
-        from store.db import engine
+        from store.db.schema import engine
 
         # a short busy timeout, so that SQLite reports the lock instead of waiting it out
         monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 20)

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import func, select
 
 import store
-import store.db.seeds as seeds
+import store.db.schema.seeds as seeds
 from store.agents.registry import vocabulary_rows
-from store.db.tables import alias_seeds
+from store.db.schema.tables import alias_seeds
 
 NEW = ("new-agent", "do_shell", "bash")
 

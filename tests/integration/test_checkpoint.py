@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import TranscriptStore
-from store.db.checkpoint import CHECKPOINT_EVERY, SAFETY_NET_PAGES
+from store.db.writing.checkpoint import CHECKPOINT_EVERY, SAFETY_NET_PAGES
 
 pytestmark = pytest.mark.sqlite
 

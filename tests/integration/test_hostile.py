@@ -17,7 +17,7 @@ from store import (
     ToolArgumentsError,
     ToolCall,
 )
-from store.db.tables import messages, tool_calls
+from store.db.schema.tables import messages, tool_calls
 
 GOOD = {"role": "user", "content": "before"}
 

@@ -18,7 +18,7 @@ from store.audit.export import export_jsonl
 from store.audit.search import CallQuery, search_calls
 from store.cli.main import cli
 from store.core.depth import MAX_DEPTH, deep_dumps, json_depth, text_depth, text_within
-from store.db.tables import messages, tool_calls, tool_results
+from store.db.schema.tables import messages, tool_calls, tool_results
 
 #: The depth the attack used: orjson decodes it (it refuses 1,025 and more), and Python's
 #: recursion limit (1,000 frames) is reached first by a recursive walk.

@@ -16,7 +16,7 @@ from helpers_lost import LostProxy
 
 import store
 from store import DatabaseError, SessionNotFound, TranscriptStore
-from store.db.flight import MANY_ROWS
+from store.db.writing.flight import MANY_ROWS
 
 
 def _msg(text: str) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Full-text search over every message (issue 35 item 2), on both backends.
 
 ``TranscriptStore.search_messages`` finds prompts, answers, reasoning, tool arguments and
-results through the message index (``store/db/message_index.py``, revision 0017): ranked by
+results through the message index (``store/db/index/message_index.py``, revision 0017): ranked by
 the backend's engine (bm25 / ts_rank), a snippet with the matched words marked, filters,
 paging, redacted text only, caught up off the write path and never stale on a writable store,
 rows gone with their session, and a typed error for a query it cannot read.
@@ -27,7 +27,7 @@ from store import (
     refill_search_index,
 )
 from store.core.textquery import HIT_END, HIT_START
-from store.db.message_index import check_message_index
+from store.db.index.message_index import check_message_index
 
 #: A secret the built-in detectors know (a GitHub token's shape).
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -18,8 +18,8 @@ from backends import ADMIN_URL, postgres_unavailable
 from sqlalchemy import create_engine, text
 
 from store import CallQuery, TranscriptStore, iter_calls
-from store.db.compiled import statements
-from store.db.search_index import ANALYZED_TABLES, refresh_statistics
+from store.db.index.search_index import ANALYZED_TABLES, refresh_statistics
+from store.db.writing.compiled import statements
 
 
 @pytest.fixture

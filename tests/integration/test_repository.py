@@ -23,7 +23,7 @@ from store import (
     TranscriptStore,
     UnrecognizedRecord,
 )
-from store.db.tables import messages, tool_calls, tool_results
+from store.db.schema.tables import messages, tool_calls, tool_results
 
 
 def chat_call(call_id, name, arguments):
@@ -452,7 +452,7 @@ class TestOpenAndClose:
             assert s.get_session("x").session_id == "x"
 
     def test_repr_and_url_hide_passwords(self):
-        from store.db.engine import redact_url
+        from store.db.schema.engine import redact_url
 
         assert "secret" not in redact_url("postgresql+psycopg://u:secret@h/db")
         assert "***" in redact_url("postgresql+psycopg://u:secret@h/db")

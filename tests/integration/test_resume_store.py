@@ -10,7 +10,7 @@ from provider_rules import validate
 from sqlalchemy import select
 
 from store import InvalidToolCall, ToolCall
-from store.db.tables import messages, tool_calls, tool_results
+from store.db.schema.tables import messages, tool_calls, tool_results
 from store.replay.render import render
 from store.replay.repair import INTERRUPTED_TEXT, repair
 from store.replay.targets import TARGETS

@@ -61,7 +61,7 @@ def _counted(proxy: DelayProxy, fn) -> int:
 def test_a_committed_append_takes_one_round_trip_and_a_first_one_two(proxied):
     """The first append to a session this store has not appended to reads first (BEGIN, the
     session upsert, the key probe, the calls its results answer) and writes in a second
-    flight (store/db/flight.py); from then on the store remembers the session's state and an
+    flight (store/db/writing/flight.py); from then on the store remembers the session's state and an
     append is one flight: a guard that the session row is as remembered, the writes, COMMIT.
     A plain message, a call and the result that answers it alike."""
     proxy, url = proxied
@@ -164,7 +164,7 @@ def _kill_connections(url: str) -> int:
 def test_a_hot_connection_is_not_pinged(proxied):
     """No liveness ping on every checkout: two appends in a row cost the same round trips, and
     a ping (one more) appears only for a connection idle past IDLE_PING_SECONDS."""
-    import store.db.engine as engine_module
+    import store.db.schema.engine as engine_module
 
     proxy, url = proxied
     keys = iter(range(100))
@@ -195,7 +195,7 @@ def test_an_append_on_a_connection_the_server_dropped_runs_once_on_a_new_one(pos
 
 
 def test_a_read_after_the_connections_died_while_idle_gets_a_live_one(postgres_url):
-    import store.db.engine as engine_module
+    import store.db.schema.engine as engine_module
 
     empty_postgres(postgres_url)
     engine_module.IDLE_PING_SECONDS, saved = -1.0, engine_module.IDLE_PING_SECONDS
@@ -212,7 +212,7 @@ def test_a_read_after_the_connections_died_while_idle_gets_a_live_one(postgres_u
 def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(proxied):
     """From MANY_ROWS rows an insert takes the driver's executemany (throughput over round
     trips): the rows are the same, still one transaction."""
-    from store.db.flight import MANY_ROWS
+    from store.db.writing.flight import MANY_ROWS
 
     proxy, url = proxied
     with TranscriptStore.open(url) as db:
@@ -228,7 +228,7 @@ def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(prox
 def test_a_result_for_a_call_older_than_the_remembered_ones_reads_the_stored_calls(proxied):
     """A session's state keeps the latest REMEMBERED_CALLS call ids (carrying it costs the same
     at any length): a result for an older call takes the usual two flights and is linked."""
-    from store.db.flight import REMEMBERED_CALLS
+    from store.db.writing.flight import REMEMBERED_CALLS
 
     proxy, url = proxied
     with TranscriptStore.open(url) as db:

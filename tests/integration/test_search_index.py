@@ -167,7 +167,7 @@ class TestCatchUp:
         store.update_search_index(progress=lambda done, waiting: seen.append(
             (done.sessions, waiting, done.messages)))
 
-        # the call index's chunk, then the message index's (store/db/message_index.py)
+        # the call index's chunk, then the message index's (store/db/index/message_index.py)
         assert seen == [(3, 3, 0), (3, 3, 3)]
 
     def test_a_read_only_store_does_not_catch_up(self, store: TranscriptStore, store_url: str

@@ -1,5 +1,5 @@
 """``store.list_sessions`` (issue 15: the command line's start-up): on an SQLite file at head
-it reads with the stdlib driver (``store/db/lite.py``) and must list exactly what
+it reads with the stdlib driver (``store/db/reading/lite.py``) and must list exactly what
 ``TranscriptStore.list_sessions`` / ``count_sessions`` list, for every filter; anything else
 goes through the store, with the store's errors."""
 
@@ -14,8 +14,8 @@ import pytest
 
 import store
 from store import TranscriptStore
-from store.db.lite import open_listing, sqlite_file
-from store.db.revisions import scripted_head
+from store.db.reading.lite import open_listing, sqlite_file
+from store.db.schema.revisions import scripted_head
 
 
 def message(text: str, stamp: str | None) -> dict[str, Any]:
@@ -127,8 +127,8 @@ def test_a_missing_file_is_the_stores_error_and_is_not_created(tmp_path: Path) -
 
 
 def test_an_older_database_is_the_stores_error(tmp_path: Path) -> None:
-    from store.db import migrate
-    from store.db.engine import create_store_engine
+    from store.db.schema import migrate
+    from store.db.schema.engine import create_store_engine
 
     path = tmp_path / "old.sqlite"
     engine = create_store_engine(f"sqlite:///{path}")

@@ -4,7 +4,7 @@ plain read of the file, in the process that runs the stores), hold, ``transcript
 in another process, then an erase while another store and another process append to the
 session. The read dropped every POSIX lock SQLite held for the process; the CLI, closing,
 deleted the WAL and the shared-memory file under the running stores, and every later call on
-them failed with ``disk I/O error``. The store's presence lock (``store/db/presence.py``)
+them failed with ``disk I/O error``. The store's presence lock (``store/db/writing/presence.py``)
 is not dropped by such a read."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from store import TranscriptStore
-from store.db.presence import Presence
+from store.db.writing.presence import Presence
 
 pytestmark = [
     pytest.mark.sqlite,

@@ -42,7 +42,7 @@ from store import (
     UsageError,
 )
 from store.agents.registry import vocabulary_rows
-from store.db.tables import tool_aliases
+from store.db.schema.tables import tool_aliases
 
 FUZZ = settings.default.max_examples >= 1000  # the ``fuzz`` profile is loaded
 RUN_SETTINGS = settings(

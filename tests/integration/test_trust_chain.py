@@ -183,7 +183,7 @@ class TestHead:
 
 def _recompute(store, sid: str) -> None:
     """What an insider who knows the rule can do: recompute a session's digests."""
-    from store.db.chains import recompute
+    from store.db.proofs.chains import recompute
 
     with store.engine.begin() as conn:
         digests = recompute(conn, sid)

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from store import CallQuery, TranscriptStore, check_rules, refill_search_index, search_calls
 from store.cli.main import cli
-from store.db.index_check import DERIVED_CHECKS
+from store.db.index.index_check import DERIVED_CHECKS
 
 SECRET = "ghp_" + "a1B2" * 9
 
@@ -272,7 +272,7 @@ class TestCommandLine:
 def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
     """Statements per chunk of 100 sessions, never per row: 250 sessions of 2 calls and 2
     results each are read in 3 chunks (SQLite's statements traced)."""
-    from store.db.index_check import check_derived
+    from store.db.index.index_check import check_derived
 
     with TranscriptStore.open(f"sqlite:///{tmp_path / 'bulk.sqlite'}") as opened:
         for number in range(250):

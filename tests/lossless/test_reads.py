@@ -82,7 +82,7 @@ def _set_revision(url: str, revision: str) -> None:
 
 def test_a_newer_database_says_a_newer_version_made_it(store: TranscriptStore) -> None:
     url = store.engine.url.render_as_string(hide_password=False)
-    from store.db.migrate import head
+    from store.db.schema.migrate import head
 
     store.close()
     _set_revision(url, "9999_from_the_future")

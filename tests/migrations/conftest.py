@@ -20,7 +20,7 @@ from backends import ADMIN_URL, BACKENDS, postgres_unavailable  # noqa: E402
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
-from store.db.engine import create_store_engine
+from store.db.schema.engine import create_store_engine
 
 
 @pytest.fixture(scope="session")

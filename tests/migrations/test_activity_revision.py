@@ -11,7 +11,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import TranscriptStore
-from store.db import migrate
+from store.db.schema import migrate
 
 #: When the rows were "imported": the store's clock, in created_at / updated_at.
 IMPORTED = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

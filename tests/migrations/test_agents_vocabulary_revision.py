@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from store.db import migrate
-from store.db.engine import create_store_engine
+from store.db.schema import migrate
+from store.db.schema.engine import create_store_engine
 from store.tools.vocabulary import VOCABULARY
 
 REVISION = (Path(__file__).resolve().parents[2] / "migrations" / "versions"

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from store import StoreError, TranscriptStore
-from store.db import migrate
-from store.db.engine import create_store_engine
+from store.db.schema import migrate
+from store.db.schema.engine import create_store_engine
 
 pytest.importorskip("agents")
 

@@ -3,7 +3,8 @@
 The session is seeded at revision 0001 with SQLAlchemy Core on the tables as they were then
 (reflected, so no ``wire_version`` column), in every spelling older writers stored tool calls
 in: canonical, Ruby-symbol keys, camelCase, mixed per level, arguments as a decoded object,
-legacy tool names, corrupt arguments. Then it is upgraded with ``store.db.migrate.upgrade`` and
+legacy tool names, corrupt arguments. Then it is upgraded with ``store.db.schema.migrate.upgrade``
+and
 loaded with ``TranscriptStore``.
 """
 
@@ -20,8 +21,8 @@ from sqlalchemy import Engine, MetaData, func, insert, inspect, select
 
 from store import InvalidToolCall, ToolArgumentsError, ToolCall, TranscriptStore
 from store.core.transcript import Transcript
-from store.db import migrate
-from store.db.engine import create_store_engine
+from store.db.schema import migrate
+from store.db.schema.engine import create_store_engine
 
 SESSION = "legacy-session"
 SEEDED_AT = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import SessionLink, TranscriptStore
-from store.db import migrate
+from store.db.schema import migrate
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

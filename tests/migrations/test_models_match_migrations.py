@@ -1,4 +1,4 @@
-"""store/db/tables.py and the migrations agree (Alembic ``check``), and drift is caught."""
+"""store/db/schema/tables.py and the migrations agree (Alembic ``check``), and drift is caught."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from store import DatabaseError, SchemaOutOfDate
-from store.db import migrate
+from store.db.schema import migrate
 
 
 @pytest.fixture

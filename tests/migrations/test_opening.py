@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine, inspect, text
 
 from store import DatabaseError, SchemaOutOfDate, TranscriptStore
-from store.db import migrate
+from store.db.schema import migrate
 
 ASSISTANT = {
     "role": "assistant",

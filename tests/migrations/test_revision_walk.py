@@ -17,8 +17,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, func, inspect, select, table, text
 
 from store import TranscriptStore
-from store.db import migrate
-from store.db.engine import create_store_engine
+from store.db.schema import migrate
+from store.db.schema.engine import create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTED = ("sessions", "messages", "tool_calls", "tool_results", "tool_definitions",

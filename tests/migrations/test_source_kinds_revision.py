@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, inspect, text
 
-from store.db import migrate
+from store.db.schema import migrate
 
 
 def test_upgrade_keeps_the_states_and_downgrade_loses_no_row(engine: Engine) -> None:

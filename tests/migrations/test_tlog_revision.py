@@ -9,7 +9,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import TranscriptStore
-from store.db import migrate
+from store.db.schema import migrate
 from store.tlog import verifier
 from store.tlog.note import Signer
 

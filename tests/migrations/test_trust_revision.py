@@ -8,7 +8,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import TranscriptStore
-from store.db import migrate
+from store.db.schema import migrate
 
 TURN = [
     {"role": "user", "content": "héllo"},

@@ -10,10 +10,10 @@ from alembic import command
 from sqlalchemy import Engine, func, inspect, select, text
 
 from store import DEFAULT_ALIASES
-from store.db import migrate
-from store.db.engine import create_store_engine
-from store.db.search_schema import include_name
-from store.db.tables import metadata, tool_aliases
+from store.db.index.search_schema import include_name
+from store.db.schema import migrate
+from store.db.schema.engine import create_store_engine
+from store.db.schema.tables import metadata, tool_aliases
 from store.tools.vocabulary import VOCABULARY
 
 EXPECTED_COLUMNS = {
@@ -198,7 +198,8 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
 
 
 def _downgrade(engine: Engine, revision: str) -> None:
-    """Alembic's downgrade with the configuration store.db.migrate builds (one transaction)."""
+    """Alembic's downgrade with the configuration store.db.schema.migrate builds (one
+    transaction)."""
     with engine.begin() as conn:
         command.downgrade(migrate._config(conn), revision)
 

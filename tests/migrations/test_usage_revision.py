@@ -12,7 +12,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import CallQuery, TranscriptStore, search_calls
-from store.db import migrate
+from store.db.schema import migrate
 from store.records.searchtext import call_search_text, result_search_text
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

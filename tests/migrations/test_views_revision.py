@@ -11,7 +11,7 @@ from alembic import command
 from sqlalchemy import Engine, inspect, text
 
 from store import CallQuery, TranscriptStore, ViewCondition, search_calls
-from store.db import migrate
+from store.db.schema import migrate
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

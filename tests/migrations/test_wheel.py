@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import store
-from store.db import migrate
+from store.db.schema import migrate
 
 REPO = Path(__file__).resolve().parents[2]
 COPY_IGNORE = shutil.ignore_patterns(
@@ -40,8 +40,8 @@ SNIPPET = textwrap.dedent(
 
     import store
     from store import TranscriptStore
-    from store.db import migrate
-    from store.db.engine import create_store_engine
+    from store.db.schema import migrate
+    from store.db.schema.engine import create_store_engine
 
     url = sys.argv[1]
     engine = create_store_engine(url)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import store
 from store.cli.main import cli
-from store.db.engine import redact_url
+from store.db.schema.engine import redact_url
 
 SECRET = "Sekr3t-pw-9f8e7d"
 SSL_SECRET = "Ssl-Sekr3t-1a2b3c"

@@ -30,7 +30,7 @@ from store import (
     normalize_tool_call,
     parse_arguments,
 )
-from store.db.writer import prepare_append
+from store.db.writing.writer import prepare_append
 
 # -- strategies ------------------------------------------------------------------------------
 

@@ -194,7 +194,7 @@ _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "Attribut
                     "AssertionError", "self.error", "self.no_open_call", "click.BadParameter",
                     "click.UsageError", "click.ClickException", "DisconnectionError",
                     # an append's signals to TranscriptStore.append, which handles
-                    # them (store/db/flight.py): never seen by a caller
+                    # them (store/db/writing/flight.py): never seen by a caller
                     "StaleState", "LostFlight", "Committed",
                     # the MCP server's tool error: what an MCP client sees of a StoreError
                     # and a resource's (store/mcp/registry.py turns each into one)

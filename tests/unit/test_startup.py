@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from store import TranscriptStore
-from store.db.migrate import _alembic_head, head
+from store.db.schema.migrate import _alembic_head, head
 
 PROBE = """
 import json, sys

@@ -24,7 +24,7 @@ from viewer_helpers import (
 )
 
 from store import CALL_STATUSES, TARGETS, TranscriptStore, tool_usage
-from store.db.tables import sessions
+from store.db.schema.tables import sessions
 from store.viewer.app import CSP
 
 pytestmark = pytest.mark.corpus

@@ -1,0 +1,519 @@
+"""The search index, kept off the write path and caught up from a watermark (persistence).
+
+Appends write only the transcript. What full-text and argument searches look in (the decoded
+text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch_up`:
+
+* **Watermark**: ``sessions.indexed_position``; the messages of a session before it are
+  indexed. ``ix_sessions_search_behind`` (a partial index: ``next_position >
+  indexed_position``) lists the sessions with new messages, so "is there anything to index?"
+  is one index probe. The writer only moves ``next_position`` (it did already); a session's
+  rows and its ``next_position`` commit together, so a session whose watermark is behind
+  shows exactly the committed rows to index. ``truncate`` lowers the watermark with
+  ``next_position``.
+* **Items**: ``search_items`` holds one row per call and per result: its key and the call it
+  belongs to (a call: itself; a result: its linked call, NULL for an orphan). The decoded text is
+  ``search_items.body``; on SQLite it is indexed by ``search_fts`` (FTS5, trigram, an
+  external-content table over ``search_items`` since revision 0008, so sqlite-utils and
+  Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses); on
+  PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
+  list and is merged in one go). Items cascade away with their message, so no stale text survives a
+  truncate or a deleted session (on SQLite a trigger takes their text out of ``search_fts``,
+  revision 0008).
+* **When**: at the first search after new writes when the store is writable
+  (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
+  progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
+  A chunk of sessions per transaction, their rows locked meanwhile.
+* **Folded**: the text is stored folded (``store.records.searchtext.fold``) and needles are
+  folded before SQL, so the index and the tail scan agree; an index without the mark of
+  folded text (:data:`FOLDED_MARK`, built by 0.2.0) is not used, and the next catch-up of a
+  writable store builds it again. After bulk work the catch-up refreshes the PostgreSQL
+  statistics of the tables a search joins (:func:`refresh_statistics`).
+* **No secrets** (revision 0011): the text and the argument views are indexed redacted
+  (``store.trust.secrets.index_text``: the detectors' markers instead of the secrets), and
+  the keyed digest of each secret found goes to ``call_secrets`` (``store/db/index/secrets.py``)
+  in the same catch-up; the tail scan matches the same redacted text.
+* **Never stale**: a search also scans, exactly, what is not indexed yet (:func:`tail_keys`:
+  the rows at or after each lagging session's watermark, decoded in Python), so a read-only
+  open (which never writes) and a search racing a writer's commit see every committed call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from store.core.arguments import loads_json
+from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
+from store.db.schema.distribute import is_citus
+from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
+from store.tools.vocabulary import VIEW_NAMES, argument_views
+from store.trust.secrets import index_text
+
+__all__ = [
+    "CALL_VIEWS",
+    "KIND_CALL",
+    "KIND_RESULT",
+    "SEARCH_FTS",
+    "SEARCH_ITEMS",
+    "IndexUpdate",
+    "catch_up",
+    "has_search_index",
+    "lagging",
+    "nul_safe",
+    "rebuild_statements",
+    "tail_keys",
+    "view_tail",
+    "view_texts",
+]
+
+_log = logging.getLogger(__name__)
+
+SEARCH_ITEMS = "search_items"
+CALL_VIEWS = "call_views"
+SEARCH_FTS = "search_fts"
+KIND_CALL = 0
+KIND_RESULT = 1
+#: Sessions caught up per transaction (their rows are locked meanwhile).
+CHUNK_SESSIONS = 200
+
+_LAGGING = ("SELECT session_id, indexed_position, next_position FROM sessions "
+            "WHERE next_position > indexed_position")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexUpdate:
+    """What a catch-up indexed: sessions, calls and results, and how long it took;
+    ``messages``: the messages the message index took in (``store/db/index/message_index.py``)."""
+
+    sessions: int = 0
+    calls: int = 0
+    results: int = 0
+    seconds: float = 0.0
+    messages: int = 0
+
+    def __add__(self, other: IndexUpdate) -> IndexUpdate:
+        return IndexUpdate(self.sessions + other.sessions, self.calls + other.calls,
+                           self.results + other.results, self.seconds + other.seconds,
+                           self.messages + other.messages)
+
+
+_PRESENT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def has_search_index(conn: Connection) -> bool:
+    """Whether this database has the search index (an SQLite library without FTS5's trigram
+    tokenizer gets none: searches then scan every row exactly, as the tail is scanned)."""
+    if conn.dialect.name != "sqlite":
+        return True
+    key = conn.engine
+    known = _PRESENT.get(key)
+    if known is None:
+        found = conn.exec_driver_sql(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
+            (SEARCH_ITEMS, SEARCH_FTS)).scalar_one()
+        known = _PRESENT[key] = found == 2
+    return known
+
+
+#: The index holds folded text (``store.records.searchtext.fold``) when this mark is set:
+#: SQLite ``PRAGMA user_version``, PostgreSQL the comment of ``search_items`` (both outside
+#: the Alembic schema; an index of 0.2.0 holds the text as written, and is built again).
+FOLDED_MARK = 1
+_PG_MARK = f"transcript-store search text: folded {FOLDED_MARK}"
+_FOLDED: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def index_folded(conn: Connection) -> bool:
+    """Whether the search index can answer a folded needle: its text is folded (the mark is
+    set), or it holds nothing. An index of unfolded text (built before) is not used: a
+    search then scans every row exactly, and a writable store's catch-up builds it again."""
+    return _marked(conn) or conn.exec_driver_sql(
+        f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+
+
+def _marked(conn: Connection) -> bool:
+    key = conn.engine
+    if _FOLDED.get(key):
+        return True
+    if conn.dialect.name == "postgresql":
+        marked = conn.exec_driver_sql(
+            "SELECT obj_description('search_items'::regclass, 'pg_class')").scalar() == _PG_MARK
+    else:
+        marked = conn.exec_driver_sql("PRAGMA user_version").scalar() == FOLDED_MARK
+    if marked:
+        _FOLDED[key] = True
+    return marked
+
+
+def mark_folded(conn: Connection) -> bool:
+    """Set the mark of an index of folded text (in the caller's transaction, which must
+    leave the index empty or folded); False when the database refuses (PostgreSQL: not the
+    owner of ``search_items``)."""
+    if conn.dialect.name != "postgresql":
+        conn.exec_driver_sql(f"PRAGMA user_version = {FOLDED_MARK}")
+        return True
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(f"COMMENT ON TABLE {SEARCH_ITEMS} IS '{_PG_MARK}'")
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: the index stays unused, searches scan
+        savepoint.rollback()
+        return False
+    return True
+
+
+def _refold(conn: Connection) -> None:
+    """Forget an index of unfolded text and mark the empty index folded (one transaction);
+    the catch-up then builds it again. Without the right to mark it, nothing changes."""
+    if _marked(conn):  # (another process did it meanwhile)
+        return
+    empty = conn.exec_driver_sql(f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
+    if not mark_folded(conn):
+        _log.warning("the search index cannot be marked as holding folded text (not the "
+                     "owner of %s): searches scan every row once it holds any", SEARCH_ITEMS)
+        return
+    if not empty:
+        for statement in rebuild_statements(conn.dialect.name):
+            conn.exec_driver_sql(statement)
+
+
+def lagging(conn: Connection, *, limit: int | None = None, session_id: str | None = None
+            ) -> list[tuple[str, int, int]]:
+    """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
+    (``ix_sessions_search_behind``); with ``session_id``, that session if it is lagging."""
+    params: tuple[str, ...] = ()
+    sql = _LAGGING
+    if session_id is not None:
+        sql += " AND session_id = " + ("%s" if conn.dialect.name == "postgresql" else "?")
+        params = (session_id,)
+    sql += " ORDER BY session_id" + (f" LIMIT {int(limit)}" if limit else "")
+    return [(str(s), int(i), int(n)) for s, i, n in conn.exec_driver_sql(sql, params).all()]
+
+
+#: What each reader of the calls needs after (position, call_index): the text index the wire
+#: text, the argument views the raw name and the queryable arguments.
+_TEXT = "wire_json"
+_VIEWS = "raw_name, arguments"
+
+
+def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
+          results: bool, columns: str) -> tuple[list[Any], list[Any]]:
+    p = "%s" if pg else "?"
+    bound = f" AND position < {p}" if stop is not None else ""
+    params = (sid, start, stop) if stop is not None else (sid, start)
+    cursor.execute(f"SELECT position, call_index, {columns} FROM tool_calls "
+                   f"WHERE session_id = {p} AND position >= {p}{bound}", params)
+    calls = cursor.fetchall()
+    found: list[Any] = []
+    if results:
+        cursor.execute("SELECT position, result_index, call_position, call_index, content_json "
+                       f"FROM tool_results WHERE session_id = {p} AND position >= {p}{bound}",
+                       params)
+        found = cursor.fetchall()
+    return calls, found
+
+
+def _searchable(build: Callable[[str], str], stored: str, sid: str, position: int) -> str:
+    """The search text of one stored item; an item whose text cannot be built (a value no
+    reader can walk, stored before append refused it) is indexed with none and logged, so it
+    never stops the chunk or the search (``verify`` reports it)."""
+    try:
+        return build(stored)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        _log.warning("session %r, message %d: no search text (%s: %s)", sid, position,
+                     type(exc).__name__, exc)
+        return ""
+
+
+
+def nul_safe(text: str) -> str:
+    """The text PostgreSQL's ``search_items.body`` holds (NUL made U+FFFD)."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
+             *, progress: Callable[[IndexUpdate, int], None] | None = None) -> IndexUpdate:
+    """Index every committed message not indexed yet, a chunk of sessions per transaction
+    run through ``write`` (the store's retrying write transaction). ``progress`` gets the
+    running totals and the number of sessions that were lagging at the start."""
+    total = IndexUpdate()
+    if has_search_index(read_conn) and not _marked(read_conn):
+        write(_refold)  # an index built before the one folding: built again, folded
+    waiting = len(lagging(read_conn))
+    if not waiting:
+        return total
+    started = time.perf_counter()
+    while True:
+        done: IndexUpdate = write(_catch_up_chunk)
+        if not done.sessions:
+            break
+        total = total + done
+        total = IndexUpdate(total.sessions, total.calls, total.results,
+                            time.perf_counter() - started)
+        if progress is not None:
+            progress(total, waiting)
+    if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
+        if total.calls + total.results >= _SETTLE_ITEMS:
+            write(_merge_pending)
+        write(refresh_statistics)
+        total = IndexUpdate(total.sessions, total.calls, total.results,
+                            time.perf_counter() - started)
+    return total
+
+
+#: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk.
+_SETTLE_ITEMS = 2000
+
+#: The tables an import fills and a search joins: their statistics are kept current after
+#: bulk work (``refresh_statistics``).
+ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", SEARCH_ITEMS,
+                   CALL_VIEWS)
+
+
+def _merge_pending(conn: Connection) -> None:
+    """Merge the pending list of the trigram GIN into the index in one go, so that the next
+    search reads a built index (skipped without the rights)."""
+    _quietly(conn, "SELECT gin_clean_pending_list('ix_search_items_body_trgm')")
+
+
+def refresh_statistics(conn: Connection) -> list[str]:
+    """PostgreSQL: ANALYZE each of :data:`ANALYZED_TABLES` that has no statistics yet or
+    that grew by more than a tenth (and 8 pages) since its last ANALYZE (the size recorded
+    then, ``relpages``, against its size now: pg_stat's change counters reach other sessions
+    up to seconds late), as autovacuum would, later or never (it may be off,
+    or not have run yet after a bulk load). The planner's choices (a trigram index or a
+    scan, a hash join or a nested loop) rest on them. Returns the tables analyzed; a table
+    the user does not own is left to autovacuum."""
+    stale = [str(name) for (name,) in conn.exec_driver_sql(
+        "SELECT c.relname FROM pg_class AS c "
+        "WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relkind = 'r' "
+        "AND c.relname = ANY(%(names)s) "
+        "AND (c.reltuples < 0 OR pg_relation_size(c.oid) > (1.1 * c.relpages + 8) * "
+        "current_setting('block_size')::int) "
+        "ORDER BY c.relname", {"names": list(ANALYZED_TABLES)}).all()]
+    return [name for name in stale if _quietly(conn, f"ANALYZE {name}")]
+
+
+def _quietly(conn: Connection, statement: str) -> bool:
+    savepoint = conn.begin_nested()
+    try:
+        conn.exec_driver_sql(statement)
+        savepoint.commit()
+    except Exception:  # noqa: BLE001 - not the owner: autovacuum will do it
+        savepoint.rollback()
+        return False
+    return True
+
+
+def _catch_up_chunk(conn: Connection) -> IndexUpdate:
+    pg = conn.dialect.name == "postgresql"
+    citus = pg and is_citus(conn)
+    lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
+    chunk = conn.exec_driver_sql(
+        _LAGGING + f" ORDER BY session_id LIMIT {CHUNK_SESSIONS}{lock}").all()
+    if citus:
+        # Citus locks rows only in a statement routed to one shard: lock the chunk's sessions
+        # one by one (in the same order), reading their positions again under the lock.
+        locked = []
+        for sid, _, _ in chunk:
+            row = conn.exec_driver_sql(
+                "SELECT session_id, indexed_position, next_position FROM sessions "
+                "WHERE session_id = %(sid)s FOR UPDATE", {"sid": sid}).first()
+            if row is not None and row[2] > row[1]:
+                locked.append(row)
+        chunk = locked
+    if not chunk:
+        return IndexUpdate()
+    indexed = has_search_index(conn)
+    cursor = conn.connection.cursor()
+    try:
+        items: list[tuple[Any, ...]] = []
+        texts: list[str] = []
+        views: list[tuple[Any, ...]] = []
+        found: set[SecretRow] = set()
+        key = store_key(conn)
+        calls = results = 0
+        for sid, start, stop in chunk:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
+                                           f"{_VIEWS}, {_TEXT}")
+            for pos, idx, raw_name, arguments, wire in call_rows:
+                body, secrets = index_text(_searchable(call_search_text, wire, sid, pos))
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets))
+                if indexed:
+                    items.append((sid, pos, KIND_CALL, idx, pos, idx))
+                    texts.append(fold(body))
+                for view, value in view_texts(raw_name, arguments):
+                    views.append((sid, pos, idx, view, value))
+            for pos, idx, cpos, cidx, content in result_rows:
+                body, secrets = index_text(_searchable(result_search_text, content, sid, pos))
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
+                                             secrets))
+                items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
+                texts.append(fold(body))
+            calls += len(call_rows)
+            results += len(result_rows)
+        mark = "%s" if pg else "?"
+        insert_secrets(cursor, pg, found)
+        if views:
+            cursor.executemany(f"INSERT INTO {CALL_VIEWS} (session_id, position, call_index, "
+                               f"view, text) VALUES ({mark}, {mark}, {mark}, {mark}, {mark})",
+                               views)
+        if not indexed:
+            cursor.executemany(
+                f"UPDATE sessions SET indexed_position = {mark} WHERE session_id = {mark}",
+                [(stop, sid) for sid, _, stop in chunk])
+        elif pg:
+            with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
+                             "call_position, call_index, body) FROM STDIN") as copy:
+                for item, text in zip(items, texts, strict=True):
+                    copy.write_row((*item, nul_safe(text)))
+            cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
+                               [(stop, sid) for sid, _, stop in chunk])
+        else:
+            cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
+                           "WHERE name = 'search_items'), 0), "
+                           "coalesce((SELECT max(id) FROM search_items), 0))")
+            first = int(cursor.fetchone()[0]) + 1  # type: ignore[index]
+            ids = range(first, first + len(items))
+            bodies = list(zip(ids, texts, strict=True))
+            cursor.executemany(
+                "INSERT INTO search_items (id, session_id, position, kind, item_index, "
+                "call_position, call_index, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(i, *item, text) for (i, text), item in zip(bodies, items, strict=True)])
+            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)", bodies)
+            cursor.executemany("UPDATE sessions SET indexed_position = ? WHERE session_id = ?",
+                               [(stop, sid) for sid, _, stop in chunk])
+    finally:
+        cursor.close()
+    return IndexUpdate(len(chunk), calls, results)
+
+
+def _tail_sessions(conn: Connection, everything: bool, session_id: str | None,
+                   also: Collection[str]) -> list[tuple[str, int]]:
+    """(session, first position) of what a search scans exactly: every session from its
+    start (``everything``), or the lagging ones from their watermark and ``also`` (sessions
+    whose index is not trusted) from their start; ``session_id``: that one only."""
+    if everything and session_id is not None:
+        return [(session_id, 0)]
+    if everything:
+        return [(str(s), 0) for (s,) in conn.exec_driver_sql(
+            "SELECT session_id FROM sessions ORDER BY session_id").all()]
+    starts = {s: i for s, i, _ in lagging(conn, session_id=session_id)}
+    for sid in also:
+        if session_id is None or sid == session_id:
+            starts[sid] = 0
+    return sorted(starts.items())
+
+
+def tail_keys(conn: Connection, needle: str, *, results: bool,
+              everything: bool = False, session_id: str | None = None,
+              also: Collection[str] = ()) -> list[tuple[str, int, int]]:
+    """The calls not indexed yet whose searchable text (or, with ``results``, a linked
+    result's) contains ``needle`` (the exact rule of ``store.records.searchtext``). ``everything``
+    scans every session from its start (a database without the index, or a search that
+    trusts none). ``session_id`` confines it to one session; ``also``: sessions scanned
+    from their start (their index rows do not line up with the transcript)."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
+    if not sessions:
+        return []
+    pg = conn.dialect.name == "postgresql"
+    keys: set[tuple[str, int, int]] = set()
+    cursor = conn.connection.cursor()
+    try:
+        for sid, start in sessions:
+            call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
+            for pos, idx, wire in call_rows:
+                if text_matches(index_text(_searchable(call_search_text, wire, sid, pos))[0],
+                                needle):
+                    keys.add((sid, pos, idx))
+            for _pos, _idx, cpos, cidx, content in result_rows:
+                if cpos is not None and text_matches(index_text(
+                        _searchable(result_search_text, content, sid, _pos))[0], needle):
+                    keys.add((sid, int(cpos), int(cidx)))
+    finally:
+        cursor.close()
+    return sorted(keys)
+
+
+def _redacted(value: str) -> str:
+    return index_text(value)[0]
+
+
+def view_texts(raw_name: str, arguments: Any, redact: Callable[[str], str] = _redacted
+               ) -> Iterator[tuple[str, str]]:
+    """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
+    from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
+    whose NUL the writer made U+FFFD, as the views do)."""
+    if arguments is None:
+        return
+    if isinstance(arguments, str | bytes):
+        arguments = loads_json(arguments)
+    if type(arguments) is not dict:
+        return
+    for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
+        if value is not None:
+            yield view, redact(value)
+
+
+def view_tail(conn: Connection, view: str, *, session_id: str | None = None,
+              everything: bool = False, also: Collection[str] = ()
+              ) -> list[tuple[str, int, int, str]]:
+    """(session, position, call index, text) of the ``view`` of every call the catch-up has
+    not reached yet (the search matches them with the same SQL condition as the indexed
+    rows). ``session_id`` confines it to one session; ``everything`` and ``also`` as for
+    :func:`tail_keys`."""
+    sessions = _tail_sessions(conn, everything, session_id, also)
+    if not sessions:
+        return []
+    pg = conn.dialect.name == "postgresql"
+    out: list[tuple[str, int, int, str]] = []
+    cursor = conn.connection.cursor()
+    try:
+        for sid, start in sessions:
+            call_rows, _ = _rows(cursor, pg, sid, start, None, False, _VIEWS)
+            for pos, idx, raw_name, arguments in call_rows:
+                for name, value in view_texts(raw_name, arguments):
+                    if name == view:
+                        out.append((sid, int(pos), int(idx), value))
+    finally:
+        cursor.close()
+    return out
+
+
+def fts_query(needle: str) -> str:
+    """An FTS5 query matching ``needle`` as a phrase: with the trigram tokenizer, a
+    case-insensitive substring."""
+    return '"' + needle.replace('"', '""') + '"'
+
+
+def rebuild_statements(dialect: str, *, indexed: bool = True) -> Iterator[str]:
+    """Forget the whole index (it is then caught up from the start), e.g. to drop the
+    rows an older revision's contentless FTS table kept for deleted items, or rows edited
+    behind the catch-up's back (``verify``). One transaction. ``indexed``: the database has
+    ``search_items`` (an SQLite library without FTS5 trigram has only the views)."""
+    if indexed and dialect == "sqlite":
+        # The FTS index is emptied whole ('delete-all'), not item by item through the
+        # delete trigger: an index that differs from the items (edited behind the
+        # catch-up's back) would make FTS5 report the file as malformed. The trigger skips
+        # an item without text.
+        yield f"UPDATE {SEARCH_ITEMS} SET body = NULL WHERE body IS NOT NULL"
+        yield f"DELETE FROM {SEARCH_ITEMS}"
+        yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
+    elif indexed:
+        yield f"DELETE FROM {SEARCH_ITEMS}"
+    yield f"DELETE FROM {CALL_VIEWS}"
+    yield "DELETE FROM call_secrets"
+    yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"
+
+
+def chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]

@@ -1,0 +1,207 @@
+"""Lineage: a session's parent, children and the tree below it (persistence).
+
+The links are the ``sessions`` columns ``parent_session_id``, ``lineage`` and
+``parent_call_id`` (revision 0015; ``store.core.lineage``), set when a session is created
+(``create_session(parent=...)``, ``append(parent=...)``, the importers, ``fork``) or later
+(:meth:`LineageMixin.link_session`). Children are found by ``ix_sessions_parent``, one
+statement per level of the tree (no recursive SQL: a Citus coordinator routes each level as
+one plain query); a chain of links that loops back is followed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import Connection, and_, func, select, update
+
+from store.core.errors import SessionNotFound, UsageError
+from store.core.lineage import SessionLink
+from store.core.transcript import SessionInfo, SessionTree
+from store.db.base import StoreBase, _now, _session_info, reads_once
+from store.db.schema.tables import sessions, tool_calls
+
+__all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids", "subagent_roots"]
+
+#: How many levels below a session a tree or a ``--with-children`` audit follows (Claude Code
+#: limits subagents to a few levels; a deeper chain is a loop or a mistake).
+MAX_TREE_DEPTH = 64
+
+#: Ids per ``IN`` list of one statement (SQLite's bound-parameter limit is far above it).
+_CHUNK = 500
+
+
+def _children_of(conn: Connection, parents: list[str]) -> list[SessionInfo]:
+    found = []
+    for start in range(0, len(parents), _CHUNK):
+        chunk = parents[start:start + _CHUNK]
+        found += [_session_info(row._mapping) for row in conn.execute(
+            select(sessions).where(sessions.c.parent_session_id.in_(chunk))
+            .order_by(sessions.c.created_at, sessions.c.session_id))]
+    return found
+
+
+def descendant_ids(conn: Connection, session_id: str,
+                   max_depth: int = MAX_TREE_DEPTH) -> list[str]:
+    """The ids of ``session_id`` and of every session below it (level by level)."""
+    seen = [session_id]
+    known = {session_id}
+    level = [session_id]
+    for _ in range(max_depth):
+        if not level:
+            break
+        below = []
+        for start in range(0, len(level), _CHUNK):
+            chunk = level[start:start + _CHUNK]
+            below += [str(sid) for sid in conn.execute(
+                select(sessions.c.session_id).where(sessions.c.parent_session_id.in_(chunk))
+                .order_by(sessions.c.session_id)).scalars() if sid not in known]
+        known.update(below)
+        seen += below
+        level = below
+    return seen
+
+
+def subagent_roots(conn: Connection) -> dict[str, tuple[str, str | None, str | None]]:
+    """Each subagent session (``lineage = 'subagent'``) -> its root: the first session above
+    it that is not itself a subagent (or whose parent is not stored), with that root's agent
+    and cwd. One statement for the links and one for the roots' rows; a chain that loops back
+    stops where it meets itself (``MAX_TREE_DEPTH`` at the most)."""
+    parent_of = {str(sid): str(parent) for sid, parent in conn.execute(
+        select(sessions.c.session_id, sessions.c.parent_session_id)
+        .where(sessions.c.lineage == "subagent", sessions.c.parent_session_id.is_not(None)))}
+    roots: dict[str, str] = {}
+    for sid in parent_of:
+        root, seen = sid, {sid}
+        while root in parent_of and len(seen) <= MAX_TREE_DEPTH:
+            above = parent_of[root]
+            if above in seen:
+                break
+            seen.add(above)
+            root = above
+        roots[sid] = root
+    wanted = sorted(set(roots.values()))
+    info: dict[str, tuple[str | None, str | None]] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start:start + _CHUNK]
+        info.update((str(sid), (agent, cwd)) for sid, agent, cwd in conn.execute(
+            select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
+            .where(sessions.c.session_id.in_(chunk))))
+    out: dict[str, tuple[str, str | None, str | None]] = {}
+    for sid, root in roots.items():
+        if root == sid or root not in info:  # a loop, or a parent that is not stored
+            continue
+        out[sid] = (root, *info[root])
+    return out
+
+
+def _call_counts(conn: Connection, ids: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        counts.update((sid, int(n)) for sid, n in conn.execute(
+            select(tool_calls.c.session_id, func.count())
+            .where(tool_calls.c.session_id.in_(chunk)).group_by(tool_calls.c.session_id)))
+    return counts
+
+
+class LineageMixin(StoreBase):
+    """Parents, children and trees of sessions."""
+
+    @reads_once
+    def session_children(self, session_id: str) -> list[SessionInfo]:
+        """The sessions whose parent is ``session_id`` (subagents, forks, continuations), in
+        the order they were stored; the session itself need not be stored."""
+        with self._read() as conn:
+            return _children_of(conn, [session_id])
+
+    @reads_once
+    def session_ancestors(self, session_id: str) -> list[SessionInfo]:
+        """The stored sessions above ``session_id``, its parent first, up to the first one
+        without a parent, or not stored, or already met (a loop)."""
+        out: list[SessionInfo] = []
+        seen = {session_id}
+        with self._read() as conn:
+            current = self._info(conn, session_id)
+            while current.parent is not None and len(out) < MAX_TREE_DEPTH:
+                parent_id = current.parent.parent_session_id
+                if parent_id in seen:
+                    break
+                seen.add(parent_id)
+                try:
+                    current = self._info(conn, parent_id)
+                except SessionNotFound:
+                    break
+                out.append(current)
+        return out
+
+    @reads_once
+    def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
+        """``session_id`` and every session below it, each with its call count."""
+        if max_depth < 0:
+            raise UsageError("max_depth must not be negative")
+        with self._read() as conn:
+            root = self._info(conn, session_id)
+            levels: list[list[SessionInfo]] = [[root]]
+            known = {session_id}
+            for _ in range(max_depth):
+                below = [info for info in _children_of(
+                    conn, [i.session_id for i in levels[-1]]) if info.session_id not in known]
+                if not below:
+                    break
+                known.update(info.session_id for info in below)
+                levels.append(below)
+            counts = _call_counts(conn, list(known))
+
+        def filled(info: SessionInfo) -> SessionInfo:
+            return replace(info, call_count=counts.get(info.session_id, 0))
+
+        children: dict[str, list[SessionTree]] = {}
+        for level in reversed(levels[1:]):
+            for info in level:
+                node = SessionTree(filled(info), tuple(children.pop(info.session_id, [])))
+                assert info.parent is not None
+                children.setdefault(info.parent.parent_session_id, []).append(node)
+        return SessionTree(filled(root), tuple(children.get(session_id, [])))
+
+    @reads_once
+    def session_family(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> list[str]:
+        """The ids of ``session_id`` and of every session below it (what ``--with-children``
+        audits); ``SessionNotFound`` when the session is not stored."""
+        with self._read() as conn:
+            self._info(conn, session_id)
+            return descendant_ids(conn, session_id, max_depth)
+
+    def link_session(self, session_id: str, parent: SessionLink | None) -> SessionInfo:
+        """Set (or, with ``None``, remove) a session's parent. A session cannot be its own
+        parent, nor the parent of a session above it (``UsageError``)."""
+        with self._write() as conn:
+            self._info(conn, session_id)
+            if parent is not None:
+                if parent.parent_session_id in descendant_ids(conn, session_id):
+                    raise UsageError(f"session {parent.parent_session_id!r} is "
+                                     f"{session_id!r} or below it: a session cannot descend "
+                                     "from itself")
+            conn.execute(update(sessions).where(sessions.c.session_id == session_id).values(
+                parent_session_id=parent.parent_session_id if parent else None,
+                lineage=parent.kind if parent else None,
+                parent_call_id=parent.parent_call_id if parent else None,
+                updated_at=_now()))
+            return self._info(conn, session_id)
+
+    @reads_once
+    def count_session_calls(self, session_id: str, *, with_children: bool = False) -> int:
+        """How many tool calls ``session_id`` holds, with those of every session below it
+        when ``with_children``."""
+        with self._read() as conn:
+            self._info(conn, session_id)
+            ids = descendant_ids(conn, session_id) if with_children else [session_id]
+            return sum(_call_counts(conn, ids).values())
+
+    def _info(self, conn: Connection, session_id: str) -> SessionInfo:
+        if "\x00" in session_id:
+            raise SessionNotFound(session_id)
+        row = conn.execute(select(sessions).where(and_(
+            sessions.c.session_id == session_id))).first()
+        if row is None:
+            raise SessionNotFound(session_id)
+        return _session_info(row._mapping)

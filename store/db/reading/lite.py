@@ -1,0 +1,241 @@
+"""The session listing of an SQLite file on the stdlib driver, for the command line's start-up
+(persistence; no SQLAlchemy).
+
+``transcript-store sessions list`` is the commonest read command, and importing SQLAlchemy
+alone takes about 0.2 s, more than the whole listing of a small database.
+:func:`list_sessions` (public: ``store.list_sessions``) answers it through
+:func:`open_listing`, with ``sqlite3`` and SQL equal to ``TranscriptStore.list_sessions`` /
+``count_sessions`` (the statements SQLAlchemy compiles for them, written out; a test compares
+the two on many filter combinations). It only takes the happy path: a plain SQLite file that
+exists and is at this library's head revision. Anything else (another URL form, a missing or
+older database, PostgreSQL) goes through the store, which words every error. Like every read
+it opens the file read-only and writes nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from store.core.arguments import dumps_json, loads_json
+from store.core.lineage import session_link
+from store.core.transcript import SessionInfo
+from store.db.schema.sqlitefile import (
+    connect_read_only,
+    cwd_pattern,
+    escape_like,
+    read_time,
+    stored_time,
+)
+
+__all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
+
+#: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
+_ORDER = {
+    "active": "coalesce(sessions.last_activity_at, sessions.created_at)",
+    "started": "coalesce(sessions.started_at, sessions.created_at)",
+    "messages": "sessions.next_position",
+    "calls": "(SELECT count(*) FROM tool_calls WHERE tool_calls.session_id = "
+             "sessions.session_id)",
+    "updated": "coalesce(sessions.last_activity_at, sessions.created_at)",  # (old name)
+}
+
+_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
+            "created_at, updated_at, started_at, last_activity_at, next_position, "
+            "parent_session_id, lineage, parent_call_id")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a plain SQLite file URL (``sqlite:///path``, ``sqlite+pysqlite:///path``)
+    or path; ``None`` for any other form (query options, ``file:`` URIs, memory, servers)."""
+    if "://" not in url:
+        return Path(url).expanduser().resolve() if url.strip() else None
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/"):
+        return None
+    database = rest[1:]
+    if not database or "?" in database or "#" in database or database.startswith("file:") \
+            or database == ":memory:":
+        return None
+    return Path(unquote(database)).expanduser()
+
+
+class SessionListing:
+    """``list_sessions`` and ``count_sessions`` of one SQLite file, read-only."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._conn = connection
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SessionListing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def list_sessions(self, *, provider: str | None = None, model: str | None = None,
+                      tag: str | None = None, title_contains: str | None = None,
+                      since: datetime | None = None, until: datetime | None = None,
+                      limit: int | None = 50, offset: int = 0, agent: str | None = None,
+                      cwd: str | None = None, sort: str = "active", parent: str | None = None,
+                      roots: bool = False) -> list[SessionInfo]:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
+                               parent, roots)
+        if sort not in _ORDER:
+            from store.core.errors import UsageError
+
+            raise UsageError(f"unknown sort {sort!r}: use {', '.join(_ORDER)}")
+        sql = f"SELECT {_COLUMNS} FROM sessions{where} ORDER BY {_ORDER[sort]} DESC, session_id"
+        sql += " LIMIT ? OFFSET ?"
+        params += [-1 if limit is None else limit, offset]
+        self._conn.execute("BEGIN")
+        try:
+            rows = self._conn.execute(sql, params).fetchall()
+            ids = [row[0] for row in rows]
+            calls: dict[str, int] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ", ".join("?" * len(chunk))
+                calls.update(self._conn.execute(
+                    "SELECT session_id, count(*) FROM tool_calls "
+                    f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk).fetchall())
+        finally:
+            self._conn.execute("COMMIT")
+        out = []
+        for (sid, title, provider_, model_, cwd, agent_, tags, meta, created, updated,
+             started, ended, next_position, parent_id, lineage, parent_call) in rows:
+            out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
+                                   read_time(created), read_time(updated), next_position,
+                                   loads_json(meta), agent_,
+                                   None if started is None else read_time(started),
+                                   None if ended is None else read_time(ended),
+                                   calls.get(sid, 0), session_link({
+                                       "parent_session_id": parent_id, "lineage": lineage,
+                                       "parent_call_id": parent_call})))
+        return out
+
+    def count_sessions(self, *, provider: str | None = None, model: str | None = None,
+                       tag: str | None = None, title_contains: str | None = None,
+                       since: datetime | None = None, until: datetime | None = None,
+                       agent: str | None = None, cwd: str | None = None,
+                       parent: str | None = None, roots: bool = False) -> int:
+        where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
+                               parent, roots)
+        return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
+                                      params).fetchone()[0])
+
+
+def _where(provider: str | None, model: str | None, tag: str | None,
+           title_contains: str | None, since: datetime | None, until: datetime | None,
+           agent: str | None, cwd: str | None = None, parent: str | None = None,
+           roots: bool = False) -> tuple[str, list[Any]]:
+    """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them."""
+    terms: list[str] = []
+    params: list[Any] = []
+    if parent is not None:
+        terms.append("parent_session_id = ?")
+        params.append(parent)
+    if roots:
+        terms.append("parent_session_id IS NULL")
+    for column, value in (("agent", agent), ("provider", provider), ("model", model)):
+        if value is not None:
+            terms.append(f"{column} = ?")
+            params.append(value)
+    if cwd is not None:
+        folder, below = cwd_pattern(cwd)
+        terms.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
+        params += [folder, below]
+    if title_contains is not None:
+        terms.append("lower(title) LIKE lower(?) ESCAPE '\\'")
+        params.append("%" + escape_like(title_contains) + "%")
+    if tag is not None:
+        terms.append("tags_json LIKE ? ESCAPE '\\'")
+        params.append("%" + escape_like(dumps_json(tag)) + "%")
+    # The session's own activity meets the range (revision 0016).
+    if since is not None:
+        terms.append("coalesce(last_activity_at, created_at) >= ?")
+        params.append(stored_time(since))
+    if until is not None:
+        terms.append("coalesce(started_at, created_at) < ?")
+        params.append(stored_time(until))
+    return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+
+def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | None:
+    """A listing of the SQLite file ``url`` names when it exists at revision ``head()``,
+    opened read-only; ``None`` for anything else (the caller opens the store instead)."""
+    path = sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        conn = connect_read_only(path)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        wanted = head()
+        if wanted is None or [row[0] for row in found] != [wanted]:
+            conn.close()
+            return None
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return SessionListing(conn)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """A page of sessions and how many match in all (for "showing N of M")."""
+
+    sessions: tuple[SessionInfo, ...]
+    total: int
+
+
+def list_sessions(url: str | None = None, *, provider: str | None = None,
+                  model: str | None = None, tag: str | None = None,
+                  title_contains: str | None = None, since: datetime | None = None,
+                  until: datetime | None = None, agent: str | None = None,
+                  cwd: str | None = None, sort: str = "active",
+                  limit: int | None = 50, offset: int = 0, parent: str | None = None,
+                  roots: bool = False) -> SessionPage:
+    """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the
+    user's SQLite file), by their own last activity, newest first (``sort``: see
+    ``store.db.sessions.SESSION_SORTS``), as ``TranscriptStore.list_sessions``
+    gives them, opened read-only, with the total that match. An SQLite file at head is read
+    on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
+    through :class:`~store.TranscriptStore`, which also raises every error."""
+    from store.core.errors import UsageError
+    from store.db.schema.revisions import default_url, scripted_head
+
+    if (limit is not None and limit < 0) or offset < 0:
+        raise UsageError("limit and offset must not be negative")
+    filters: dict[str, Any] = {"provider": provider, "model": model, "tag": tag,
+                               "title_contains": title_contains, "since": since,
+                               "until": until, "agent": agent, "cwd": cwd,
+                               "parent": parent, "roots": roots}
+    listing: Any = open_listing(url or default_url(), scripted_head)
+    if listing is not None:
+        try:
+            with listing:
+                return _page(listing, filters, limit, offset, sort)
+        except sqlite3.Error:
+            pass  # (a lock held too long, a damaged file ...): the store answers, or words it
+    from store.db.store import TranscriptStore
+
+    with TranscriptStore.open(url, read_only=True) as opened:
+        return _page(opened, filters, limit, offset, sort)
+
+
+def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int,
+          sort: str) -> SessionPage:
+    found = listing.list_sessions(**filters, limit=limit, offset=offset, sort=sort)
+    total = (len(found) + offset if limit is None or len(found) < limit
+             else listing.count_sessions(**filters))
+    return SessionPage(tuple(found), total)

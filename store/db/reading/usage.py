@@ -1,0 +1,118 @@
+"""Token usage rows: written beside the messages, read back for the reports (persistence).
+
+``message_usage`` (revision 0008) holds one row per message whose response recorded a usage,
+keyed like the message. :func:`record_usage` writes the rows of an import in one transaction,
+after its messages are stored, by message key: a row already there is kept (``ON CONFLICT DO
+NOTHING``), so a re-import stores nothing twice and fills in the usage of messages stored
+before the store kept usage. A session's totals (``response_id`` :data:`SESSION_TOTALS`: an
+agent that counts per session only) are replaced instead: the agent's latest count wins.
+Appends never write it (the write path stays as it was).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
+from store.usage.tokens import SESSION_TOTALS, TokenUsage
+
+__all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "scope_where", "usage_rows"]
+
+USAGE_COLUMNS = ("model", "request_id", "response_id", "input_tokens", "output_tokens",
+                 "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens")
+
+
+def record_usage(conn: Connection, session_id: str, usage: Mapping[str, TokenUsage]) -> int:
+    """Store the usage of the messages of ``session_id`` stored under these keys (a key with
+    no stored message is passed over); the number of rows written."""
+    if not usage:
+        return 0
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    sql = (f"INSERT INTO message_usage (session_id, position, {', '.join(USAGE_COLUMNS)}) "
+           f"SELECT session_id, position, {', '.join([mark] * len(USAGE_COLUMNS))} "
+           f"FROM messages WHERE session_id = {mark} AND message_key = {mark} "
+           "ON CONFLICT (session_id, position) DO NOTHING")
+    # (a session's totals: the agent's latest count replaces the one stored before)
+    replace = sql.replace("DO NOTHING", "DO UPDATE SET " + ", ".join(
+        f"{c} = excluded.{c}" for c in USAGE_COLUMNS)
+        + f" WHERE message_usage.response_id = {mark}")
+    rows = [(u.model, u.request_id, u.response_id, u.input_tokens, u.output_tokens,
+             u.cache_creation_tokens, u.cache_read_tokens, u.reasoning_tokens, session_id, key)
+            for key, u in usage.items()]
+    totals = [(*row, SESSION_TOTALS) for row in rows if row[2] == SESSION_TOTALS]
+    cursor = conn.connection.cursor()
+    try:
+        before = _count(cursor, mark, session_id)
+        cursor.executemany(sql, [row for row in rows if row[2] != SESSION_TOTALS])
+        if totals:
+            cursor.executemany(replace, totals)
+        return _count(cursor, mark, session_id) - before
+    finally:
+        cursor.close()
+
+
+def _count(cursor: Any, mark: str, session_id: str) -> int:
+    cursor.execute(f"SELECT count(*) FROM message_usage WHERE session_id = {mark}",
+                   (session_id,))
+    return int(cursor.fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """One stored usage with what a report groups it by."""
+
+    session_id: str
+    position: int
+    at: datetime
+    agent: str | None
+    cwd: str | None
+    usage: TokenUsage
+
+
+def usage_rows(conn: Connection, *, since: datetime | None = None,
+               until: datetime | None = None, session_id: str | None = None,
+               agent: str | None = None, cwd: str | None = None) -> Iterator[UsageRow]:
+    """Every stored usage (with its message's time, the session's agent and cwd), oldest
+    first, within the filters."""
+    where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
+                                session=("u.session_id", session_id))
+    sql = ("SELECT u.session_id, u.position, m.created_at, s.agent, s.cwd, "
+           + ", ".join(f"u.{c}" for c in USAGE_COLUMNS)
+           + " FROM message_usage u JOIN messages m ON m.session_id = u.session_id "
+             "AND m.position = u.position JOIN sessions s ON s.session_id = u.session_id"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY m.created_at, u.session_id, u.position")
+    for row in conn.exec_driver_sql(sql, tuple(params)):
+        sid, position, at, agent_name, cwd, model, request, response, *counts = row
+        inp, out, create, read, reasoning = (int(c) for c in counts)
+        yield UsageRow(str(sid), int(position), read_time(at), agent_name, cwd,
+                       TokenUsage(inp, out, create, read, reasoning, model, request, response))
+
+
+def scope_where(conn: Connection, *, since: datetime | None, until: datetime | None,
+                agent: str | None, cwd: str | None,
+                session: tuple[str, str | None] = ("", None)) -> tuple[list[str], list[Any]]:
+    """The WHERE terms and parameters of the reports' filters, over a query that joins the
+    messages as ``m`` and the sessions as ``s``: message time, agent, the session's folder or
+    below it (as ``sessions list --cwd``), and one session (``(column, id)``)."""
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    where: list[str] = []
+    params: list[Any] = []
+    for clause, value in (("m.created_at >= ", since), ("m.created_at < ", until),
+                          (f"{session[0]} = ", session[1]), ("s.agent = ", agent)):
+        if value is not None:
+            where.append(clause + mark)
+            params.append(stored_time(value) if not pg and isinstance(value, datetime)
+                          else value)
+    if cwd is not None:
+        folder, below = cwd_pattern(cwd)
+        where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
+        params.extend([folder, below])
+    return where, params
