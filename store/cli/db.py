@@ -1,6 +1,7 @@
-"""CLI: ``db upgrade | current | check | index | head | distribute``: the schema, the search
-index, the chain head and the Citus layout (edge layer; public API only). On a Citus
-coordinator ``upgrade``, ``current`` and ``check`` also say whether the schema is distributed."""
+"""CLI: ``db upgrade | current | check | index | head | distribute | stats``: the schema, the
+search index, the chain head, the Citus layout and where the size goes (edge layer; public API
+only). On a Citus coordinator ``upgrade``, ``current`` and ``check`` also say whether the
+schema is distributed."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import click
 
 import store
 from store.cli._common import (
+    Column,
     CommandGroup,
     check_db_folder,
     confirmed,
+    console,
     db_option,
     emit_json,
+    fitted_table,
     open_store,
     visible,
 )
@@ -181,6 +185,35 @@ def db_distribute(db_url: str | None, shard_count: int | None, as_json: bool) ->
         click.echo(f"note: {note}")
     verdict = "distributed" if report.changed else "already distributed, nothing changed"
     click.echo(f"{report.url}: {verdict}; {report.state.describe()}")
+
+
+@db.command("stats")
+@db_option
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per table or index (name, kind, table, bytes).")
+def db_stats(db_url: str | None, as_json: bool) -> None:
+    """Where the database's size goes: each table and index with its size and share, largest
+    first (SQLite: its dbstat table, FTS5 shadow tables included, and the free pages;
+    PostgreSQL: each table's heap and TOAST, each index). Changes nothing."""
+    sizes = store.database_sizes(db_url)
+    if as_json:
+        emit_json({"name": o.name, "kind": o.kind, "table": o.table, "bytes": o.bytes}
+                  for o in sizes.objects)
+        return
+    total = sizes.total or 1
+    rows = [[o.name, o.kind, o.table or "", _size(o.bytes), f"{100 * o.bytes / total:.1f} %"]
+            for o in sizes.objects]
+    console().print(fitted_table(f"{sizes.url}: {_size(sizes.total)}", [
+        Column("object", flexible=True), Column("kind", keep=True),
+        Column("table", flexible=True), Column("size", justify="right", keep=True),
+        Column("share", justify="right", keep=True)], rows))
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:,.1f} {unit}"
+    return f"{count} B"
 
 
 COMMANDS: list[click.Command] = [db]

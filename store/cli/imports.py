@@ -33,6 +33,9 @@ from store.cli.rules import RulesOnImport, config_option, read_config, rules_che
 @click.option("--max-file-mib", type=count(1), default=256, show_default=True,
               help="Refuse a larger file (MiB): an import holds one file's messages in "
                    "memory, about seven times its size.")
+@click.option("--workers", type=count(0), default=0,
+              help="Processes parsing files while this one stores them (0: the cores, or "
+                   "$TRANSCRIPT_STORE_IMPORT_WORKERS; 1: no worker). Stores the same.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 @click.option("--yes", "-y", is_flag=True,
@@ -51,7 +54,8 @@ from store.cli.rules import RulesOnImport, config_option, read_config, rules_che
 @rules_check_option
 @config_option
 def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
-                   max_file_mib: int, settle: float, quiet: bool, as_json: bool, yes: bool,
+                   max_file_mib: int, settle: float, workers: int, quiet: bool, as_json: bool,
+                   yes: bool,
                    reread: bool, diff: bool, explain: bool, rules_check: bool,
                    config_file: Path | None) -> None:
     """Import agent session files and directories (recursively, *.json and *.jsonl, and the
@@ -115,7 +119,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
 
             summary = store.import_paths(opened, paths, format=fmt, settle=settle,
                                          progress=show, max_file_bytes=max_file_mib << 20,
-                                         reread=reread)
+                                         reread=reread, workers=workers or None)
             # The search index catches up once, in bulk, after the run (not per append).
             progress.update(task, total=None, completed=0, files="",
                             description="indexing for search")

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from store.capture.files import FileState
-from store.capture.reading import read_changes
 from store.core.errors import (
     DatabaseError,
     KeyConflictError,
@@ -57,11 +56,11 @@ from store.importers.agentdb import AGENT_DATABASES
 from store.importers.base import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_SETTLE_SECONDS,
-    ImportFileError,
     ImportProblem,
 )
 from store.importers.formats import ParsedSession, check_format
 from store.importers.listing import FailedFile, iter_import_files
+from store.importers.parallel import NO_MEMORY, default_workers, read_all
 from store.records.codec import encode_message
 
 __all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "ImportSummary",
@@ -155,6 +154,7 @@ def import_paths(
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
     notice_deleted: bool = False,
     reread: bool = False,
+    workers: int | None = 1,
 ) -> ImportSummary:
     """Import files and directories into ``store`` (see the module docstring).
 
@@ -170,6 +170,10 @@ def import_paths(
     (``summary.gone``; its sessions stay, and say so). ``reread``: every file is read whole
     again, whatever its last read's state (``import --reread``: what an improved reader gives
     that is not stored yet is added; keys keep the rest from being stored twice).
+    ``workers``: processes parsing files ahead of the writing (this process, the one
+    writer; :mod:`store.importers.parallel`; ``None``: ``TRANSCRIPT_STORE_IMPORT_WORKERS``,
+    else the cores): what is stored is what a serial import stores, in the same order and
+    transactions.
     """
     check_format(format)
     summary = ImportSummary()
@@ -183,21 +187,21 @@ def import_paths(
     sizes = [_size(f) for f in files]
     total = sum(sizes)
     done = 0
+    outcomes = read_all(files, sizes, states, format=format, settle=settle,
+                        max_file_bytes=max_file_bytes,
+                        workers=default_workers() if workers is None else workers)
     for number, (path, size) in enumerate(zip(files, sizes, strict=True)):
         if progress is not None:
             progress(ImportProgress(number, len(files), done, total, path,
                                     summary.messages_added))
         done += size
         _log.info("importing %s (file %d of %d)", path, number + 1, len(files))
-        try:
-            read = read_changes(path, states.get(str(path)), format=format, settle=settle,
-                                max_file_bytes=max_file_bytes)
-        except ImportFileError as exc:
-            _log.warning("not imported: %s: %s", path, exc.reason)
-            summary.failed_files.append(FailedFile(path, exc.reason))
-            continue
-        except MemoryError:
-            summary.failed_files.append(FailedFile(path, _NO_MEMORY))
+        outcome = next(outcomes)
+        read = outcome.read
+        if outcome.failed is not None:
+            reason = _NO_MEMORY if outcome.failed == NO_MEMORY else outcome.failed
+            _log.warning("not imported: %s: %s", path, reason)
+            summary.failed_files.append(FailedFile(path, reason))
             continue
         if read is None:
             summary.unchanged += 1
@@ -227,7 +231,7 @@ def import_paths(
         else:
             if not carry.written:
                 store.save_source(carry.state)
-        del parsed, read
+        del parsed, read, outcome
     if progress is not None:
         progress(ImportProgress(len(files), len(files), total, total, None,
                                 summary.messages_added))

@@ -84,6 +84,13 @@ def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
     lowered = text.lower()  # for the keyword gates only (its offsets are never used)
     candidates: list[tuple[int, int, int, str]] = []
     for rank, det in enumerate(detectors):
+        keywords = det.keywords
+        if keywords:  # the keyword gate here, inline: most texts pass no gate at all
+            for word in keywords:
+                if word in lowered:
+                    break
+            else:
+                continue
         for start, end in det.spans(text, lowered):
             pieces = _outside_markers(start, end, starts, ends) if marks else ((start, end),)
             for s, e in pieces:

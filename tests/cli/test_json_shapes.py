@@ -26,6 +26,7 @@ SHAPES = {
     "calls show": "call", "demo": "call", "tools usage": "tool-usage",
     "aliases list": "alias", "verify": "verify-problem", "audit schema": "schema-violation",
     "import": "import-summary", "db history": "revision", "db distribute": "table-action",
+    "db stats": "object-size",
     "usage": "usage", "rules check": "finding", "rules test": "finding",
     "rules findings": "finding", "rules list": "rule", "sessions erase": "receipt",
     "prune": "receipt", "audit secrets": "secret-summary", "sessions tree": "session-node",
@@ -118,6 +119,7 @@ def test_every_command_writes_its_shape(tmp_path: Path) -> None:
         written[f"usage {report}"] = lines("usage", report, "--db", db, "--json")
     written["aliases list"] = lines("aliases", "list", "--db", db, "--json")
     written["db history"] = lines("db", "history", "--db", db, "--json")
+    written["db stats"] = lines("db", "stats", "--db", db, "--json")
     written["rules list"] = lines("rules", "list", "--json")
     with store.TranscriptStore.open(db) as opened:  # (search only reads: catch the index up)
         opened.update_search_index()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from store import Message, TextPart, ToolResult
-from store.importers import walk as importer
+from store.importers import parallel as reading
 from store.importers.formats import decode_codex_output, path_session_id
 from store.importers.walk import ImportProgress, import_paths
 
@@ -299,7 +299,7 @@ def test_a_session_or_message_the_store_refuses_is_reported_and_the_rest_stored(
     # reported, with its line; the others are stored
     path = write_jsonl(tmp_path / "chat.jsonl", [{"role": "user", "content": c}
                                                  for c in ("one", "two", "three")])
-    real = importer.read_changes
+    real = reading.read_changes
 
     def poisoned(file, state, **options):
         read = real(file, state, **options)
@@ -307,7 +307,7 @@ def test_a_session_or_message_the_store_refuses_is_reported_and_the_rest_stored(
         session.items[1] = Message("user", (TextPart("bad \ud800"),))
         return read
 
-    monkeypatch.setattr(importer, "read_changes", poisoned)
+    monkeypatch.setattr(reading, "read_changes", poisoned)
     summary = import_paths(store, [path])
     assert summary.messages_added == 2
     assert [(p.path, p.line) for p in summary.problems] == [(path, 2)]

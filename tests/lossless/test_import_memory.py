@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import store.importers.parallel as reading
 import store.importers.walk as walk
 from store import TranscriptStore
 from store.cli.main import cli
@@ -59,14 +60,14 @@ def test_running_out_of_memory_fails_one_file(store: TranscriptStore, tmp_path: 
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     first = lines(tmp_path / "a.jsonl", 2)
     second = lines(tmp_path / "b.jsonl", 2)
-    real = walk.read_changes
+    real = reading.read_changes
 
     def starved(path, state, **kwargs):
         if Path(path).name == "a.jsonl":
             raise MemoryError
         return real(path, state, **kwargs)
 
-    monkeypatch.setattr(walk, "read_changes", starved)
+    monkeypatch.setattr(reading, "read_changes", starved)
     summary = import_paths(store, [first, second], settle=0)
     assert [(f.path, "not enough memory" in f.error) for f in summary.failed_files] == [
         (first, True)]

@@ -25,11 +25,15 @@ from store.db.schema.distribute import (
     distribution_state,
 )
 from store.db.schema.engine import create_store_engine, default_url, redact_url
+from store.db.reading.sizes import ObjectSize, object_sizes
 
 __all__ = [
+    "DatabaseSizes",
+    "ObjectSize",
     "Revision",
     "SchemaStatus",
     "check_database",
+    "database_sizes",
     "database_status",
     "distribute_database",
     "downgrade_database",
@@ -173,4 +177,30 @@ def check_database(url: str | None = None) -> SchemaStatus:
         if status.distribution is not None and status.distribution.partly:
             raise DatabaseError(f"database {status.url} is {status.distribution.describe()}")
         return status
+    return _with(url, work, read_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSizes:
+    """Where a database's size goes (``transcript-store db stats``): each table and index."""
+
+    url: str
+    objects: list[ObjectSize]
+
+    @property
+    def total(self) -> int:
+        """Every object's bytes, free pages included (SQLite: the file, less its WAL)."""
+        return sum(o.bytes for o in self.objects)
+
+    def table_total(self, table: str) -> int:
+        """A table's bytes with its indexes (and, for an FTS5 table, its shadow tables)."""
+        return sum(o.bytes for o in self.objects if o.table == table)
+
+
+def database_sizes(url: str | None = None) -> DatabaseSizes:
+    """The size of every table and index of the database, largest first (see
+    :mod:`store.db.reading.sizes`). A read: opens read-only, never creates the database."""
+    def work(engine: Engine) -> DatabaseSizes:
+        with engine.connect() as conn:
+            return DatabaseSizes(redact_url(engine.url), object_sizes(conn))
     return _with(url, work, read_only=True)

@@ -1,0 +1,441 @@
+"""A year of one heavy user's history on one machine (issue 39): import, size, reads, watch.
+
+Run::
+
+    .venv/bin/python bench/scale.py [--messages 100000 [1000000 ...]] [--huge]
+        [--backend sqlite|postgres|both] [--pg-dsn postgresql://postgres@127.0.0.1:5432/postgres]
+        [--keep DIR] [--repeat 3] [--watch-seconds 20] [--workers N] [--json FILE]
+
+For each size (default 10^5 and 10^6 messages; ``--huge`` adds 10^7) it writes a Claude Code
+home (``bench/scale_home.py``: ~4,000 sessions per 10^6 messages, ~1.1-1.3 KB a message, tool
+calls and results with ``toolUseResult``, usage, summaries; files settled months ago) into a
+temporary folder, then, through the CLI as a user runs it (``python -m store``, a process,
+``HOME`` set to that folder, the default SQLite file under it or ``TRANSCRIPT_STORE_URL`` for
+PostgreSQL):
+
+* ``import --yes`` with no paths: wall time, messages/s, MB/s of files, peak memory (the
+  child's ``ru_maxrss`` from ``wait4``, the largest process; and the process tree's summed
+  RSS sampled every 50 ms), the import's own JSON summary (its counts are checked);
+* the database's size against the files' (SQLite: the file and its WAL; PostgreSQL:
+  ``pg_database_size`` less an empty database's), and ``db stats --json``'s per table and
+  per index sizes;
+* each read command as a process, median of ``--repeat`` runs: ``calls search --text``
+  (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
+  (every hit, streamed), ``tools usage``, ``sessions list``, ``sessions show ID``, ``usage
+  daily``;
+* a read-only open in the library (``TranscriptStore.open(read_only=True)`` to the end of
+  its first query, ``list_sessions(limit=1)``), in a fresh process, median of ``--repeat``;
+* ``watch`` over the imported home: after its first pass, its CPU seconds (utime + stime
+  from ``/proc``) over ``--watch-seconds`` of idling;
+
+beside the floor on the same lines, in this process: ``orjson.loads`` of every line, and a
+raw ``sqlite3`` insert of the same rows (one per message, call and result, their JSON as the
+file holds it) into a plain three-table schema, one transaction per file.
+
+Prints a Markdown table per size and backend, and writes every figure as JSON (``--json``).
+``--workers`` is passed to the import as ``TRANSCRIPT_STORE_IMPORT_WORKERS`` (unset: the
+import's default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_home import COMMAND_TEXT, RARE_TEXT, iter_lines, make_home  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env(home: Path, url: str | None, workers: int | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TRANSCRIPT_STORE_URL", "XDG_DATA_HOME", "CLAUDE_CONFIG_DIR")}
+    env["HOME"] = str(home)
+    env["PYTHONPATH"] = str(ROOT)
+    env["COLUMNS"] = "200"
+    if url:
+        env["TRANSCRIPT_STORE_URL"] = url
+    if workers is not None:
+        env["TRANSCRIPT_STORE_IMPORT_WORKERS"] = str(workers)
+    return env
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "store", *args]
+
+
+class _TreeRss:
+    """The summed RSS of a process and its descendants, sampled (Linux /proc)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _tree(self, pid: int) -> list[int]:
+        found = [pid]
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as handle:
+                    for child in handle.read().split():
+                        found += self._tree(int(child))
+        except OSError:
+            pass
+        return found
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            total = 0
+            for pid in self._tree(self.pid):
+                try:
+                    with open(f"/proc/{pid}/statm") as handle:
+                        total += int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                except OSError:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.05)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def run_import(home: Path, url: str | None, workers: int | None) -> dict[str, Any]:
+    started = time.perf_counter()
+    child = subprocess.Popen(_cli("import", "--yes", "--json", "--quiet"),
+                             env=_env(home, url, workers), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    tree = _TreeRss(child.pid)
+    out_chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: out_chunks.append(child.stdout.read()),  # type: ignore[union-attr]
+                              daemon=True)
+    reader.start()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    peak_tree = tree.stop()
+    reader.join()
+    err = child.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1):
+        raise SystemExit(f"import failed ({child.returncode}): {err[-2000:]}")
+    summary = json.loads(b"".join(out_chunks).decode().strip().splitlines()[-1])
+    return {"seconds": wall, "maxrss_mb": usage.ru_maxrss / 1024,
+            "tree_rss_mb": peak_tree / 2**20, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "summary": summary}
+
+
+def timed_cli(home: Path, url: str | None, args: list[str], repeat: int) -> dict[str, Any]:
+    runs = []
+    out = b""
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(_cli(*args), env=_env(home, url, None), capture_output=True)
+        runs.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"{args} failed: {done.stderr.decode()[-2000:]}")
+        out = done.stdout
+    return {"median_ms": statistics.median(runs) * 1000, "first_ms": runs[0] * 1000,
+            "out_lines": out.count(b"\n")}
+
+
+_OPEN = """
+import sys, time
+started = time.perf_counter()
+import store
+imported = time.perf_counter()
+with store.TranscriptStore.open(sys.argv[1], read_only=True) as s:
+    opened = time.perf_counter()
+    s.list_sessions(limit=1)
+    queried = time.perf_counter()
+print(imported - started, opened - imported, queried - opened)
+"""
+
+
+def read_only_open(home: Path, url: str, repeat: int) -> dict[str, float]:
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(home, None, None),
+                              capture_output=True, check=True, text=True)
+        runs.append([float(x) for x in done.stdout.split()])
+    return {"import_ms": statistics.median(r[0] for r in runs) * 1000,
+            "open_ms": statistics.median(r[1] for r in runs) * 1000,
+            "first_query_ms": statistics.median(r[2] for r in runs) * 1000,
+            "open_to_first_query_ms": statistics.median(r[1] + r[2] for r in runs) * 1000}
+
+
+def _cpu(pid: int) -> float:
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def watch_idle(home: Path, url: str | None, seconds: float) -> dict[str, float]:
+    child = subprocess.Popen(_cli("watch"), env=_env(home, url, None),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(min(30.0, 5.0 + seconds / 4))  # start-up and the first pass
+        before = _cpu(child.pid)
+        time.sleep(seconds)
+        after = _cpu(child.pid)
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+    return {"seconds": seconds, "cpu_s": after - before,
+            "cpu_s_per_30s": (after - before) * 30 / seconds}
+
+
+def floor(home: Path) -> dict[str, float]:
+    """orjson over every line; a raw sqlite3 insert of the same rows in a plain schema."""
+    files = iter_lines(home)
+    started = time.perf_counter()
+    lines = 0
+    size = 0
+    for path in files:
+        data = path.read_bytes()
+        size += len(data)
+        for line in data.splitlines():
+            orjson.loads(line)
+            lines += 1
+    decode = time.perf_counter() - started
+    with tempfile.TemporaryDirectory(prefix="scale-floor-") as tmp:
+        db = sqlite3.connect(Path(tmp) / "raw.sqlite", isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(
+            "CREATE TABLE messages (session_id TEXT, position INTEGER, role TEXT, body TEXT,"
+            " PRIMARY KEY (session_id, position));"
+            "CREATE TABLE calls (session_id TEXT, position INTEGER, idx INTEGER, call_id TEXT,"
+            " name TEXT, arguments TEXT, PRIMARY KEY (session_id, position, idx));"
+            "CREATE TABLE results (session_id TEXT, position INTEGER, idx INTEGER,"
+            " call_id TEXT, content TEXT, PRIMARY KEY (session_id, position, idx));")
+        started = time.perf_counter()
+        rows = 0
+        for path in files:
+            messages, calls, results = [], [], []
+            sid = path.stem
+            for position, line in enumerate(path.read_bytes().splitlines()):
+                record = orjson.loads(line)
+                inner = record.get("message")
+                if not isinstance(inner, dict):
+                    continue
+                messages.append((sid, position, inner.get("role"), line.decode()))
+                content = inner.get("content")
+                if isinstance(content, list):
+                    for index, block in enumerate(content):
+                        if block.get("type") == "tool_use":
+                            calls.append((sid, position, index, block.get("id"),
+                                          block.get("name"),
+                                          orjson.dumps(block.get("input")).decode()))
+                        elif block.get("type") == "tool_result":
+                            results.append((sid, position, index, block.get("tool_use_id"),
+                                            orjson.dumps(block.get("content")).decode()))
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?)", messages)
+            db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?)", calls)
+            db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?)", results)
+            db.execute("COMMIT")
+            rows += len(messages) + len(calls) + len(results)
+        insert = time.perf_counter() - started
+        db.close()
+    return {"lines": lines, "decode_s": decode, "decode_lines_per_s": lines / decode,
+            "decode_mb_per_s": size / 2**20 / decode, "raw_insert_s": insert,
+            "raw_rows": rows, "raw_rows_per_s": rows / insert,
+            "raw_lines_per_s": lines / insert}
+
+
+def _pg_url(dsn: str) -> tuple[str, str]:
+    import psycopg
+
+    name = f"bench_scale_{os.getpid()}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = dsn.replace("postgresql://", "postgresql+psycopg://").rsplit("/", 1)[0]
+    return f"{base}/{name}", name
+
+
+def _pg_size(dsn: str, name: str) -> int:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        size = conn.execute("SELECT pg_database_size(%s)", (name,)).fetchone()
+        empty = conn.execute("SELECT pg_database_size('template1')").fetchone()
+    assert size is not None and empty is not None
+    return int(size[0]) - int(empty[0])
+
+
+def _pg_drop(dsn: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[str, Any]:
+    pg_name = None
+    if backend == "postgres":
+        url, pg_name = _pg_url(args.pg_dsn)
+    else:
+        url = None  # the default: an SQLite file in HOME's data directory
+        shutil.rmtree(home / ".local", ignore_errors=True)
+    sqlite_file = home / ".local" / "share" / "transcript-store" / "transcripts.sqlite"
+    library_url = url or f"sqlite:///{sqlite_file}"
+    try:
+        imp = run_import(home, url, args.workers)
+        added = imp["summary"]["messages_added"]
+        if added != stats.messages:
+            raise SystemExit(f"the import stored {added} messages, the home holds "
+                             f"{stats.messages}")
+        if backend == "postgres":
+            db_bytes = _pg_size(args.pg_dsn, pg_name)  # type: ignore[arg-type]
+        else:
+            db_bytes = sum(p.stat().st_size for p in sqlite_file.parent.iterdir()
+                           if p.name.startswith(sqlite_file.name))
+        size = subprocess.run(_cli("db", "stats", "--json"), env=_env(home, url, None),
+                              capture_output=True, text=True)
+        breakdown = [json.loads(line) for line in size.stdout.splitlines() if line.strip()] \
+            if size.returncode == 0 else [{"error": size.stderr.strip()[-300:]}]
+        listed = subprocess.run(_cli("sessions", "list", "--json", "--limit", "1"),
+                                env=_env(home, url, None), capture_output=True, text=True,
+                                check=True)
+        sid = json.loads(listed.stdout.splitlines()[0])["session_id"]
+        reads = {}
+        for label, command in (
+                ("calls search --text", ["calls", "search", "--text", RARE_TEXT]),
+                ("calls search --command (all hits)",
+                 ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0", "--json"]),
+                ("tools usage", ["tools", "usage"]),
+                ("sessions list", ["sessions", "list"]),
+                ("sessions show ID", ["sessions", "show", sid]),
+                ("usage daily", ["usage", "daily"])):
+            reads[label] = timed_cli(home, url, command, args.repeat)
+        opened = read_only_open(home, library_url, args.repeat)
+        watch = watch_idle(home, url, args.watch_seconds) if args.watch_seconds > 0 else None
+        return {"backend": backend, "import": imp,
+                "messages_per_s": stats.messages / imp["seconds"],
+                "mb_per_s": stats.bytes / 2**20 / imp["seconds"],
+                "db_bytes": db_bytes, "ratio_to_files": db_bytes / stats.bytes,
+                "db_stats": breakdown, "reads": reads, "read_only_open": opened,
+                "watch_idle": watch}
+    finally:
+        if pg_name is not None and not args.keep:
+            _pg_drop(args.pg_dsn, pg_name)
+
+
+def _mb(value: float) -> str:
+    return f"{value / 2**20:,.1f} MB"
+
+
+def table(size: dict[str, Any]) -> str:
+    home = size["home"]
+    fl = size["floor"]
+    rows = [f"### {home['messages']:,} messages: {home['files']:,} files, "
+            f"{_mb(home['bytes'])} ({home['bytes'] / home['messages']:,.0f} B a message)", "",
+            "| what | " + " | ".join(r["backend"] for r in size["runs"]) + " | the floor |",
+            "|---|" + "---|" * (len(size["runs"]) + 1)]
+
+    def row(label: str, cells: list[str], floor_cell: str = "-") -> None:
+        rows.append(f"| {label} | " + " | ".join(cells) + f" | {floor_cell} |")
+
+    runs = size["runs"]
+    row("import (no paths)", [f"{r['import']['seconds']:.1f} s: **{r['messages_per_s']:,.0f} "
+                              f"messages/s**, {r['mb_per_s']:.1f} MB/s" for r in runs],
+        f"orjson {fl['decode_lines_per_s']:,.0f} lines/s ({fl['decode_mb_per_s']:.0f} MB/s); "
+        f"raw sqlite3 {fl['raw_lines_per_s']:,.0f} lines/s ({fl['raw_rows_per_s']:,.0f} rows/s)")
+    row("import CPU (all processes)", [f"{r['import']['cpu_s']:.1f} s" for r in runs])
+    row("peak memory (largest process / tree)",
+        [f"{r['import']['maxrss_mb']:.0f} MB / {r['import']['tree_rss_mb']:.0f} MB"
+         for r in runs])
+    row("database size", [f"{_mb(r['db_bytes'])} ({r['ratio_to_files']:.2f}x the files)"
+                          for r in runs], "the files")
+    for label in runs[0]["reads"]:
+        row(f"`{label}`", [f"{r['reads'][label]['median_ms']:.0f} ms "
+                           f"({r['reads'][label]['out_lines']} lines)" for r in runs])
+    row("read-only open to first query (library)",
+        [f"{r['read_only_open']['open_to_first_query_ms']:.0f} ms "
+         f"(import store {r['read_only_open']['import_ms']:.0f} ms)" for r in runs])
+    if runs[0]["watch_idle"] is not None:
+        row("`watch` idle", [f"{r['watch_idle']['cpu_s_per_30s']:.2f} CPU s per 30 s"
+                             for r in runs])
+    for r in runs:
+        stats = [s for s in r["db_stats"] if "bytes" in s]
+        if not stats:
+            continue
+        rows += ["", f"{r['backend']}: the largest tables and indexes (`db stats`)", "",
+                 "| object | kind | table | size |", "|---|---|---|---|"]
+        for entry in sorted(stats, key=lambda s: -s["bytes"])[:12]:
+            rows.append(f"| {entry['name']} | {entry['kind']} | {entry.get('table') or ''} | "
+                        f"{_mb(entry['bytes'])} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--huge", action="store_true", help="also 10^7 messages")
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="sqlite")
+    parser.add_argument("--pg-dsn", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--keep", type=Path, help="generate (or reuse) the homes here")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--watch-seconds", type=float, default=20.0)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--no-floor", action="store_true")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args()
+    sizes = [*args.messages, *([10_000_000] if args.huge else [])]
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    results = []
+    try:
+        for messages in sizes:
+            home = scratch / f"home-{messages}"
+            marker = home / "stats.json"
+            if marker.exists():
+                from scale_home import HomeStats
+                stats = HomeStats(**json.loads(marker.read_text()))
+            else:
+                shutil.rmtree(home, ignore_errors=True)
+                started = time.perf_counter()
+                stats = make_home(home, messages)
+                marker.write_text(json.dumps(stats.__dict__))
+                print(f"generated {messages:,} messages in {time.perf_counter() - started:.0f} s",
+                      file=sys.stderr)
+            entry: dict[str, Any] = {"home": stats.__dict__,
+                                     "floor": floor(home) if not args.no_floor else None,
+                                     "runs": []}
+            for backend in backends:
+                entry["runs"].append(one(home, stats, backend, args))
+            if entry["floor"] is None:
+                entry["floor"] = {"decode_lines_per_s": 0, "decode_mb_per_s": 0,
+                                  "raw_lines_per_s": 0, "raw_rows_per_s": 0}
+            results.append(entry)
+            print(table(entry) + "\n", flush=True)
+    finally:
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
