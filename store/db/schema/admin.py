@@ -17,6 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.core.errors import DatabaseError, DistributionError
+from store.db.reading.sizes import ObjectSize, object_sizes
 from store.db.schema import migrate
 from store.db.schema.distribute import (
     DistributionReport,
@@ -25,7 +26,6 @@ from store.db.schema.distribute import (
     distribution_state,
 )
 from store.db.schema.engine import create_store_engine, default_url, redact_url
-from store.db.reading.sizes import ObjectSize, object_sizes
 
 __all__ = [
     "DatabaseSizes",
