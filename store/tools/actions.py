@@ -40,6 +40,12 @@ ACTION_ARGUMENT: Mapping[str, str] = {
     # file contents or names by ``target``.
     "patch": "mode",
     "search_files": "target",
+    # Amazon Q Developer CLI / Kiro CLI (aws/amazon-q-developer-cli @15cc8f3c
+    # crates/chat-cli/src/cli/chat/tools/fs_write.rs, fs_read.rs): ``fs_write`` by ``command``
+    # (create, str_replace, insert, append), ``fs_read`` by ``mode`` (Line, Directory,
+    # Search, Image; newer versions batch them in ``operations``: named by the raw name).
+    "fs_write": "command",
+    "fs_read": "mode",
 }
 
 _EDITOR_ACTIONS = {"view": "read", "create": "write", "write": "write", "str_replace": "edit",
@@ -49,6 +55,8 @@ _EDITOR_ACTIONS = {"view": "read", "create": "write", "write": "write", "str_rep
 _ACTIONS: Mapping[str, Mapping[str, str]] = {
     "patch": {"replace": "edit", "patch": "patch"},
     "search_files": {"content": "grep", "files": "glob"},
+    "fs_write": {"create": "write", "str_replace": "edit", "insert": "edit", "append": "edit"},
+    "fs_read": {"Line": "read", "Directory": "list", "Search": "grep", "Image": "read"},
 }
 
 #: The vocabulary rows of the actions: ``(None, "<raw>#<action>", canonical)``.

@@ -238,7 +238,10 @@ VIEW_NAMES: tuple[str, ...] = ("command", "path", "pattern", "url")
 # Tools whose ``command`` argument is a sub-command, not a shell command.
 _NOT_SHELL = frozenset({"str_replace_editor", "task_tracker", "file_editor",
                         "planning_file_editor", "developer__text_editor",
-                        "str-replace-editor"})
+                        "str-replace-editor",
+                        # Amazon Q / Kiro CLI: fs_write, write (create, str_replace, ...),
+                        # todo_list (create, complete, ...)
+                        "fs_write", "write", "todo_list"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "/usr/bin/env", "powershell", "pwsh"})
 _PATH_KEYS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "directory",
