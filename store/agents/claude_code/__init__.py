@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from store.agents.homes import AgentFolders
-from store.agents.registry import LIKELY, STRONG, AgentDefinition, Sample
+from store.agents.registry import LIKELY, STRONG, WEAK, AgentDefinition, Sample
 
 #: A line with Claude Code's own envelope fields (``isSidechain``, ``userType``) beside its
 #: ``uuid`` and ``sessionId``: surer than a bare ``uuid`` line, below Qwen Code's claim on
@@ -37,6 +37,14 @@ def detect(path: Path | None, first: Sequence[Sample]) -> float:
             best = max(best, _ENVELOPE)
         elif "uuid" in top and ("session_id" in top or "parent_uuid" in top):
             best = max(best, LIKELY)
+        elif (kind in ("user", "assistant") and isinstance(top.get("message"), Mapping)
+              and ("is_sidechain" in top or "user_type" in top)):
+            # (a line without its uuid or sessionId, as other tools write them: the envelope
+            # and a message are still Claude Code's; the reader needs neither id)
+            best = max(best, WEAK)
+    if best and path is not None and path.parent.parent.name == "projects" \
+            and path.parent.parent.parent.name == ".claude":
+        return max(best, STRONG)  # (in Claude Code's own projects folder)
     return best
 
 

@@ -25,8 +25,11 @@ isError}} | {status: error, error}}``, ``thinking``, ``redactedThinking``,
   last turn's ``input_tokens``/``output_tokens``): they are kept in the session's metadata
   and stored as the session's totals (``SESSION_TOTALS``) on its first response, replaced by
   each later read, so ``usage`` counts them once (on the day of that response).
-* A row's ``metadata_json`` (``userVisible``, ``agentVisible``) is not kept: a compaction
-  changes it on rows that stay the same messages.
+* A row's ``metadata_json`` (``userVisible``, ``agentVisible``) is not kept (a compaction
+  changes ``agentVisible`` on rows that stay the same messages), except that a text row
+  never shown to the user (``userVisible: false``: a compaction's summary, made for the
+  model) is the agent's own system text (``origin: agent``), neither a prompt nor a reply.
+* A session's ``parent_session_id`` (when its row or header has one) links it to its parent.
 * Sub-agent sessions are tagged ``subagent``; Goose does not record their parent. A branched
   session keeps ``diverged_from`` in its metadata.
 
@@ -59,6 +62,7 @@ from store.core.model import (
     make_tool_call,
 )
 from store.importers.base import Collector
+from store.importers.titles import AGENT_MADE, ORIGIN
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
 __all__ = ["is_goose_header", "read_file", "read_goose_db", "read_goose_lines"]
@@ -125,10 +129,14 @@ def _read_session(info: Mapping[str, Any], rows: list[dict[str, Any]],
     title = next((t for t in (info.get("name"), info.get("description"))
                   if isinstance(t, str) and t.strip()), None)
     kind = info.get("session_type")
+    parent = info.get("parent_session_id")
+    if isinstance(parent, str) and parent:
+        metadata["parent_session"] = parent
     session = collector.session(
         sid, title=title, provider=info.get("provider_name") or None, model=model,
         cwd=info.get("working_dir") or None,
-        tags=("goose", "subagent") if kind == "sub_agent" else ("goose",), metadata=metadata)
+        tags=("goose", "subagent") if kind == "sub_agent" or metadata.get("parent_session")
+        else ("goose",), metadata=metadata)
     seen: dict[str, int] = {}
     first_reply: str | None = None
     for row in rows:
@@ -173,8 +181,18 @@ def _message(row: Mapping[str, Any], content: list[Any]) -> Message:
     role: Role = "assistant" if recorded == "assistant" else "user"
     if role == "user" and parts and all(isinstance(p, ToolResult) for p in parts):
         role = "tool"
-    return Message(role, tuple(parts), "goose", None,
-                   metadata={"timestamp": row.get("created_timestamp")})
+    metadata: dict[str, Any] = {"timestamp": row.get("created_timestamp")}
+    try:
+        shown = _json(row.get("metadata_json"))
+    except ValueError:
+        shown = None
+    if isinstance(shown, Mapping) and shown.get("userVisible") is False and all(
+            isinstance(p, TextPart) for p in parts):
+        # Context Goose made for the model only (a compaction's summary): never shown to
+        # the user, neither a prompt nor a reply: the agent's own system text.
+        role = "system"
+        metadata.update({ORIGIN: AGENT_MADE, "user_visible": False})
+    return Message(role, tuple(parts), "goose", None, metadata=metadata)
 
 
 def _part(item: Any) -> Part:

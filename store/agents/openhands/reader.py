@@ -48,7 +48,7 @@ from store.usage.tokens import TokenUsage
 
 __all__ = ["conversation_main", "conversation_siblings", "read_file", "read_openhands"]
 
-_V1_EVENT = re.compile(r"^event-(\d+)-[0-9a-fA-F-]+\.json$")
+_V1_EVENT = re.compile(r"^event-(\d+)(?:-[^/]*)?\.json$")  # (-<event id>, or -<kind>: any suffix)
 
 
 
