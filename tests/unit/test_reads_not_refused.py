@@ -8,7 +8,14 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from agent_databases import GOOSE_SESSION, SEPT, goose_text, write_goose
+from agent_databases import (
+    GOOSE_SESSION,
+    SEPT,
+    goose_text,
+    write_goose,
+    write_opencode,
+    write_opencode_storage,
+)
 
 from store import read_sessions
 from store.importers.titles import typed_prompt
@@ -79,3 +86,18 @@ def test_a_goose_summary_never_shown_to_the_user_is_the_agents_and_a_parent_is_k
     assert typed_prompt(summary) is None
     child = next(s for s in parsed.sessions if s.session_id == "20250904_2")
     assert child.metadata["parent_session"] == GOOSE_SESSION and "subagent" in child.tags
+
+
+def test_an_opencode_session_info_without_project_id_is_read(tmp_path: Path) -> None:
+    database = write_opencode(tmp_path / "data")
+    storage = write_opencode_storage(tmp_path / "old", database)
+    info = sorted((storage / "session").rglob("*.json"))[0]
+    whole = read_sessions(info, settle=0)
+    record = json.loads(info.read_text(encoding="utf-8"))
+    del record["projectID"]  # (the reader does not need it: the folder is the project)
+    info.write_text(json.dumps(record), encoding="utf-8")
+
+    parsed = read_sessions(info, settle=0)
+
+    assert parsed.format == "opencode" and parsed.problems == []
+    assert [len(s.items) for s in parsed.sessions] == [len(s.items) for s in whole.sessions]

@@ -8,9 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from store.agents.homes import AgentFolders
-from store.agents.registry import PROVEN, AgentDefinition, DatabaseLayout, Sample
+from store.agents.registry import LIKELY, PROVEN, STRONG, AgentDefinition, DatabaseLayout, Sample
 
-__all__ = ["AGENT", "is_opencode_session"]
+__all__ = ["AGENT", "is_opencode_session", "is_session_info"]
+
+def is_session_info(record: Any) -> bool:
+    """An OpenCode session info's shape without ``projectID`` (which the reader does not
+    need: the session's folder is its project)."""
+    return (isinstance(record, Mapping) and isinstance(record.get("id"), str)
+            and record["id"].startswith("ses_") and "directory" in record
+            and isinstance(record.get("time"), Mapping))
+
 
 def is_opencode_session(record: Any) -> bool:
     """True for an OpenCode session info (a ``storage/session/<project>/<id>.json`` file)."""
@@ -20,8 +28,14 @@ def is_opencode_session(record: Any) -> bool:
 
 
 def detect(path: Path | None, first: Sequence[Sample]) -> float:
-    """A session info file of the JSON storage proves it."""
-    return PROVEN if any(is_opencode_session(s.raw) for s in first) else 0.0
+    """A session info file of the JSON storage proves it; one without its ``projectID`` (a
+    field the reader does not need) in the storage's ``session/<project>/`` folder nearly."""
+    if any(is_opencode_session(s.raw) for s in first):
+        return PROVEN
+    if any(is_session_info(s.raw) for s in first):
+        in_storage = path is not None and path.parent.parent.name == "session"
+        return STRONG if in_storage else LIKELY
+    return 0.0
 
 
 def _tables(tables: Mapping[str, set[str]]) -> bool:

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from store.agents.opencode import is_opencode_session
+from store.agents.opencode import is_opencode_session, is_session_info
 from store.agents.registry import FileInput
 from store.core.arguments import loads_json
 from store.core.errors import ImportFileError, StoreError
@@ -283,7 +283,7 @@ def read_opencode_storage(info: Mapping[str, Any], collector: Collector) -> None
 def read_file(file: FileInput, collector: Collector) -> None:
     """The registry's entry for a file that is not the database: a session info file of
     the JSON storage."""
-    if not is_opencode_session(file.document):
+    if not (is_opencode_session(file.document) or is_session_info(file.document)):
         raise ImportFileError(file.path, "not an OpenCode session file (storage/session/"
                                          "<project>/<id>.json)")
     read_opencode_storage(file.document, collector)
