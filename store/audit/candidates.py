@@ -7,7 +7,7 @@
 
 * **index hits**: the calls whose indexed text (``search_items.body``: decoded, folded,
   redacted) meets every clause of some rule's requirement: one FTS5 ``MATCH`` over
-  ``search_fts`` on SQLite (``(a OR b) AND c OR ...``, trigram phrases), ``LIKE`` over the
+  ``search_fts`` on SQLite (``(a OR b) AND c OR ...``, each term's trigrams), ``LIKE`` over the
   pg_trgm GIN of ``search_items.body`` on PostgreSQL (bitmap scans ORed and ANDed); each
   such call is then evaluated against only the rules whose requirement its text meets;
 * **spliced command lines**: the calls whose command view (``call_views``) has a quote or a
@@ -42,7 +42,7 @@ from sqlalchemy import Connection
 from store.audit.sql import connect
 from store.db.index.index_check import suspect_sessions
 from store.db.index.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
-from store.db.index.search_schema import fts_phrase, like_pattern
+from store.db.index.search_schema import fts_trigrams, like_pattern
 from store.records.searchtext import fold
 from store.rules.evasion import TRIGGERS, may_unmask
 from store.rules.prefilter import AGENT, SECRET_TERM, Requirement, Term
@@ -218,10 +218,12 @@ def _index_hits(conn: Connection, needs: Iterable[Requirement], session_id: str 
 
 
 def _fts_term(term: Term) -> str:
+    """The items that may hold ``term`` (its trigrams: a superset, revision 0021; each
+    candidate is then evaluated against the rule, which decides)."""
     if not term.also:
-        return fts_phrase(term.text)
-    return (f"({fts_phrase(term.text)} AND ("
-            + " OR ".join(fts_phrase(a) for a in term.also) + "))")
+        return fts_trigrams(term.text)
+    return (f"({fts_trigrams(term.text)} AND ("
+            + " OR ".join(fts_trigrams(a) for a in term.also) + "))")
 
 
 def _spliced(conn: Connection, session_id: str | None) -> set[tuple[str, int, int]]:

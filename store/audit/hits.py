@@ -35,7 +35,7 @@ from store.db.index.search_index import (
     tail_keys,
     view_tail,
 )
-from store.db.index.search_schema import fts_phrase, like_pattern
+from store.db.index.search_schema import fts_trigrams, like_pattern
 from store.records.searchtext import fold
 
 __all__ = ["Trust", "prefilter_sql", "text_hits", "trust_for", "view_condition"]
@@ -157,11 +157,13 @@ def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str, trus
         parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
                      f"FROM search_items WHERE body LIKE :{prefix}_like{kind}")
         params[f"{prefix}_like"] = like_pattern(folded)
-    elif indexed:  # search_fts (FTS5 trigram)
+    elif indexed:  # search_fts (FTS5 trigram): the items with its trigrams, the text decides
         parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
                      "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
-                     f"WHERE search_fts MATCH :{prefix}_fts){kind}")
-        params[f"{prefix}_fts"] = fts_phrase(folded)
+                     f"WHERE search_fts MATCH :{prefix}_fts) "
+                     f"AND instr(body, :{prefix}_needle) > 0{kind}")
+        params[f"{prefix}_fts"] = fts_trigrams(folded)
+        params[f"{prefix}_needle"] = folded
     if tail:
         if dialect == "postgresql":
             parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "

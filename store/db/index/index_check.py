@@ -434,7 +434,7 @@ def _fts_issues(conn: Connection, sids: Sequence[str]
     scope: set[int] = set()
     statements = [
         "CREATE VIRTUAL TABLE temp.ts_fts_check USING fts5(body, content='', columnsize=0, "
-        "tokenize='trigram')",  # (contentless: the index only, no copy of the texts)
+        f"{_fts_detail(conn)}tokenize='trigram')",  # (contentless: the index, no texts)
         f"CREATE VIRTUAL TABLE temp.ts_fts_main_row USING fts5vocab(main, {SEARCH_FTS}, row)",
         "CREATE VIRTUAL TABLE temp.ts_fts_check_row USING fts5vocab(temp, ts_fts_check, row)",
         f"CREATE VIRTUAL TABLE temp.ts_fts_main_inst USING fts5vocab(main, {SEARCH_FTS}, "
@@ -502,6 +502,14 @@ def _fts_issues(conn: Connection, sids: Sequence[str]
             yield ("fts", sid, pos, idx,
                    f"the full-text entry of {_KINDS.get(kind, 'item')} {idx} differs from "
                    "its indexed text")
+
+
+def _fts_detail(conn: Connection) -> str:
+    """The ``detail`` option of ``search_fts`` as declared (``detail=none, `` since revision
+    0021; the positional default before), for a check table that indexes the same way."""
+    sql = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = ?",
+                               (SEARCH_FTS,)).scalar()
+    return "detail=none, " if sql is not None and "detail=none" in str(sql) else ""
 
 
 def _drop_fts_check(cursor: Any) -> None:

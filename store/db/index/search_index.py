@@ -14,7 +14,9 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   belongs to (a call: itself; a result: its linked call, NULL for an orphan). The decoded text is
   ``search_items.body``; on SQLite it is indexed by ``search_fts`` (FTS5, trigram, an
   external-content table over ``search_items`` since revision 0008, so sqlite-utils and
-  Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses); on
+  Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses; without
+  positions since revision 0021, ``detail=none``: a search asks it for the items holding the
+  needle's trigrams and ``instr`` on the body decides, store/audit/hits.py); on
   PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
   list and is merged in one go). Items cascade away with their message, so no stale text survives a
   truncate or a deleted session (on SQLite a trigger takes their text out of ``search_fts``,

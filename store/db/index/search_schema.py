@@ -36,11 +36,12 @@ search: argument ``eq``               a string value: ``search_fts`` / ``search_
                                       ``json_extract`` decides; PostgreSQL:
                                       ``ix_tool_calls_arguments_gin`` (``@>``,
                                       ``jsonb_path_ops``), then ``#>`` decides
-search: argument ``contains``         ``search_fts`` (trigram phrase) / the pg_trgm GIN
+search: argument ``contains``         ``search_fts`` (trigrams) / the pg_trgm GIN
                                       of ``search_items.body`` (``LIKE``, folded), then
                                       ``json_extract``/``#>>`` and ``instr``/``strpos``
                                       decide
-search: full text                     ``search_fts`` (FTS5 trigram ``MATCH``) /
+search: full text                     ``search_fts`` (FTS5 trigram ``MATCH``, then
+                                      ``instr`` on the body) /
                                       ``ix_search_items_body_trgm`` (``LIKE``) over the folded
                                       decoded text of calls and results, plus an exact
                                       scan of what is not indexed yet; the matching keys
@@ -79,7 +80,7 @@ __all__ = [
     "SEARCH_TABLES",
     "SQL_ONLY_INDEXES",
     "escaped",
-    "fts_phrase",
+    "fts_trigrams",
     "include_name",
     "like_pattern",
 ]
@@ -118,9 +119,24 @@ def escaped(text: str) -> str:
     return orjson.dumps(text).decode()[1:-1]
 
 
-def fts_phrase(text: str) -> str:
-    """An FTS5 query matching ``text`` as a phrase: with the trigram tokenizer, a substring."""
-    return '"' + text.replace('"', '""') + '"'
+#: The most trigrams of one needle an FTS5 query asks for (spread over the needle): the
+#: index only narrows the items down, the stored text decides (revision 0021).
+MAX_TRIGRAMS = 24
+
+
+def fts_trigrams(text: str) -> str:
+    """An FTS5 query over ``search_fts`` (trigram, ``detail=none`` since revision 0021, which
+    answers no phrase) matching the items that hold every trigram of ``text`` (up to
+    :data:`MAX_TRIGRAMS` of them, spread over it): a superset of the items whose text contains
+    ``text``, which the caller narrows with the stored text (``instr``). ``text`` has at least
+    :data:`MIN_TEXT` characters."""
+    grams = list(dict.fromkeys(text[i:i + 3] for i in range(len(text) - 2)))
+    if len(grams) > MAX_TRIGRAMS:
+        step = (len(grams) - 1) / (MAX_TRIGRAMS - 1)
+        grams = [grams[round(i * step)] for i in range(MAX_TRIGRAMS)]
+    if not grams:  # (shorter than a trigram: the tokenizer makes no token of it)
+        grams = [text]
+    return "(" + " AND ".join('"' + g.replace('"', '""') + '"' for g in grams) + ")"
 
 
 def like_pattern(text: str) -> str:
