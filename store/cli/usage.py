@@ -119,10 +119,15 @@ def usage(ctx: click.Context, db_url: str | None, by_given: tuple[str, ...],
     each tool's results carried into the context, estimated from their size (labelled so).
     """
     if ctx.invoked_subcommand is not None:
-        given = [name for name, value in (("--by", by_given), ("--since", since),
-                                          ("--until", until), ("--agent", agent),
-                                          ("--cwd", cwd), ("--prices", prices_file),
-                                          ("--json", as_json), ("--db", db_url)) if value]
+        # (only what was typed: a value from the environment, TRANSCRIPT_STORE_URL, is no
+        # option given before the report name)
+        typed = {name for name in ctx.params
+                 if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE}
+        given = [flag for flag, name, value in (
+            ("--by", "by_given", by_given), ("--since", "since", since),
+            ("--until", "until", until), ("--agent", "agent", agent), ("--cwd", "cwd", cwd),
+            ("--prices", "prices_file", prices_file), ("--json", "as_json", as_json),
+            ("--db", "db_url", db_url)) if value and name in typed]
         if given:
             raise click.UsageError(f"{', '.join(given)}: give the options after the report "
                                    f"name (usage {ctx.invoked_subcommand} {given[0]} ...)")

@@ -137,6 +137,14 @@ def test_by_given_twice_and_options_before_the_report_are_usage_errors(url: str)
     assert "give the options after the report name" in before
 
 
+def test_the_store_named_by_the_environment_is_no_option_before_the_report(url: str) -> None:
+    result = CliRunner().invoke(cli, ["usage", "daily", "--json"], catch_exceptions=False,
+                                env={"COLUMNS": "250", "TRANSCRIPT_STORE_URL": url})
+
+    assert result.exit_code == 0, (result.output, result.stderr)
+    assert json.loads(result.stdout)["daily"]
+
+
 def test_the_earlier_by_form_still_writes_its_rows(url: str) -> None:
     out, _ = run("usage", "--by", "model", "--db", url, "--json")
     assert {json.loads(line)["model"] for line in out.splitlines()} == {SONNET, FUTURE}
