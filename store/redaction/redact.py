@@ -91,6 +91,9 @@ def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
                     break
             else:
                 continue
+        gate = det.gate
+        if gate is not None and gate.search(text) is None:
+            continue
         for start, end in det.spans(text, lowered):
             pieces = _outside_markers(start, end, starts, ends) if marks else ((start, end),)
             for s, e in pieces:

@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -510,8 +511,10 @@ def timed(fn):
 
 @pytest.mark.parametrize("det", DETECTORS, ids=[d.kind for d in DETECTORS])
 def test_each_detector_is_linear_on_1mb_of_adversarial_input(det):
-    # The COMMON inputs get the detector's keyword in front, so its keyword gate lets them in.
+    # The COMMON inputs get the detector's keyword in front, so its keyword gate lets them in;
+    # a pattern gate (``Detector.gate``) is taken off, so the pattern itself runs on every input.
     gate = det.keywords[0] if det.keywords else ""
+    det = replace(det, gate=None)
     for text in ADVERSARIAL[det.kind] + [gate + text for text in COMMON[:6]]:
         assert len(text) >= MB - 1
         elapsed, _ = timed(lambda text=text: list(det.spans(text)))

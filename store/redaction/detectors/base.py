@@ -53,6 +53,11 @@ class Detector:
     #: none is in the text, the detector is skipped (one C-speed ``in`` each; gitleaks "keywords").
     keywords: tuple[str, ...] = ()
     source: str = ""
+    #: A pattern of which every match holds a match (searched in the text as it is): when the
+    #: text holds none, the detector is skipped. For the detectors no keyword can gate (a run
+    #: of hex or token characters): a literal at its start makes ``re`` skip ahead in C, where
+    #: the detector's own pattern, opening with a look-behind, is tried at every position.
+    gate: re.Pattern[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or not _KIND.fullmatch(self.kind):
@@ -60,6 +65,8 @@ class Detector:
                 f"a redaction kind must be lower-case letters, digits and _, got {self.kind!r}")
         if isinstance(self.pattern, str | bytes):
             object.__setattr__(self, "pattern", _compiled(self.pattern))
+        if isinstance(self.gate, str | bytes):
+            object.__setattr__(self, "gate", _compiled(self.gate))
         if (self.pattern is None) == (self.func is None):
             raise UsageError("a detector needs exactly one of pattern and func")
         if self.pattern is not None and (not self.pattern.pattern or self.pattern.match("")):
@@ -73,6 +80,8 @@ class Detector:
                 lowered = text.lower()
             if not any(word in lowered for word in self.keywords):
                 return
+        if self.gate is not None and self.gate.search(text) is None:
+            return
         if self.func is not None:
             yield from self.func(text)
             return
@@ -96,8 +105,10 @@ class Detector:
 
 def detector(kind: str, pattern: str, *, keywords: Iterable[str] = (),
              accept: Callable[[str, int, int, str], Span | None] | None = None,
-             source: str = "") -> Detector:
+             source: str = "", gate: str | None = None) -> Detector:
     """A pattern detector. Patterns are compiled with ``re.ASCII``: case-insensitive parts match
-    ASCII letters only (so a keyword gate on ``text.lower()`` can never skip a real match)."""
+    ASCII letters only (so a keyword gate on ``text.lower()`` can never skip a real match);
+    ``gate`` too (see :attr:`Detector.gate`)."""
     return Detector(kind, re.compile(pattern, re.ASCII), accept=accept,
-                    keywords=tuple(keywords), source=source)
+                    keywords=tuple(keywords), source=source,
+                    gate=re.compile(gate, re.ASCII) if gate is not None else None)

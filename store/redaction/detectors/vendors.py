@@ -111,6 +111,7 @@ VENDOR_DETECTORS: tuple[Detector, ...] = (
     detector(
         "twilio_key",
         r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-fA-F]{32}(?![A-Za-z0-9])",
+        gate=r"SK|AC",  # its literal opening
         source="gitleaks twilio-api-key; detect-secrets TwilioKeyDetector",
     ),
     # Linear: R1, fixed lengths (R2).
@@ -125,6 +126,8 @@ VENDOR_DETECTORS: tuple[Detector, ...] = (
         "mailgun_api_key",
         r"(?<![A-Za-z0-9_\-])(?:key-[0-9a-f]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
         r"(?![A-Za-z0-9_\-])",
+        # gate: each alternative without its look-around (the second without its first run)
+        gate=r"key-[0-9a-f]{32}|-[0-9a-f]{8}-[0-9a-f]{8}",
         source="gitleaks mailgun-private-api-token / mailgun-signing-key",
     ),
     # Linear: literal host (R1); id and token are bounded runs split by "/" (R2, R3).
@@ -140,6 +143,7 @@ VENDOR_DETECTORS: tuple[Detector, ...] = (
         "discord_bot_token",
         r"(?<![A-Za-z0-9_\-])[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}"
         r"(?![A-Za-z0-9_\-])",
+        gate=r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27}",  # its middle part, from the first dot
         source="detect-secrets DiscordBotTokenDetector",
     ),
     # Linear: the keyword is a literal alternation (R1); separator and value bounded (R2).
