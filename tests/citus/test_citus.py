@@ -121,6 +121,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         before = {f"s{n}": snapshot(opened, f"s{n}") for n in range(6)}
     assert store.database_status(url).describe_distribution().startswith("not distributed")
     aliases = _count(url, "tool_aliases")
+    seeds = _count(url, "alias_seeds")
 
     report = store.distribute_database(url, shard_count=SHARDS)
 
@@ -146,6 +147,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "trust_keys": ("reference", "created", 1),  # the store's key, made by the revision
         "log_leaves": ("reference", "created", 0),  # the transparency log (revision 0018)
         "log_state": ("reference", "created", 1),  # its origin, made by the revision
+        "alias_seeds": ("reference", "created", seeds),  # the vocabulary seeded (0020)
     }
     assert report.changed and report.shard_count == SHARDS and report.state.distributed
     tables = layout(url)
@@ -198,15 +200,17 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert ": distributed; distributed on Citus" in first.output
     assert second.exit_code == 0 and "already distributed, nothing changed" in second.output
     assert check.exit_code == 0 and "schema matches the code" in check.output
-    assert ("14 tables by session_id in 4 co-located shards, reference: chain_heads, "
-            "log_leaves, log_state, source_files, tool_aliases, trust_keys") in check.output
+    assert ("14 tables by session_id in 4 co-located shards, reference: alias_seeds, "
+            "chain_heads, log_leaves, log_state, source_files, tool_aliases, trust_keys"
+            ) in check.output
     assert current.exit_code == 0 and "distributed on Citus" in current.output
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
          "tool_calls", "tool_results", "search_items", "message_search", "call_views",
          "session_sources", "message_usage", "findings", "tombstones", "session_holds",
-         "call_secrets", "chain_heads", "trust_keys", "log_leaves", "log_state"), "already")
+         "call_secrets", "chain_heads", "trust_keys", "log_leaves", "log_state", "alias_seeds"),
+        "already")
 
 
 def test_db_check_fails_on_a_partly_distributed_schema(fresh):
@@ -229,7 +233,7 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
         "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
         "message_search", "call_views", "source_files", "session_sources", "message_usage",
         "findings", "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys",
-        "log_leaves", "log_state"}
+        "log_leaves", "log_state", "alias_seeds"}
     assert store.check_database(url).distributed
 
 
