@@ -167,6 +167,9 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
+    from store.audit.lite_usage import lite_tool_usage
+    from store.db.schema.revisions import default_url
+
     if with_children and session is None:
         raise click.UsageError("--with-children applies with --session")
     if by is not None:
@@ -174,14 +177,18 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
 
         tools_by(db_url, by, since, until, as_json, agent=agent, cwd=cwd)
         return
-    with open_store(db_url, read_only=True) as opened:
-        if session is not None:
-            session = resolve_session(opened, session)
-        every = store.tool_usage(opened, since=since, until=until, session_id=session,
-                                 agent=agent, cwd=cwd, limit=None, with_children=with_children)
-        if not every and not as_json:
-            nothing_found(opened, "tool calls", agent=agent)
-            return
+    every = None if with_children else lite_tool_usage(
+        db_url or default_url(), since=since, until=until, session=session, agent=agent, cwd=cwd)
+    if every is None or (not every and not as_json):  # (the store words what is missing)
+        with open_store(db_url, read_only=True) as opened:
+            if session is not None:
+                session = resolve_session(opened, session)
+            every = store.tool_usage(opened, since=since, until=until, session_id=session,
+                                     agent=agent, cwd=cwd, limit=None,
+                                     with_children=with_children)
+            if not every and not as_json:
+                nothing_found(opened, "tool calls", agent=agent)
+                return
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")
