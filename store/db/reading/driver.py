@@ -49,7 +49,9 @@ class DriverResult:
     def scalar_one(self) -> Any:
         rows = self._cursor.fetchall()
         if len(rows) != 1:
-            raise sqlite3.DatabaseError(f"expected one row, got {len(rows)}")
+            from store.core.errors import DatabaseError
+
+            raise DatabaseError(f"expected one row, got {len(rows)}")
         return rows[0][0]
 
 
