@@ -279,4 +279,9 @@ def open_calls(url: str) -> LiteCalls | None:
     if conn is None:
         return None
     register_functions(conn)
+    try:
+        conn.execute("BEGIN")  # (one snapshot: the trust check, the hits and their rows)
+    except sqlite3.Error:
+        conn.close()
+        return None
     return LiteCalls(conn)
