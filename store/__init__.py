@@ -20,6 +20,7 @@ logging.getLogger("store").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from store.agents.registry import AgentDefinition
     from store.agents.registry import agents as agent_definitions
+    from store.audit.call_rows import CallMatch, CallQuery
     from store.audit.conditions import ArgumentCondition, ViewCondition
     from store.audit.costs import (
         MissingUsage,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from store.audit.files import FileTouch, sessions_touching
     from store.audit.plans import explain_search, explain_usage, refill_search_index
     from store.audit.schema_audit import SchemaViolation, load_schema_file, schema_audit
-    from store.audit.search import CallMatch, CallQuery, count_calls, iter_calls, search_calls
+    from store.audit.search import count_calls, iter_calls, search_calls
     from store.audit.usage import ToolUsage, count_tools, tool_usage
     from store.capture.agents import (
         AGENT_FOLDERS,
@@ -278,8 +279,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "count_tools": ("store.audit.usage", "count_tools"),
     "ArgumentValidationError": ("store.core.errors", "ArgumentValidationError"),
     "CALL_STATUSES": ("store.core.arguments", "CALL_STATUSES"),
-    "CallMatch": ("store.audit.search", "CallMatch"),
-    "CallQuery": ("store.audit.search", "CallQuery"),
+    "CallMatch": ("store.audit.call_rows", "CallMatch"),
+    "CallQuery": ("store.audit.call_rows", "CallQuery"),
     "ConfigurationError": ("store.core.errors", "ConfigurationError"),
     "ConflictError": ("store.core.errors", "ConflictError"),
     "DEFAULT_ALIASES": ("store.tools.names", "DEFAULT_ALIASES"),

@@ -28,14 +28,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from sqlalchemy import text
-from sqlalchemy.sql.elements import TextClause
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import UsageError
+
+if TYPE_CHECKING:  # (the conditions are built without SQLAlchemy: store.audit.lite_search)
+    from sqlalchemy.sql.elements import TextClause
 
 __all__ = [
     "ArgumentCondition",
@@ -257,6 +258,8 @@ def sql_condition(dialect: str, number: int, condition: ArgumentCondition,
                   column: str = "tool_calls.arguments") -> TextClause:
     """The SQL of an argument condition for ``dialect`` (bound parameters named by
     ``number``)."""
+    from sqlalchemy import text
+
     steps, value, op = condition.keys, condition.value, condition.op
     p, v = f"arg_path_{number}", f"arg_value_{number}"
     if dialect == "postgresql":

@@ -16,114 +16,28 @@ recomputes; a search that must not depend on any derived row is ``exact``
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from sqlalchemy import Connection, text
 from sqlalchemy.sql.elements import TextClause
 
-from store.audit.conditions import ViewCondition, view_params, view_sql
-from store.db.index.index_check import index_gaps
-from store.db.index.search_index import (
-    CALL_VIEWS,
-    KIND_CALL,
-    has_search_index,
-    index_folded,
-    tail_keys,
-    view_tail,
-)
-from store.db.index.search_schema import fts_trigrams, like_pattern
-from store.records.searchtext import fold
+from store.audit.conditions import ViewCondition
+from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
 
 __all__ = ["Trust", "prefilter_sql", "text_hits", "trust_for", "view_condition"]
-
-_log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Trust:
-    """Which derived rows a search may use: none (``exact``), or those of every session but
-    ``distrusted`` (scanned exactly from their start)."""
-
-    exact: bool = False
-    distrusted: frozenset[str] = frozenset()
-
-
-def trust_for(conn: Connection, session_id: str | None, *, exact: bool = False,
-              warn: Callable[[str], None] | None = None) -> Trust:
-    """What a search of the store (or of one session) may trust; each session whose derived
-    rows do not line up with the transcript is logged and told to ``warn``."""
-    if exact:
-        return Trust(exact=True)
-    gaps = index_gaps(conn, session_id)
-    for sid, what in sorted(gaps.items()):
-        message = (f"session {sid}: the search index does not line up with the transcript "
-                   f"({what}); its calls are scanned exactly (run `transcript-store verify`, "
-                   "repair with `transcript-store db index --rebuild`)")
-        _log.warning("%s", message)
-        if warn is not None:
-            warn(message)
-    return Trust(distrusted=frozenset(gaps))
-
-
-def _excluded(dialect: str, name: str, trust: Trust, params: dict[str, Any]) -> str:
-    """`` AND session_id`` not one of the distrusted sessions (bound as ``name``)."""
-    if not trust.distrusted:
-        return ""
-    if dialect == "postgresql":
-        params[name] = sorted(trust.distrusted)
-        return f" AND session_id <> ALL(CAST(:{name} AS TEXT[]))"
-    params[name] = orjson.dumps(sorted(trust.distrusted)).decode()
-    return f" AND session_id NOT IN (SELECT value FROM json_each(:{name}))"
 
 
 def view_condition(conn: Connection, number: int, view: ViewCondition,
                    session_id: str | None, trust: Trust) -> TextClause:
-    """The calls whose ``view`` meets the condition: the rows of ``call_views`` (filled by
-    the catch-up) and the calls the catch-up has not reached yet or whose rows ``trust`` does
-    not vouch for (``view_tail``), matched by the same SQL predicate."""
-    dialect = conn.dialect.name
-    params = view_params(number, view)
-    scope = ""
-    if session_id is not None:
-        scope = f" AND session_id = :view_sid_{number}"
-        params[f"view_sid_{number}"] = session_id
-    parts = [] if trust.exact else [
-        f"SELECT session_id, position, call_index FROM {CALL_VIEWS} "
-        f"WHERE view = :view_name_{number}{scope}"
-        f"{_excluded(dialect, f'view_x_{number}', trust, params)} AND "
-        + view_sql(dialect, number, view, f"{CALL_VIEWS}.text")]
-    if trust.exact:
-        params.pop(f"view_name_{number}", None)  # (only the rows of call_views name it)
-    tail = view_tail(conn, view.view, session_id=session_id, everything=trust.exact,
-                     also=trust.distrusted)
-    if tail and dialect == "postgresql":
-        parts.append(
-            f"SELECT session_id, position, call_index FROM unnest(CAST(:view_s_{number} AS "
-            f"TEXT[]), CAST(:view_p_{number} AS INTEGER[]), CAST(:view_i_{number} AS "
-            f"INTEGER[]), CAST(:view_t_{number} AS TEXT[])) "
-            "AS tail(session_id, position, call_index, text) WHERE "
-            + view_sql(dialect, number, view, "tail.text"))
-        for key, column in zip("spit", zip(*tail, strict=True), strict=True):
-            params[f"view_{key}_{number}"] = list(column)
-    elif tail:
-        parts.append(
-            "SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each("
-            f":view_tail_{number}) WHERE " + view_sql(dialect, number, view, "value ->> 3"))
-        params[f"view_tail_{number}"] = orjson.dumps(tail).decode()
-    if not parts:
-        return text("1 = 0")
-    return text("(tool_calls.session_id, tool_calls.position, tool_calls.call_index) IN ("
-                + " UNION ALL ".join(parts) + ")").bindparams(**params)
+    """The calls whose ``view`` meets the condition (``store.audit.hits_sql``)."""
+    sql, params = view_condition_sql(conn, number, view, session_id, trust)
+    return text(sql).bindparams(**params) if params and sql != "1 = 0" else text(sql)
 
 
 def prefilter_sql(conn: Connection, needle: str, prefix: str, params: dict[str, Any],
                   trust: Trust, session_id: str | None = None) -> str:
     """``(call key) IN (the calls whose decoded text holds needle) AND `` (index + tail)."""
-    sql, hit_params = _hits_sql(conn, needle, results=False, prefix=prefix,
+    sql, hit_params = hits_sql(conn, needle, results=False, prefix=prefix,
                                 session_id=session_id, trust=trust)
     params.update(hit_params)
     if sql is None:
@@ -132,61 +46,11 @@ def prefilter_sql(conn: Connection, needle: str, prefix: str, params: dict[str, 
             f"({sql}) AND ")
 
 
-def _hits_sql(conn: Connection, needle: str, *, results: bool, prefix: str, trust: Trust,
-              session_id: str | None = None) -> tuple[str | None, dict[str, Any]]:
-    """SQL selecting (session_id, position, call_index) of the calls whose decoded text holds
-    ``needle`` (with ``results``: or one of whose linked results' does), case-insensitively:
-    the search index's hits and an exact scan of what it has not caught up with yet or what
-    ``trust`` does not vouch for. With ``session_id``, of that session only (on Citus: one
-    shard)."""
-    dialect = conn.dialect.name
-    # (an index of text not folded the one way, built by 0.2.0, is not used until a writable
-    # catch-up builds it again: every row is scanned exactly meanwhile)
-    indexed = has_search_index(conn) and index_folded(conn) and not trust.exact
-    tail = tail_keys(conn, needle, results=results, everything=not indexed,
-                     session_id=session_id, also=trust.distrusted)
-    folded = fold(needle)
-    parts: list[str] = []
-    params: dict[str, Any] = {}
-    kind = "" if results else f" AND kind = {KIND_CALL}"
-    if session_id is not None:
-        kind += f" AND session_id = :{prefix}_sid"
-        params[f"{prefix}_sid"] = session_id
-    kind += _excluded(dialect, f"{prefix}_x", trust, params)
-    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     f"FROM search_items WHERE body LIKE :{prefix}_like{kind}")
-        params[f"{prefix}_like"] = like_pattern(folded)
-    elif indexed:  # search_fts (FTS5 trigram): the items with its trigrams, the text decides
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
-                     f"WHERE search_fts MATCH :{prefix}_fts) "
-                     f"AND instr(body, :{prefix}_needle) > 0{kind}")
-        params[f"{prefix}_fts"] = fts_trigrams(folded)
-        params[f"{prefix}_needle"] = folded
-    if tail:
-        if dialect == "postgresql":
-            parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
-                         f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
-                         "AS tail(session_id, position, call_index)")
-            params[f"{prefix}_s"] = [k[0] for k in tail]
-            params[f"{prefix}_p"] = [k[1] for k in tail]
-            params[f"{prefix}_i"] = [k[2] for k in tail]
-        else:
-            parts.append("SELECT value ->> 0 AS session_id, value ->> 1 AS position, "
-                         "value ->> 2 AS call_index "
-                         f"FROM json_each(:{prefix}_tail)")
-            params[f"{prefix}_tail"] = orjson.dumps(tail).decode()
-    if not parts:
-        return None, params
-    return " UNION ".join(parts), params
-
-
 def text_hits(conn: Connection, needle: str, *, results: bool, prefix: str, trust: Trust,
               session_id: str | None = None) -> Any:
     """Full text: the keys of the calls whose decoded argument text, or a linked result's,
     holds ``needle`` case-insensitively; ``None`` when nothing can match."""
-    sql, params = _hits_sql(conn, needle, results=results, prefix=prefix,
+    sql, params = hits_sql(conn, needle, results=results, prefix=prefix,
                             session_id=session_id, trust=trust)
     if sql is None:
         return None

@@ -12,8 +12,6 @@ listed in ``store/db/index/search_schema.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -30,15 +28,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.elements import ColumnElement, TextClause
 
+from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
 from store.audit.conditions import (
     ArgumentCondition,
-    ViewCondition,
     sql_condition,
 )
 from store.audit.hits import Trust, prefilter_sql, text_hits, trust_for, view_condition
 from store.audit.sql import (
     action_column,
-    aware,
     calls_with_time,
     check_page,
     chunks,
@@ -48,9 +45,6 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
-from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, result_status
-from store.core.errors import UsageError
-from store.core.model import ToolCall, content_text
 from store.db.base import alias_table, reads_once
 from store.db.index.search_index import (
     has_search_index,
@@ -59,12 +53,10 @@ from store.db.index.search_schema import (
     MIN_TEXT,
 )
 from store.db.reading.lineage import descendant_ids
-from store.db.schema.distribute import is_citus
 from store.db.schema.tables import sessions, tool_calls, tool_results
 from store.db.sessions import sessions_where
-from store.records.codec import decode_call
 from store.redaction.redact import Redactor
-from store.tools.actions import ACTION_ARGUMENT, split_action_key, tool_action
+from store.tools.actions import ACTION_ARGUMENT, split_action_key
 from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
@@ -74,92 +66,6 @@ __all__ = ["CallMatch", "CallQuery", "count_calls", "iter_calls", "search_calls"
 
 _VALID = ("ok", "empty")
 _CHUNK = 250  # calls per follow-up query for their results (3 bound values each)
-
-
-@dataclass(frozen=True, slots=True)
-class CallQuery:
-    """The filters of a call search; every one given must hold (``status``: any of them)."""
-
-    tool: str | None = None
-    raw_name: str | None = None
-    session_id: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    status: str | tuple[str, ...] | None = None
-    where: tuple[ArgumentCondition, ...] = ()
-    text: str | None = None
-    views: tuple[ViewCondition, ...] = ()
-    #: Only calls of sessions recorded by this agent (``claude-code``, ``codex`` ...).
-    agent: str | None = None
-    #: Only calls of sessions whose working folder is this one or below it.
-    cwd: str | None = None
-    #: With ``session_id``: the calls of that session and of every session below it (its
-    #: subagents, forks and continuations, store/db/reading/lineage.py).
-    with_children: bool = False
-    #: Use no derived row (search index, argument views): scan every call of the scope
-    #: exactly (slower; the answer then rests on the transcript alone).
-    exact: bool = False
-
-    def __post_init__(self) -> None:
-        statuses = (self.status,) if isinstance(self.status, str) else self.status
-        if statuses is not None:
-            statuses = tuple(statuses)
-            unknown = [s for s in statuses if s not in CALL_STATUSES]
-            if unknown or not statuses:
-                raise UsageError(
-                    f"unknown call status {unknown or statuses!r}: use {', '.join(CALL_STATUSES)}"
-                )
-        object.__setattr__(self, "status", statuses)
-        conditions = tuple(self.where)
-        if not all(isinstance(c, ArgumentCondition) for c in conditions):
-            raise UsageError("CallQuery.where takes ArgumentCondition values")
-        object.__setattr__(self, "where", conditions)
-        views = tuple(self.views)
-        if not all(isinstance(c, ViewCondition) for c in views):
-            raise UsageError("CallQuery.views takes ViewCondition values")
-        object.__setattr__(self, "views", views)
-        if self.with_children and self.session_id is None:
-            raise UsageError("with_children needs a session_id")
-        if self.text is not None and len(self.text) < MIN_TEXT:
-            raise UsageError(f"a full-text search needs at least {MIN_TEXT} characters")
-
-
-@dataclass(frozen=True, slots=True)
-class CallMatch:
-    """A call found by a search, with the time of its message and its first result.
-
-    ``arguments_text`` is the argument text as recorded; ``result_preview`` the first result as
-    text (cut to the preview length, ``None`` when the call has no result). ``redactions``
-    counts the secrets replaced in this match.
-    """
-
-    session_id: str
-    position: int
-    index: int
-    call_id: str
-    name: str
-    raw_name: str
-    status: str
-    arguments_text: str
-    arguments_error: str | None
-    created_at: datetime
-    result_preview: str | None
-    result_is_error: bool | None
-    redactions: int = 0
-    #: The agent and working folder of the call's session.
-    agent: str | None = None
-    cwd: str | None = None
-
-    @property
-    def arguments_status(self) -> str:
-        """The arguments' state as outputs name it: ``valid``, ``empty``, ``invalid_json`` ...
-        (``status`` is the stored name: ``ok`` for ``valid``)."""
-        return arguments_status(self.status)
-
-    @property
-    def result_status(self) -> str:
-        """The result's state: ``ok``, ``error`` or ``no_result``."""
-        return result_status(self.result_is_error)
 
 
 @reads_once
@@ -253,11 +159,11 @@ def _matches(
     try:
         scoped = aliases.scoped_names  # (built once per alias table, not per search)
         for chunk in chunks(rows, _CHUNK):
-            results = _first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+            results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
             places = _places(conn, {r[0] for r in chunk})
             for row in chunk:
                 agent, cwd = places.get(row[0], (None, None))
-                yield _match(row, aliases, results.get((row[0], row[1], row[2])),
+                yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
                              preview_chars, redactor, agent, cwd, row[4] in scoped)
     finally:
         rows.close()
@@ -444,72 +350,3 @@ def _places(conn: Connection, session_ids: set[str]
     return {str(row[0]): (row[1], row[2]) for row in conn.execute(
         select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
         .where(sessions.c.session_id.in_(sorted(session_ids))))}
-
-
-def _first_results(
-    conn: Connection, keys: Sequence[tuple[str, int, int]]
-) -> dict[tuple[str, int, int], tuple[bool, str]]:
-    """The first linked result (is_error, content_json) of each call (ix_tool_results_call)."""
-    out: dict[tuple[str, int, int], tuple[bool, str]] = {}
-    if not keys:
-        return out
-    postgres = conn.dialect.name == "postgresql"
-    if postgres and not is_citus(conn):
-        # The keys as arrays joined to ix_tool_results_call: PostgreSQL plans an OR of 250
-        # keys in ~160 ms (measured; the query then runs in 15), the join in 1 (issue 23).
-        rows = conn.exec_driver_sql(
-            "SELECT r.session_id, r.call_position, r.call_index, r.is_error, r.content_json "
-            "FROM unnest(CAST(%s AS VARCHAR[]), CAST(%s AS INTEGER[]), CAST(%s AS INTEGER[])) "
-            "AS k(session_id, position, call_index) JOIN tool_results AS r "
-            "ON r.session_id = k.session_id AND r.call_position = k.position "
-            "AND r.call_index = k.call_index ORDER BY r.session_id, r.position, r.result_index",
-            tuple(list(column) for column in zip(*keys, strict=True)))
-    else:
-        # OR of the keys, not a row-value IN list (which SQLite answers with a scan); driver
-        # SQL, because building it as a Core construct cost more than running it.
-        mark = "%s" if postgres else "?"
-        condition = " OR ".join(
-            [f"(session_id = {mark} AND call_position = {mark} AND call_index = {mark})"]
-            * len(keys))
-        rows = conn.exec_driver_sql(
-            "SELECT session_id, call_position, call_index, is_error, content_json "
-            f"FROM tool_results WHERE {condition} ORDER BY session_id, position, result_index",
-            tuple(value for key in keys for value in key))
-    for sid, pos, idx, is_error, content in rows:
-        out.setdefault((sid, pos, idx), (bool(is_error), content))
-    return out
-
-
-def _match(
-    row: Any,
-    aliases: AliasTable,
-    result: tuple[bool, str] | None,
-    preview_chars: int | None,
-    redactor: Redactor | None,
-    agent: str | None = None,
-    cwd: str | None = None,
-    scoped: bool = False,
-) -> CallMatch:
-    sid, pos, idx, call_id, raw, status, error, wire, extras, source, minted, created = row
-    call = decode_call(call_id, wire, status, error, extras, source, bool(minted))
-    action = tool_action(raw, call.input) if isinstance(call, ToolCall) else None
-    arguments = call.arguments_text
-    redactions = 0
-    preview: str | None = None
-    if result is not None:
-        preview = content_text(loads_json(result[1]))
-    if redactor is not None:
-        arguments, count = redactor.redact_text(arguments)
-        redactions += count
-        if error is not None:
-            error, count = redactor.redact_text(error)
-            redactions += count
-        if preview is not None:
-            preview, count = redactor.redact_text(preview)
-            redactions += count
-    if preview is not None and preview_chars is not None and len(preview) > preview_chars:
-        preview = preview[:preview_chars] + "…"
-    return CallMatch(sid, pos, idx, call_id,
-                     aliases.display_name(raw, agent if scoped else None, action), raw, status,
-                     arguments, error, aware(created), preview,
-                     None if result is None else result[0], redactions, agent, cwd)

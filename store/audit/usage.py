@@ -9,8 +9,7 @@ UTC; ``since`` inclusive, ``until`` exclusive, naive taken as UTC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,6 @@ from sqlalchemy import (
 
 from store.audit.sql import (
     action_column,
-    aware,
     calls_with_time,
     check_page,
     connect,
@@ -36,13 +34,12 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
+from store.audit.usage_fold import ToolUsage, fold_usage
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
 from store.db.reading.lineage import descendant_ids
 from store.db.schema.tables import messages, sessions, tool_calls, tool_results
 from store.db.sessions import sessions_where
-from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
-from store.tools.names import AliasTable
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -50,21 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["ToolUsage", "count_tools", "tool_usage"]
 
 _VALID = ("ok", "empty")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolUsage:
-    """Usage of one current tool name. ``raw_names``: the recorded names folded into it."""
-
-    name: str
-    raw_names: tuple[str, ...]
-    calls: int
-    sessions: int
-    invalid_calls: int
-    error_results: int  # calls with an error result
-    calls_without_result: int
-    first_seen: datetime | None
-    last_seen: datetime | None
 
 
 @reads_once
@@ -133,92 +115,47 @@ def count_tools(
                           cwd=cwd, limit=None))
 
 
-_Key = tuple[str | None, str]  # (agent, raw name); agent None: calls of any agent
-
-
 def _usage(conn: Connection, since: datetime | None, until: datetime | None,
            session_id: str | None, scope: Any = None) -> list[ToolUsage]:
-    whole = since is None and until is None and session_id is None and scope is None
-    stats: dict[_Key, list[Any]] = {}
-    if whole:
-        for raw, row in _usage_whole_store(conn).items():
-            stats[(None, raw)] = row
-    else:
-        for found in conn.execute(usage_statement(since, until, session_id, scope=scope)):
-            stats[(None, found[0])] = list(found[1:])
-    aliases = alias_table(conn)
-    scoped_raws = sorted(aliases.scoped_names & {raw for _, raw in stats})
-    if scoped_raws:  # count those again per agent
-        for raw in scoped_raws:
-            del stats[(None, raw)]
-        for found in conn.execute(usage_statement(since, until, session_id, scoped_raws,
-                                                  scope=scope)):
-            stats[(found[0], found[1])] = list(found[2:])
-    action_raws = sorted({raw for _, raw in stats} & set(ACTION_ARGUMENT))
-    if action_raws:  # an editor tool's calls, counted again per action (view: read ...)
-        for key in [k for k in stats if k[1] in action_raws]:
-            del stats[key]
-        for found in conn.execute(usage_statement(since, until, session_id, action_raws,
-                                                  scope=scope, actions=True)):
-            stats[(found[0], action_key(found[1], found[2]))] = list(found[3:])
-    groups: dict[str, list[_Key]] = {}
-    for key in stats:
-        groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
-    shared = {name: keys for name, keys in groups.items() if len(keys) > 1}
-    sessions_of = _shared_sessions(conn, aliases, shared, since, until, session_id, scope)
-    out = []
-    for name, keys in groups.items():
-        rows = [stats[key] for key in keys]
-        firsts = [row[5] for row in rows if row[5] is not None]
-        lasts = [row[6] for row in rows if row[6] is not None]
-        out.append(ToolUsage(
-            name, tuple(sorted({split_action_key(raw)[0] for _, raw in keys})),
-            sum(int(row[0]) for row in rows),
-            sessions_of[name] if name in sessions_of else int(rows[0][1]),
-            sum(int(row[2] or 0) for row in rows),
-            sum(int(row[3] or 0) for row in rows),
-            sum(int(row[4] or 0) for row in rows),
-            min(aware(t) for t in firsts) if firsts else None,
-            max(aware(t) for t in lasts) if lasts else None,
-        ))
-    return out
+    return fold_usage(_CoreSource(conn, since, until, session_id, scope), alias_table(conn))
 
 
-def _shared_sessions(
-    conn: Connection, aliases: AliasTable, shared: dict[str, list[_Key]],
-    since: datetime | None, until: datetime | None, session_id: str | None, scope: Any = None,
-) -> dict[str, int]:
-    """Distinct sessions of each current name made of several (agent, raw) keys: one query
-    for the distinct (raw name, session) pairs of their raw names (and, when a scoped alias is
-    among them, one for those sessions' agents)."""
-    if not shared:
-        return {}
-    c = tool_calls
-    raws = sorted({split_action_key(raw)[0] for keys in shared.values() for _, raw in keys})
-    action = action_column() if set(raws) & set(ACTION_ARGUMENT) else None
-    pairs = select(c.c.raw_name, c.c.session_id,
-                   *([action] if action is not None else [])).where(c.c.raw_name.in_(raws))
-    if session_id is not None:
-        pairs = pairs.where(c.c.session_id == session_id)
-    if scope is not None:
-        pairs = pairs.where(c.c.session_id.in_(scope))
-    if since is not None or until is not None:
-        pairs = pairs.select_from(calls_with_time(messages)).where(
-            *time_filters(since, until))
-    rows = conn.execute(pairs.group_by(c.c.raw_name, c.c.session_id,
-                                       *([action] if action is not None else []))).all()
-    agents: dict[str, str | None] = {}
-    if action is not None or any(agent is not None for keys in shared.values()
-                                 for agent, _ in keys):
-        agents = {str(row[0]): row[1] for row in conn.execute(
+class _CoreSource:
+    """The grouped rows of :func:`store.audit.usage_fold.fold_usage`, from Core statements."""
+
+    def __init__(self, conn: Connection, since: datetime | None, until: datetime | None,
+                 session_id: str | None, scope: Any) -> None:
+        self.conn, self.since, self.until = conn, since, until
+        self.session_id, self.scope = session_id, scope
+        self.whole_store = (since is None and until is None and session_id is None
+                            and scope is None)
+
+    def whole(self) -> dict[str, list[Any]]:
+        return _usage_whole_store(self.conn)
+
+    def grouped(self, raws: Sequence[str] | None, actions: bool) -> Iterable[Sequence[Any]]:
+        return self.conn.execute(usage_statement(self.since, self.until, self.session_id, raws,
+                                                 scope=self.scope, actions=actions)).all()
+
+    def pairs(self, raws: Sequence[str], action: bool) -> Iterable[Sequence[Any]]:
+        c = tool_calls
+        column = action_column() if action else None
+        pairs = select(c.c.raw_name, c.c.session_id,
+                       *([column] if column is not None else [])).where(c.c.raw_name.in_(raws))
+        if self.session_id is not None:
+            pairs = pairs.where(c.c.session_id == self.session_id)
+        if self.scope is not None:
+            pairs = pairs.where(c.c.session_id.in_(self.scope))
+        if self.since is not None or self.until is not None:
+            pairs = pairs.select_from(calls_with_time(messages)).where(
+                *time_filters(self.since, self.until))
+        return self.conn.execute(pairs.group_by(
+            c.c.raw_name, c.c.session_id, *([column] if column is not None else []))).all()
+
+    def agents(self) -> dict[str, str | None]:
+        return {str(row[0]): row[1] for row in self.conn.execute(
             select(sessions.c.session_id, sessions.c.agent)
             .where(sessions.c.agent.is_not(None)))}
-    found: dict[str, set[str]] = {name: set() for name in shared}
-    for raw, sid, *act in rows:
-        name = aliases.display_name(raw, agents.get(sid), act[0] if act else None)
-        if name in found:
-            found[name].add(sid)
-    return {name: len(sids) for name, sids in found.items()}
 
 
 def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:

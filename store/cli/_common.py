@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import click
 import orjson
@@ -137,7 +137,16 @@ def _folder(ctx: click.Context, param: click.Parameter, value: str | None) -> st
     return value
 
 
-def current_tool(opened: store.TranscriptStore, tool: str, agent: str | None = None) -> str:
+class Names(Protocol):
+    """Where the tool and agent names come from: the store, or a stdlib reader of an SQLite
+    file (``store.audit.lite_search.LiteCalls``)."""
+
+    def aliases(self) -> store.AliasTable: ...
+
+    def agents(self) -> list[str]: ...
+
+
+def current_tool(opened: Names, tool: str, agent: str | None = None) -> str:
     """``--tool`` as the current name it searches for: a name as an agent recorded it
     (``Bash``, ``run_shell_command``) becomes its current name (``bash``), and stderr says
     so; a current name, or a name no alias knows, stays as given."""
@@ -169,7 +178,7 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     return f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
 
 
-def nothing_found(opened: store.TranscriptStore, what: str, *, tool: str | None = None,
+def nothing_found(opened: Names, what: str, *, tool: str | None = None,
                   agent: str | None = None) -> None:
     """An empty result in one line, naming a ``--tool`` or ``--agent`` that the store does
     not know with the nearest ones it does."""

@@ -167,6 +167,9 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from rich.table import Table
 
+    from store.audit.lite_usage import lite_tool_usage
+    from store.db.schema.revisions import default_url
+
     if with_children and session is None:
         raise click.UsageError("--with-children applies with --session")
     if by is not None:
@@ -174,14 +177,18 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
 
         tools_by(db_url, by, since, until, as_json, agent=agent, cwd=cwd)
         return
-    with open_store(db_url, read_only=True) as opened:
-        if session is not None:
-            session = resolve_session(opened, session)
-        every = store.tool_usage(opened, since=since, until=until, session_id=session,
-                                 agent=agent, cwd=cwd, limit=None, with_children=with_children)
-        if not every and not as_json:
-            nothing_found(opened, "tool calls", agent=agent)
-            return
+    every = None if with_children else lite_tool_usage(
+        db_url or default_url(), since=since, until=until, session=session, agent=agent, cwd=cwd)
+    if every is None or (not every and not as_json):  # (the store words what is missing)
+        with open_store(db_url, read_only=True) as opened:
+            if session is not None:
+                session = resolve_session(opened, session)
+            every = store.tool_usage(opened, since=since, until=until, session_id=session,
+                                     agent=agent, cwd=cwd, limit=None,
+                                     with_children=with_children)
+            if not every and not as_json:
+                nothing_found(opened, "tool calls", agent=agent)
+                return
     wanted = page_limit(limit)
     rows = every[offset:] if wanted is None else every[offset:offset + wanted]
     more_rows(len(rows), len(every), offset, "tools")
@@ -245,28 +252,35 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         return
     if with_children and session is None:
         raise click.UsageError("--with-children applies with --session")
+    if keep_formulas and csv_path is None:
+        raise click.UsageError("--keep-formulas applies with --csv only")
+    views = {"command": command_view, "path": path_view, "pattern": pattern_view,
+             "url": url_view}
+    wanted = page_limit(limit)
+    redactor = redactor_from(redact, patterns)
+
+    def query_of(tool: str | None, session: str | None) -> store.CallQuery:
+        return _query(tool, raw_name, session, since, until, status, where, contains, text,
+                      views, ignore_case, regex, agent, cwd, with_children, exact)
+
+    if csv_path is None and not (where or contains or exact or with_children) \
+            and _lite_search(db_url, tool, session, agent, query_of, wanted, offset, as_json,
+                             wide, redactor):
+        return
     if session is not None or tool is not None:
         with open_store(db_url, read_only=True) as opened:
             if session is not None:
                 session = resolve_session(opened, session)
             if tool is not None:
                 tool = current_tool(opened, tool, agent)
-    query = _query(tool, raw_name, session, since, until, status, where, contains, text,
-                   {"command": command_view, "path": path_view, "pattern": pattern_view,
-                    "url": url_view}, ignore_case, regex, agent, cwd, with_children,
-                   exact)
-    if keep_formulas and csv_path is None:
-        raise click.UsageError("--keep-formulas applies with --csv only")
+    query = query_of(tool, session)
     if csv_path is not None:
         target = None if str(csv_path) == "-" else csv_path
         with open_store(db_url, read_only=True) as opened, _output(target, newline="") as out:
-            stats = store.export_calls_csv(opened, query, out,
-                                           redactor=redactor_from(redact, patterns),
+            stats = store.export_calls_csv(opened, query, out, redactor=redactor,
                                            formulas=keep_formulas)
         click.echo(f"{stats.records} calls, {stats.redactions} secrets redacted", err=True)
         return
-    wanted = page_limit(limit)
-    redactor = redactor_from(redact, patterns)
     with open_store(db_url, read_only=True) as opened:
         found: Iterable[store.CallMatch]
         if wanted is None:  # every row, streamed from the database
@@ -276,20 +290,79 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
         else:  # a page: LIMIT / OFFSET in SQL
             found = store.search_calls(opened, query, limit=wanted, offset=offset,
                                        redactor=redactor, warn=_warn)
-        if as_json:  # one row at a time, whatever the number
-            shown = 0
-            for match in found:
-                emit_json([_call_json(match)])
-                shown += 1
-            if wanted is not None and shown == wanted:  # (else nothing was cut)
-                more_rows(shown, store.count_calls(opened, query), offset, "calls")
-            return
-        matches = list(found)
-        total = (store.count_calls(opened, query) if wanted is not None
-                 and len(matches) == wanted else offset + len(matches))
-        if not matches:
-            nothing_found(opened, "calls", tool=tool, agent=agent)
-            return
+        _show_calls(found, lambda: store.count_calls(opened, query), opened, tool, agent,
+                    wanted, offset, as_json, wide)
+
+
+def _lite_search(db_url: str | None, tool: str | None, session: str | None,
+                 agent: str | None, query_of: Any, wanted: int | None, offset: int,
+                 as_json: bool, wide: bool, redactor: store.Redactor | None) -> bool:
+    """``calls search`` on the stdlib driver (``store.audit.lite_search``: an SQLite file at
+    head, no SQLAlchemy import); False when it declines (the store answers and words every
+    error)."""
+    import sqlite3
+
+    from store.audit.lite_search import lite_query, open_calls
+    from store.db.schema.revisions import default_url
+
+    lite = open_calls(db_url or default_url())
+    if lite is None:
+        return False
+    shown = _Shown()
+    with lite:
+        try:
+            if session is not None:
+                session = lite.session_id(session)
+                if session is None:  # (none, several: the store words it)
+                    return False
+            if tool is not None:
+                tool = current_tool(lite, tool, agent)
+            query = query_of(tool, session)
+            if not lite_query(query):
+                return False
+            found = lite.iter_calls(query, limit=wanted, offset=offset if wanted else 0,
+                                    preview_chars=200, redactor=redactor, warn=_warn)
+            if wanted is None:
+                found = itertools.islice(found, offset, None)
+            _show_calls(shown.counted(found), lambda: lite.count_calls(query), lite, tool,
+                        agent, wanted, offset, as_json, wide)
+        except sqlite3.Error as exc:
+            if shown.rows:  # (rows are out: the answer cannot be taken back)
+                raise store.DatabaseError(f"{db_url or default_url()}: {exc}") from exc
+            return False
+    return True
+
+
+class _Shown:
+    """How many rows went out (a lite search that fails after its first row cannot fall
+    back to the store)."""
+
+    rows = 0
+
+    def counted(self, found: Iterable[store.CallMatch]) -> Iterator[store.CallMatch]:
+        for match in found:
+            self.rows += 1
+            yield match
+
+
+def _show_calls(found: Iterable[store.CallMatch], total_of: Any, opened: Any,
+                tool: str | None, agent: str | None, wanted: int | None, offset: int,
+                as_json: bool, wide: bool) -> None:
+    """The matches as JSON lines (streamed) or a table, with "showing N of M"."""
+    if as_json:  # one row at a time, whatever the number
+        shown = 0
+        for match in found:
+            emit_json([_call_json(match)])
+            shown += 1
+        if wanted is not None and shown == wanted:  # (else nothing was cut)
+            more_rows(shown, total_of(), offset, "calls")
+        return
+    matches = list(found)
+    total = (total_of() if wanted is not None and len(matches) == wanted
+             else offset + len(matches))
+    if not matches:
+        nothing_found(opened, "calls", tool=tool, agent=agent)
+        return
     columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
                Column("pos", justify="right", keep=True), Column("agent", minimum=6),
                Column("cwd", flexible=True), Column("tool"), Column("args status"),

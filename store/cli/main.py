@@ -30,6 +30,51 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+#: The first paragraph of each command's help: ``transcript-store --help`` lists the commands
+#: from these without importing every command's module (that cost half of its start-up). A
+#: test keeps them equal to the commands' own.
+COMMAND_HELP: dict[str, str] = {
+    "db": "Schema administration: upgrade, downgrade, current revision, drift check, Citus "
+          "distribution.",
+    "demo": "Store the bundled example sessions (or PATHS, one session per file) and print "
+            "them.",
+    "sessions": "List, show, fork, rename, tag, delete, erase and hold stored sessions.",
+    "verify": "Check that what is stored reads back as written, that every message's "
+              "chained digest matches, that the search index, argument views and secret "
+              "digests are what the transcript gives, and the transparency log's leaves; "
+              "exit 1 on errors (each session's first bad position). Changes nothing.",
+    "import": "Import agent session files and directories (recursively, *.json and *.jsonl, "
+              "and the agents' databases crush.db, opencode.db, sessions.db).",
+    "export": "Write sessions to stdout: one as a provider's request history (JSON), or "
+              "canonical JSONL of messages (``--to jsonl``), or CSV of calls (``--to csv``). "
+              "``--redact`` applies to every target. An option that cannot apply to the "
+              "target is refused.",
+    "resume": "Write a stored session as the request history to resume it with a provider "
+              "(stdout), or as an agent's own session file to continue it in that agent.",
+    "tools": "Tool usage across every session.",
+    "calls": "Find any tool call ever made, and show one.",
+    "audit": "Schema audit of stored calls; search-index upkeep.",
+    "aliases": "The tool vocabulary: which recorded tool names count as which tool.",
+    "serve": "Serve a read-only web viewer of the store: sessions, transcripts, tool usage, "
+             "search. With --redact every page and download shows secrets as "
+             "[REDACTED:kind] markers.",
+    "completion": "Print the completion script for SHELL (commands, options, choices).",
+    "watch": "Keep an archive of the agents' sessions as they are written.",
+    "capture": "Store the session an agent's hook names (Claude Code SessionEnd / Stop "
+               "hooks).",
+    "usage": "Tokens (input, output, cache creation, cache read) and estimated cost.",
+    "rules": "Sigma detections over every agent's tool calls (extra: "
+             "transcript-store[rules]).",
+    "prune": "Erase old sessions (as `sessions erase` does); held sessions are left alone.",
+    "mcp": "Serve the store read-only to agents over MCP (stdio, or --http).",
+    "search": "Find the messages whose text holds TEXT: prompts, answers, reasoning, tool "
+              "arguments and results, best match first (one row per message: the part that "
+              "matched best).",
+    "log": "The transparency log: signed checkpoints, inclusion and consistency proofs an "
+           "auditor checks offline with only the public key (docs/trust.md).",
+}
+
+
 #: The root's own options, also taken after the command (``sessions list --no-color``): no
 #: command has an option of these names, so moving them in front changes nothing else.
 GLOBAL_FLAGS = frozenset({"--traceback", "--no-color", "-v", "-vv", "-vvv", "--verbose"})
@@ -49,6 +94,14 @@ class RootGroup(StoreGroup):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMAND_MODULES)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands with their short help, from ``COMMAND_HELP`` (no module imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, click.Command(name, help=COMMAND_HELP[name])
+                                 .get_short_help_str(limit)) for name in names])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMAND_MODULES.get(cmd_name)

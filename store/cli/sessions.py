@@ -191,31 +191,31 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
         return
     out = console()
     info = transcript.session
-    out.print(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
-              f"{escape(info.provider or '')} {escape(info.model or '')}  "
-              f"{info.message_count} messages")
-    out.print(f"[dim]started {local_time(info.started_at)}, last active "
-              f"{local_time(info.last_active_at)} (its own times); stored "
-              f"{local_time(info.created_at)}[/dim]")
-    for line in lineage_lines(ancestors, tree, redactor):
-        out.print(line)
+    lines: list[str] = []  # (printed at once: a print per line cost more than the lines)
+    lines.append(f"[bold]{escape(info.session_id)}[/bold]  {escape(info.title or '')}  "
+                 f"{escape(info.provider or '')} {escape(info.model or '')}  "
+                 f"{info.message_count} messages")
+    lines.append(f"[dim]started {local_time(info.started_at)}, last active "
+                 f"{local_time(info.last_active_at)} (its own times); stored "
+                 f"{local_time(info.created_at)}[/dim]")
+    lines.extend(lineage_lines(ancestors, tree, redactor))
     for source in sources:
         if source.gone_at is None:
-            out.print(f"[dim]source: {escape(source.path)}[/dim]")
+            lines.append(f"[dim]source: {escape(source.path)}[/dim]")
         else:
-            out.print(f"[yellow]source gone since {source.gone_at:%Y-%m-%d %H:%M:%S} UTC "
-                      f"(deleted; kept here): {escape(source.path)}[/yellow]")
+            lines.append(f"[yellow]source gone since {source.gone_at:%Y-%m-%d %H:%M:%S} UTC "
+                         f"(deleted; kept here): {escape(source.path)}[/yellow]")
     for stored in transcript:
         role = stored.message.role
         if role == "tool" or (role == "user" and stored.message.tool_results
                               and not stored.message.text):
             continue  # results are shown beside their calls
-        out.print(f"\n[bold green]#{stored.position} {escape(role)}[/bold green]")
-        for line in _part_lines(stored.message, results, stored.position):
-            out.print(line)
+        lines.append(f"\n[bold green]#{stored.position} {escape(role)}[/bold green]")
+        lines.extend(_part_lines(stored.message, results, stored.position))
     orphans = list(transcript.orphan_results())
     if orphans:
-        out.print(f"\n[yellow]{len(orphans)} result(s) without a call[/yellow]")
+        lines.append(f"\n[yellow]{len(orphans)} result(s) without a call[/yellow]")
+    out.print("\n".join(lines))
 
 
 @sessions.command("fork")

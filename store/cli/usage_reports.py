@@ -125,18 +125,27 @@ def _make(report: str) -> click.Command:
                 agent: str | None, cwd: str | None, session_id: str | None,
                 prices_file: Path | None, breakdown: bool, own_only: bool,
                 as_json: bool) -> None:
-        prices = store.load_prices(prices_file)
-        with open_store(db_url, read_only=True) as opened:
-            if session_id is not None:
-                from store.cli._common import resolve_session
+        from store.audit.lite_costs import lite_usage_report
+        from store.db.schema.revisions import default_url
 
-                session_id = resolve_session(opened, session_id)
-            rows = store.usage_report(opened, by=by, since=since, until=until, agent=agent,
-                                      cwd=cwd, session_id=session_id, prices=prices,
-                                      rollup=not own_only)
-            missing = store.sessions_without_usage(opened, since=since, until=until,
-                                                   agent=agent, cwd=cwd,
-                                                   session_id=session_id)
+        prices = store.load_prices(prices_file)
+        found = lite_usage_report(db_url or default_url(), by=by, table=prices, since=since,
+                                  until=until, agent=agent, cwd=cwd, session=session_id,
+                                  rollup=not own_only)
+        if found is not None:  # (an SQLite file at head, on the stdlib driver)
+            rows, missing = found
+        else:
+            with open_store(db_url, read_only=True) as opened:
+                if session_id is not None:
+                    from store.cli._common import resolve_session
+
+                    session_id = resolve_session(opened, session_id)
+                rows = store.usage_report(opened, by=by, since=since, until=until,
+                                          agent=agent, cwd=cwd, session_id=session_id,
+                                          prices=prices, rollup=not own_only)
+                missing = store.sessions_without_usage(opened, since=since, until=until,
+                                                       agent=agent, cwd=cwd,
+                                                       session_id=session_id)
         if not as_json:  # (the table names the models without a price below it)
             _print(report, first, rows, missing, prices, breakdown)
             return

@@ -37,7 +37,25 @@ def test_help_imports_no_database_rich_or_migration_code() -> None:
     assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "rich", "alembic",
                                                           "psycopg")}
     assert "store.db.store" not in modules and "store.viewer" not in modules
-    assert "store.cli.audit" in modules  # every command is registered
+    # (the commands are listed from COMMAND_HELP: no command's module is loaded)
+    assert not {m for m in modules if m.startswith("store.cli.")} - {
+        "store.cli", "store.cli.main", "store.cli._common"}
+
+
+def test_the_root_help_lists_each_commands_own_short_help() -> None:
+    import importlib
+
+    import click
+
+    from store.cli.main import COMMAND_HELP, COMMAND_MODULES
+
+    assert list(COMMAND_HELP) == list(COMMAND_MODULES)
+    for name, module in COMMAND_MODULES.items():
+        command = next(c for c in importlib.import_module(f"store.cli.{module}").COMMANDS
+                       if c.name == name)
+        for limit in (20, 40, 60, 94, 150, 300):
+            assert click.Command(name, help=COMMAND_HELP[name]).get_short_help_str(limit) \
+                == command.get_short_help_str(limit), (name, limit)
 
 
 def test_a_read_command_on_a_database_at_head_imports_no_alembic(tmp_path: Path) -> None:
@@ -66,6 +84,27 @@ def test_sessions_list_on_an_sqlite_file_imports_no_sqlalchemy(tmp_path: Path) -
         assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic",
                                                               "psycopg")}, argv
         assert "store.cli.sessions" in modules and "store.cli.audit" not in modules
+
+
+def test_the_commonest_reads_on_an_sqlite_file_import_no_sqlalchemy(tmp_path: Path) -> None:
+    """tools usage, calls search and the usage reports read an SQLite file at head on the
+    stdlib driver (issue 39)."""
+    path = tmp_path / "small.sqlite"
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        opened.append("s", [{"role": "user", "content": "hi"}, {
+            "role": "assistant", "content": None, "tool_calls": [{
+                "id": "c1", "type": "function",
+                "function": {"name": "bash", "arguments": '{"command": "git push"}'}}]}])
+
+    for argv in (("tools", "usage"), ("tools", "usage", "--session", "s", "--json"),
+                 ("calls", "search", "--command", "git push", "--limit", "0", "--json"),
+                 ("calls", "search", "--text", "push"), ("calls", "search", "--tool", "bash"),
+                 ("calls", "search", "--tool", "nothing"), ("usage", "daily"),
+                 ("usage", "model", "--json")):
+        modules = loaded(*argv, "--db", str(path))
+
+        assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic",
+                                                              "psycopg")}, argv
 
 
 def test_the_root_group_knows_every_commands_module() -> None:

@@ -32,9 +32,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from store.db.index.search_index import (
     CALL_VIEWS,
@@ -50,6 +48,9 @@ from store.db.index.search_index import (
 from store.db.index.secrets import SecretRow, secret_rows, store_key
 from store.records.searchtext import call_search_text, fold, result_search_text
 from store.trust.secrets import index_text
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 __all__ = ["DERIVED_CHECKS", "IndexIssue", "check_derived", "index_gaps", "suspect_sessions"]
 

@@ -46,16 +46,16 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import Connection, Engine
+from typing import TYPE_CHECKING, Any
 
 from store.core.arguments import loads_json
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
-from store.db.schema.distribute import is_citus
 from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
 from store.tools.vocabulary import VIEW_NAMES, argument_views
 from store.trust.secrets import index_text
+
+if TYPE_CHECKING:  # (the read side runs on a stdlib connection too: store/db/reading/driver.py)
+    from sqlalchemy import Connection, Engine
 
 __all__ = [
     "CALL_VIEWS",
@@ -260,6 +260,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
                             time.perf_counter() - started)
         if progress is not None:
             progress(total, waiting)
+    from store.db.schema.distribute import is_citus
+
     if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
         if total.calls + total.results >= _SETTLE_ITEMS:
             write(_merge_pending)
@@ -315,6 +317,8 @@ def _quietly(conn: Connection, statement: str) -> bool:
 
 def _catch_up_chunk(conn: Connection) -> IndexUpdate:
     pg = conn.dialect.name == "postgresql"
+    from store.db.schema.distribute import is_citus
+
     citus = pg and is_citus(conn)
     lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
     chunk = conn.exec_driver_sql(

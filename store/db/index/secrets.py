@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, func, select
-
-from store.db.schema.tables import call_secrets, trust_keys
 from store.trust.secrets import secret_digest
+
+if TYPE_CHECKING:  # (SQLAlchemy loads with the statements that need it, not with the rows)
+    from sqlalchemy import Connection, Engine
 
 __all__ = ["SecretRow", "calls_with_secret", "insert_secrets", "secret_rows",
            "secrets_summary", "store_key"]
@@ -33,6 +33,10 @@ def store_key(conn: Connection) -> bytes:
     """The store's key for secret digests (read once per engine)."""
     known = _KEYS.get(conn.engine)
     if known is None:
+        from sqlalchemy import select
+
+        from store.db.schema.tables import trust_keys
+
         value = conn.execute(select(trust_keys.c.key).where(trust_keys.c.name == KEY_NAME)
                              ).scalar()
         known = bytes.fromhex(value) if value else b""
@@ -66,6 +70,10 @@ def calls_with_secret(conn: Connection, value: str) -> list[tuple[str, int, int]
     """(session, position, call index) of every call whose arguments, or whose result, held
     ``value`` as a detected secret (through its keyed digest; indexed calls only: the caller
     catches the index up first)."""
+    from sqlalchemy import select
+
+    from store.db.schema.tables import call_secrets
+
     digest = secret_digest(store_key(conn), value)
     rows = conn.execute(
         select(call_secrets.c.session_id, call_secrets.c.call_position,
@@ -79,6 +87,10 @@ def calls_with_secret(conn: Connection, value: str) -> list[tuple[str, int, int]
 def secrets_summary(conn: Connection) -> list[tuple[str, str, int, int]]:
     """(session, kind, secrets, calls) per session and kind: how many secrets of that kind
     the detectors found in the session's calls and results, and in how many calls."""
+    from sqlalchemy import func, select
+
+    from store.db.schema.tables import call_secrets
+
     calls = func.count(func.distinct(
         call_secrets.c.call_position * 1_000_000 + call_secrets.c.call_index))
     rows = conn.execute(

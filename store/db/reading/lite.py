@@ -33,7 +33,8 @@ from store.db.schema.sqlitefile import (
     stored_time,
 )
 
-__all__ = ["SessionListing", "SessionPage", "list_sessions", "open_listing", "sqlite_file"]
+__all__ = ["SessionListing", "SessionPage", "lite_session_id", "list_sessions", "open_lite",
+           "open_listing", "sqlite_file"]
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
@@ -168,9 +169,11 @@ def _where(provider: str | None, model: str | None, tag: str | None,
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
-def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | None:
-    """A listing of the SQLite file ``url`` names when it exists at revision ``head()``,
-    opened read-only; ``None`` for anything else (the caller opens the store instead)."""
+def open_lite(url: str, head: Callable[[], str | None]) -> sqlite3.Connection | None:
+    """A read-only stdlib connection to the SQLite file ``url`` names when it exists at
+    revision ``head()``; ``None`` for anything else (the caller opens the store instead,
+    which words every error). Each stdlib reader (the listing, ``store.audit.lite_usage``,
+    ``store.audit.lite_search`` ...) opens its file here."""
     path = sqlite_file(url)
     if path is None or not path.is_file():
         return None
@@ -187,7 +190,29 @@ def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | N
     except sqlite3.Error:
         conn.close()
         return None
-    return SessionListing(conn)
+    return conn
+
+
+def lite_session_id(conn: sqlite3.Connection, prefix: str) -> str | None:
+    """The session ``prefix`` names when that is plain: its own id, or the one id it is a
+    prefix of; ``None`` otherwise (none, several: the store resolves and words it, as
+    ``TranscriptStore.resolve_session_id``)."""
+    if not prefix or "\x00" in prefix:
+        return None
+    if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (prefix,)).fetchone():
+        return prefix
+    found = conn.execute(
+        "SELECT session_id FROM sessions WHERE session_id LIKE ? ESCAPE '\\' "
+        "AND substr(session_id, 1, ?) = ? ORDER BY session_id LIMIT 2",
+        (escape_like(prefix) + "%", len(prefix), prefix)).fetchall()
+    return str(found[0][0]) if len(found) == 1 else None
+
+
+def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | None:
+    """A listing of the SQLite file ``url`` names when it exists at revision ``head()``,
+    opened read-only; ``None`` for anything else (the caller opens the store instead)."""
+    conn = open_lite(url, head)
+    return None if conn is None else SessionListing(conn)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any
 
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
+
+if TYPE_CHECKING:  # (the reports read the rows on a stdlib connection too)
+    from sqlalchemy import Connection
 
 __all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "scope_where", "usage_rows"]
 

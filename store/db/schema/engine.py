@@ -33,7 +33,6 @@ import select
 import sqlite3
 import time
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote
@@ -45,9 +44,12 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.core.errors import ConfigurationError, DatabaseError
-from store.core.jsonexact import json_at, json_same
 from store.db.schema.revisions import default_url
-from store.db.schema.sqlitefile import SQLITE_BUSY_TIMEOUT_MS, connect_read_only
+from store.db.schema.sqlitefile import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    connect_read_only,
+    register_functions,
+)
 from store.db.writing.checkpoint import SAFETY_NET_PAGES
 from store.redaction.redact import hide_passwords
 
@@ -247,32 +249,6 @@ def closed_by_server(dbapi_connection: Any) -> bool:
 
 
 _BEGIN = {mode: f"BEGIN {mode}" for mode in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE")}
-
-
-@lru_cache(maxsize=64)
-def _compiled_pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _regexp(pattern: str | None, value: str | None) -> bool | None:
-    if pattern is None or value is None:
-        return None
-    return _compiled_pattern(pattern).search(value) is not None
-
-
-def _lower(value: str | None) -> str | None:
-    return None if value is None else value.lower()
-
-
-def register_functions(connection: Any) -> None:
-    """The search functions an SQLite connection needs that PostgreSQL has built in:
-    ``x REGEXP p`` (Python's re; the audit's regular expressions keep to the syntax both
-    understand), a Unicode ``unicode_lower`` (SQLite's lower() folds ASCII only), and the exact
-    JSON helpers of ``store.core.jsonexact`` (``json_at``, ``json_same``)."""
-    connection.create_function("regexp", 2, _regexp, deterministic=True)
-    connection.create_function("unicode_lower", 1, _lower, deterministic=True)
-    connection.create_function("json_at", 2, json_at, deterministic=True)
-    connection.create_function("json_same", 2, json_same, deterministic=True)
 
 
 def database_url(value: str | URL) -> str | URL:

@@ -5,14 +5,18 @@ read the same file the same way."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from store.core.jsonexact import json_at, json_same
+
 __all__ = ["SQLITE_BUSY_TIMEOUT_MS", "connect_read_only", "cwd_pattern", "escape_like",
-           "read_time", "stored_time"]
+           "read_time", "register_functions", "stored_time"]
 
 #: How long a connection waits for another one's lock before "database is locked".
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -54,3 +58,29 @@ def cwd_pattern(cwd: str) -> tuple[str, str]:
     folders below it); trailing slashes dropped."""
     folder = cwd.rstrip("/") or "/"
     return folder, escape_like(folder if folder != "/" else "") + "/%"
+
+
+@lru_cache(maxsize=64)
+def _compiled_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _regexp(pattern: str | None, value: str | None) -> bool | None:
+    if pattern is None or value is None:
+        return None
+    return _compiled_pattern(pattern).search(value) is not None
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.lower()
+
+
+def register_functions(connection: Any) -> None:
+    """The search functions an SQLite connection needs that PostgreSQL has built in:
+    ``x REGEXP p`` (Python's re; the audit's regular expressions keep to the syntax both
+    understand), a Unicode ``unicode_lower`` (SQLite's lower() folds ASCII only), and the exact
+    JSON helpers of ``store.core.jsonexact`` (``json_at``, ``json_same``)."""
+    connection.create_function("regexp", 2, _regexp, deterministic=True)
+    connection.create_function("unicode_lower", 1, _lower, deterministic=True)
+    connection.create_function("json_at", 2, json_at, deterministic=True)
+    connection.create_function("json_same", 2, json_same, deterministic=True)

@@ -1,0 +1,54 @@
+"""The ``usage`` reports of an SQLite file on the stdlib driver, for the command line's
+start-up (persistence; no SQLAlchemy).
+
+:func:`lite_usage_report` answers ``store.usage_report`` and ``store.sessions_without_usage``
+with the store's own reading and fold (``store.audit.cost_rows``: driver SQL) on a
+``DriverConnection``. Only the happy path: a plain SQLite file at head, a plain session id
+or prefix, and no roll-up of subagents into their roots (``by`` session, agent or project
+with ``rollup``); ``None`` for anything else (the caller asks the store, which also words
+every error).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from store.audit.cost_rows import MissingUsage, UsageTotals, missing_rows, report_rows
+from store.db.reading.driver import DriverConnection
+from store.db.reading.lite import lite_session_id, open_lite
+from store.usage.prices import PriceTable
+
+__all__ = ["lite_usage_report"]
+
+
+def lite_usage_report(url: str, *, by: str, table: PriceTable, since: datetime | None = None,
+                      until: datetime | None = None, agent: str | None = None,
+                      cwd: str | None = None, session: str | None = None,
+                      rollup: bool = False
+                      ) -> tuple[list[UsageTotals], list[MissingUsage]] | None:
+    """The report's rows and the sessions without usage, as the store gives them."""
+    from store.db.schema.revisions import scripted_head
+
+    if by not in ("day", "week", "month", "model", "session", "agent", "project") or (
+            rollup and by in ("session", "agent", "project")):
+        return None
+    conn = open_lite(url, scripted_head)
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN")
+        if session is not None:
+            session = lite_session_id(conn, session)
+            if session is None:
+                return None
+        driver = DriverConnection(conn)
+        rows = report_rows(driver, by=by, since=since, until=until, agent=agent, cwd=cwd,
+                           session_id=session, table=table, roots={})
+        missing = missing_rows(driver, since=since, until=until, agent=agent, cwd=cwd,
+                               session_id=session)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return rows, missing

@@ -1,0 +1,287 @@
+"""``calls search`` of an SQLite file on the stdlib driver, for the command line's start-up
+(persistence; no SQLAlchemy).
+
+:class:`LiteCalls` answers :func:`store.audit.search.iter_calls` / ``search_calls`` /
+``count_calls`` of a read-only store with ``sqlite3`` and the statement SQLAlchemy compiles
+for ``search_statement`` on SQLite, written out here for the common filters (tool, raw name,
+one session, agent, folder, time range, status, full text, argument views); the derived rows'
+SQL and trust (``store.audit.hits_sql``, ``store.db.index``), each call's first result and the
+match of a row (``store.audit.call_rows``) are the store's own code, run on a
+``DriverConnection``. A test compares both answers on many filter combinations. Only the happy
+path: a plain SQLite file at head (:func:`open_calls`, else ``None``), a query without
+argument conditions, ``exact`` or ``with_children`` (:func:`lite_query`, else the caller asks
+the store, which also words every error).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
+from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
+from store.audit.lite_usage import action_sql, lite_aliases, scope_sql
+from store.core.times import as_utc
+from store.db.reading.driver import DriverConnection
+from store.db.reading.lite import lite_session_id, open_lite
+from store.db.schema.sqlitefile import register_functions, stored_time
+from store.redaction.redact import Redactor
+from store.tools.actions import ACTION_ARGUMENT, split_action_key
+from store.tools.names import AliasTable
+
+__all__ = ["LiteCalls", "lite_query", "open_calls", "tool_names_for"]
+
+_CHUNK = 250  # calls per follow-up query for their results (as store.audit.search)
+_VALID = "('ok', 'empty')"
+_LINKED = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
+           "AND r.call_index = tool_calls.call_index")
+_COLUMNS = ("tool_calls.session_id, tool_calls.position, tool_calls.call_index, "
+            "tool_calls.call_id, tool_calls.raw_name, tool_calls.arguments_status, "
+            "tool_calls.arguments_error, tool_calls.wire_json, tool_calls.extras_json, "
+            "tool_calls.source, tool_calls.id_minted")
+
+
+def lite_query(query: CallQuery) -> bool:
+    """Whether the stdlib search answers ``query`` (else the store does)."""
+    return not query.where and not query.exact and not query.with_children
+
+
+def tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[str]:
+    """The raw names (and ``<raw>#<action>`` keys) that are ``tool`` in a session of
+    ``agent`` (as a load names them)."""
+    return sorted({raw for _, raw in aliases.sources(tool)
+                   if aliases.resolve(raw, agent) == tool})
+
+
+class _Params(dict[str, Any]):
+    """Named parameters, each value given a fresh name."""
+
+    def bind(self, value: Any) -> str:
+        name = f"lite_{len(self)}"
+        self[name] = value
+        return f":{name}"
+
+    def marks(self, values: Sequence[Any]) -> str:
+        return ", ".join(self.bind(v) for v in values)
+
+
+def _names_sql(aliases: AliasTable, tool: str, names: Sequence[str], p: _Params,
+               agent: str | None = None) -> str | None:
+    """``store.audit.search._names_condition`` as SQLite text."""
+    plain = sorted({n for n in names if split_action_key(n)[1] is None})
+    keyed = sorted({split_action_key(n) for n in names if split_action_key(n)[1] is not None})
+    simple = [n for n in plain if n not in ACTION_ARGUMENT]
+    parts = [f"tool_calls.raw_name IN ({p.marks(simple)})"] if simple else []
+    action = action_sql()
+    for raw in sorted(set(plain) & set(ACTION_ARGUMENT)):
+        others = sorted({a for a in aliases.actions(raw)
+                         if aliases.resolve(raw, agent, a) != tool})
+        if others:
+            parts.append(f"tool_calls.raw_name = {p.bind(raw)} AND ({action} IS NULL OR "
+                         f"({action} NOT IN ({p.marks(others)})))")
+        else:
+            parts.append(f"tool_calls.raw_name = {p.bind(raw)}")
+    for raw, act in keyed:
+        parts.append(f"tool_calls.raw_name = {p.bind(raw)} AND {action} = {p.bind(act)}")
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+
+def _agent_pair(pairs: Sequence[tuple[str, str]], p: _Params) -> str:
+    rows = ", ".join(f"({p.bind(a)}, {p.bind(r)})" for a, r in pairs)
+    return ("(EXISTS (SELECT sessions.session_id FROM sessions WHERE sessions.session_id = "
+            f"tool_calls.session_id AND (sessions.agent, tool_calls.raw_name) IN "
+            f"(VALUES {rows})))")
+
+
+def _tool_sql(aliases: AliasTable, tool: str, p: _Params) -> str | None:
+    """``store.audit.search._tool_condition`` as SQLite text."""
+    plain = sorted({raw for agent, raw in aliases.sources(tool) if agent is None})
+    keyed = [raw for raw in plain if split_action_key(raw)[1] is not None]
+    plain = [raw for raw in plain if raw not in keyed]
+    renamed = sorted((agent, raw) for (agent, raw), current in aliases.scoped.items()
+                     if raw in plain and current != tool)
+    scoped = sorted((agent, raw) for agent, raw in aliases.sources(tool)
+                    if agent is not None and raw not in plain)
+    parts: list[str] = []
+    named = _names_sql(aliases, tool, plain, p)
+    if named is not None:
+        parts.append(f"{named} AND NOT {_agent_pair(renamed, p)}" if renamed else named)
+    named = _names_sql(aliases, tool, keyed, p)
+    if named is not None:
+        parts.append(named)
+    simple = [(agent, raw) for agent, raw in scoped if raw not in ACTION_ARGUMENT
+              and split_action_key(raw)[1] is None]
+    if simple:
+        parts.append(f"tool_calls.raw_name IN ({p.marks(sorted({r for _, r in simple}))}) "
+                     f"AND {_agent_pair(simple, p)}")
+    for raw in sorted({split_action_key(r)[0] for _, r in scoped if (_, r) not in simple}):
+        mine = [(agent, r) for agent, r in scoped if split_action_key(r)[0] == raw]
+        named = _names_sql(aliases, tool, [r for _, r in mine], p)
+        if named is not None:
+            parts.append(f"{named} AND {_agent_pair([(a, raw) for a, _ in mine], p)}")
+    if not parts:
+        return None
+    return "(" + " OR ".join(f"({part})" for part in parts) + ")"
+
+
+def _status_sql(status: str, p: _Params) -> str:
+    if status == "invalid":
+        return f"tool_calls.arguments_status NOT IN {_VALID}"
+    if status == "error":
+        return f"EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED} AND r.is_error = 1)"
+    if status == "no_result":
+        return f"NOT (EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED}))"
+    return f"tool_calls.arguments_status = {p.bind(status)}"
+
+
+class LiteCalls:
+    """The call search of one SQLite file, read-only, on the stdlib driver."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._conn = DriverConnection(connection)
+        self._aliases: AliasTable | None = None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> LiteCalls:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def aliases(self) -> AliasTable:
+        if self._aliases is None:
+            self._aliases = lite_aliases(self._conn.connection)
+        return self._aliases
+
+    def agents(self) -> list[str]:
+        return sorted(str(a) for (a,) in self._conn.connection.execute(
+            "SELECT DISTINCT agent FROM sessions WHERE agent IS NOT NULL"))
+
+    def session_id(self, prefix: str) -> str | None:
+        return lite_session_id(self._conn.connection, prefix)
+
+    def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None
+                  ) -> tuple[str, _Params] | None:
+        """``store.audit.search.search_statement`` as SQLite text (``None``: nothing can
+        match)."""
+        conn, aliases, p = self._conn, self.aliases(), _Params()
+        timed = query.since is not None or query.until is not None
+        m = "messages" if timed else "m"
+        where: list[str] = []
+        if query.tool is not None:
+            if query.session_id is not None:
+                found = conn.connection.execute(
+                    "SELECT agent FROM sessions WHERE session_id = ?",
+                    (query.session_id,)).fetchone()
+                agent = None if found is None else found[0]
+                tool = _names_sql(aliases, query.tool,
+                                  tool_names_for(aliases, query.tool, agent), p, agent)
+            else:
+                tool = _tool_sql(aliases, query.tool, p)
+            if tool is None:
+                return None
+            where.append(tool)
+        if query.raw_name is not None:
+            where.append(f"tool_calls.raw_name = {p.bind(query.raw_name)}")
+        one = query.session_id
+        if one is not None:
+            where.append(f"tool_calls.session_id = {p.bind(one)}")
+        if query.agent is not None or query.cwd is not None:
+            sql, values = scope_sql(query.agent, query.cwd)
+            for value in values:
+                sql = sql.replace("?", p.bind(value), 1)
+            where.append(f"tool_calls.session_id IN ({sql})")
+        if query.since is not None:
+            where.append(f"{m}.created_at >= {p.bind(stored_time(as_utc(query.since)))}")
+        if query.until is not None:
+            where.append(f"{m}.created_at < {p.bind(stored_time(as_utc(query.until)))}")
+        trust = (trust_for(conn, one, warn=warn) if query.text is not None or query.views
+                 else Trust())
+        if query.status:
+            where.append("(" + " OR ".join(f"({_status_sql(s, p)})"
+                                           for s in query.status) + ")")
+        for number, view in enumerate(query.views):
+            sql, bound = view_condition_sql(conn, number, view, one, trust)
+            where.append(sql)
+            p.update(bound)
+        messages = "messages" if timed else "messages AS m INDEXED BY ix_messages_time"
+        join = (f"JOIN {messages} ON {m}.session_id = tool_calls.session_id AND "
+                f"{m}.position = tool_calls.position")
+        source = f"tool_calls {join}"
+        if query.text is not None:
+            hits, found_params = hits_sql(conn, query.text, results=True, prefix="text",
+                                        trust=trust, session_id=one)
+            if hits is None:
+                return None
+            p.update(found_params)
+            source = (f"({hits}) AS hits JOIN tool_calls ON tool_calls.session_id = "
+                      "hits.session_id AND tool_calls.position = hits.position AND "
+                      f"tool_calls.call_index = hits.call_index {join}")
+        sql = (f"SELECT {_COLUMNS}, {m}.created_at FROM {source}"
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + f" ORDER BY {m}.created_at, tool_calls.session_id, tool_calls.position, "
+                 "tool_calls.call_index")
+        return sql, p
+
+    def iter_calls(self, query: CallQuery, *, limit: int | None = None, offset: int = 0,
+                   preview_chars: int | None = None, redactor: Redactor | None = None,
+                   warn: Callable[[str], None] | None = None) -> Iterator[CallMatch]:
+        """``store.audit.search`` ``iter_calls`` (``limit``: ``search_calls``'s page)."""
+        built = self.statement(query, warn)
+        if built is None:
+            return
+        sql, params = built
+        if limit is not None:
+            sql += f" LIMIT {params.bind(limit)} OFFSET {params.bind(offset)}"
+        conn = self._conn
+        aliases = self.aliases()
+        scoped = aliases.scoped_names
+        rows = conn.connection.execute(sql, params)
+        while chunk := rows.fetchmany(_CHUNK):
+            results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+            places = self._places({r[0] for r in chunk})
+            for row in chunk:
+                agent, cwd = places.get(row[0], (None, None))
+                yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
+                                preview_chars, redactor, agent, cwd, row[4] in scoped)
+
+    def count_calls(self, query: CallQuery) -> int:
+        built = self.statement(query)
+        if built is None:
+            return 0
+        sql, params = built
+        sql = sql[:sql.rindex(" ORDER BY ")]
+        return int(self._conn.connection.execute(
+            f"SELECT count(*) FROM ({sql}) AS anon_1", params).fetchone()[0])
+
+    def _places(self, session_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:
+        ids = sorted(session_ids)
+        out: dict[str, tuple[str | None, str | None]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            out.update({str(sid): (agent, cwd) for sid, agent, cwd in self._conn.connection.execute(
+                "SELECT session_id, agent, cwd FROM sessions WHERE session_id IN "
+                f"({', '.join('?' * len(chunk))})", chunk)})
+        return out
+
+
+def open_calls(url: str) -> LiteCalls | None:
+    """The stdlib call search of the SQLite file ``url`` names, at head; ``None`` for
+    anything else."""
+    from store.db.schema.revisions import scripted_head
+
+    conn = open_lite(url, scripted_head)
+    if conn is None:
+        return None
+    register_functions(conn)
+    try:
+        conn.execute("BEGIN")  # (one snapshot: the trust check, the hits and their rows)
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return LiteCalls(conn)

@@ -1,0 +1,137 @@
+"""Tool usage folded into current names from rows grouped by raw name (persistence; stdlib
+only, no SQLAlchemy).
+
+The SQL of ``tools usage`` groups calls by raw name (and, for the names an alias scoped to an
+agent renames or an editor tool's action names, by agent and action); the alias table then
+folds those rows into current names here. Two sources feed the same fold: the store's
+(:mod:`store.audit.usage`, SQLAlchemy Core on either backend) and the stdlib one of an SQLite
+file (:mod:`store.audit.lite_usage`, the command line's start-up), so both answer alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from store.core.times import as_utc
+from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
+from store.tools.names import AliasTable
+
+__all__ = ["ToolUsage", "UsageSource", "aware", "fold_usage"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsage:
+    """Usage of one current tool name. ``raw_names``: the recorded names folded into it."""
+
+    name: str
+    raw_names: tuple[str, ...]
+    calls: int
+    sessions: int
+    invalid_calls: int
+    error_results: int  # calls with an error result
+    calls_without_result: int
+    first_seen: datetime | None
+    last_seen: datetime | None
+
+
+def aware(value: Any) -> datetime:
+    """A stored time (a datetime, or the text SQLite's min()/max() hand back) as aware UTC."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return as_utc(value)
+
+
+class UsageSource(Protocol):
+    """The grouped rows of one usage question (its filters fixed by the source).
+
+    Each row's counts: ``[calls, sessions, invalid, errors, without result, first, last]``.
+    """
+
+    #: No filter at all: :meth:`whole` answers from covering indexes.
+    whole_store: bool
+
+    def whole(self) -> dict[str, list[Any]]:
+        """The counts per raw name over the whole store."""
+
+    def grouped(self, raws: Sequence[str] | None, actions: bool) -> Iterable[Sequence[Any]]:
+        """``[raw, *counts]`` per raw name; with ``raws``: those names only as
+        ``[agent, raw, *counts]`` (``actions``: ``[agent, raw, action, *counts]``)."""
+
+    def pairs(self, raws: Sequence[str], action: bool) -> Iterable[Sequence[Any]]:
+        """The distinct ``(raw, session[, action])`` of the calls of ``raws``."""
+
+    def agents(self) -> dict[str, str | None]:
+        """Each session's agent (sessions with one)."""
+
+
+_Key = tuple[str | None, str]  # (agent, raw name); agent None: calls of any agent
+
+
+def fold_usage(source: UsageSource, aliases: AliasTable) -> list[ToolUsage]:
+    """Usage per current name (unsorted): raw names an alias scoped to an agent renames are
+    counted again per (agent, raw name), an editor tool's calls per action; the distinct
+    sessions of a name made of several keys from the distinct (raw name, session) pairs."""
+    stats: dict[_Key, list[Any]] = {}
+    if source.whole_store:
+        for raw, row in source.whole().items():
+            stats[(None, raw)] = row
+    else:
+        for found in source.grouped(None, False):
+            stats[(None, found[0])] = list(found[1:])
+    scoped_raws = sorted(aliases.scoped_names & {raw for _, raw in stats})
+    if scoped_raws:  # count those again per agent
+        for raw in scoped_raws:
+            del stats[(None, raw)]
+        for found in source.grouped(scoped_raws, False):
+            stats[(found[0], found[1])] = list(found[2:])
+    action_raws = sorted({raw for _, raw in stats} & set(ACTION_ARGUMENT))
+    if action_raws:  # an editor tool's calls, counted again per action (view: read ...)
+        for key in [k for k in stats if k[1] in action_raws]:
+            del stats[key]
+        for found in source.grouped(action_raws, True):
+            stats[(found[0], action_key(found[1], found[2]))] = list(found[3:])
+    groups: dict[str, list[_Key]] = {}
+    for key in stats:
+        groups.setdefault(aliases.display_name(key[1], key[0]), []).append(key)
+    shared = {name: keys for name, keys in groups.items() if len(keys) > 1}
+    sessions_of = _shared_sessions(source, aliases, shared)
+    out = []
+    for name, keys in groups.items():
+        rows = [stats[key] for key in keys]
+        firsts = [row[5] for row in rows if row[5] is not None]
+        lasts = [row[6] for row in rows if row[6] is not None]
+        out.append(ToolUsage(
+            name, tuple(sorted({split_action_key(raw)[0] for _, raw in keys})),
+            sum(int(row[0]) for row in rows),
+            sessions_of[name] if name in sessions_of else int(rows[0][1]),
+            sum(int(row[2] or 0) for row in rows),
+            sum(int(row[3] or 0) for row in rows),
+            sum(int(row[4] or 0) for row in rows),
+            min(aware(t) for t in firsts) if firsts else None,
+            max(aware(t) for t in lasts) if lasts else None,
+        ))
+    return out
+
+
+def _shared_sessions(source: UsageSource, aliases: AliasTable,
+                     shared: dict[str, list[_Key]]) -> dict[str, int]:
+    """Distinct sessions of each current name made of several (agent, raw) keys: one query
+    for the distinct (raw name, session) pairs of their raw names (and, when a scoped alias or
+    an action is among them, one for the sessions' agents)."""
+    if not shared:
+        return {}
+    raws = sorted({split_action_key(raw)[0] for keys in shared.values() for _, raw in keys})
+    action = bool(set(raws) & set(ACTION_ARGUMENT))
+    rows = list(source.pairs(raws, action))
+    agents: dict[str, str | None] = {}
+    if action or any(agent is not None for keys in shared.values() for agent, _ in keys):
+        agents = source.agents()
+    found: dict[str, set[str]] = {name: set() for name in shared}
+    for raw, sid, *act in rows:
+        name = aliases.display_name(raw, agents.get(sid), act[0] if act else None)
+        if name in found:
+            found[name].add(sid)
+    return {name: len(sids) for name, sids in found.items()}

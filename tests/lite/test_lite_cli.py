@@ -1,0 +1,44 @@
+"""The command line's stdlib reads (issue 39) read an SQLite file without writing to it, and
+fall back to the store, with its worded errors, where they decline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from store.cli.main import cli
+
+READS = [
+    ["tools", "usage"], ["tools", "usage", "--json", "--agent", "openhands"],
+    ["calls", "search", "--command", "git push", "--limit", "0", "--json"],
+    ["calls", "search", "--text", "a.py"], ["calls", "search", "--tool", "read", "--limit", "3"],
+    ["calls", "search", "--tool", "nothing-such"], ["usage", "daily"], ["usage", "model", "--json"],
+]
+
+
+def test_the_stdlib_reads_write_nothing(tmp_path: Path, lite_db: Path) -> None:
+    path = tmp_path / "quiet.sqlite"
+    shutil.copy(lite_db, path)  # (no WAL beside it: the reads open the file immutable)
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+
+    for argv in READS:
+        done = CliRunner().invoke(cli, [*argv, "--db", str(path)])
+        assert done.exit_code == 0, (argv, done.output)
+        assert done.output.strip(), argv
+
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
+
+
+def test_an_unclear_session_prefix_gets_the_stores_words(lite_db: Path) -> None:
+    for argv in (["tools", "usage", "--session", "oh-"],
+                 ["calls", "search", "--session", "oh-"]):
+        done = CliRunner().invoke(cli, [*argv, "--db", str(lite_db)])
+        assert done.exit_code == 1 and "oh-1" in done.output and "oh-2" in done.output, argv
+
+
+def test_an_unknown_tool_is_named_with_its_nearest(lite_db: Path) -> None:
+    done = CliRunner().invoke(cli, ["calls", "search", "--tool", "grpe", "--db", str(lite_db)])
+
+    assert done.exit_code == 0 and "no calls match" in done.output and "grep" in done.output

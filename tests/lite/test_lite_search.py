@@ -1,0 +1,117 @@
+"""``calls search`` on the stdlib driver (issue 39, ``store/audit/lite_search.py``) finds
+exactly what ``store.iter_calls`` / ``search_calls`` / ``count_calls`` find on a read-only
+store, for each common filter and their combinations, streamed or paged."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import store
+from store import CallQuery, ViewCondition
+from store.audit.lite_search import lite_query, open_calls
+
+TOOLS: list[dict[str, Any]] = [
+    {}, {"tool": "bash"}, {"tool": "read"}, {"tool": "edit"}, {"tool": "write"},
+    {"tool": "shell-run"}, {"tool": "view-file"}, {"tool": "list"}, {"tool": "nothing-such"},
+    {"raw_name": "Bash"}, {"raw_name": "str_replace_editor"},
+]
+FILTERS: list[dict[str, Any]] = [
+    {}, {"agent": "openhands"}, {"agent": "claude-code"}, {"cwd": "/w"},
+    {"since": datetime(2025, 9, 1, tzinfo=UTC)},
+    {"since": datetime(2024, 1, 1, tzinfo=UTC), "until": datetime(2025, 9, 15, tzinfo=UTC)},
+    {"status": ("error",)}, {"status": ("invalid", "no_result")}, {"status": ("ok",)},
+]
+TEXTS: list[dict[str, Any]] = [
+    {}, {"text": "git push"}, {"text": "a.py"}, {"text": "rejected"},
+    {"views": (ViewCondition("command", "git push"),)},
+    {"views": (ViewCondition("path", "A.PY", "icontains"),)},
+    {"views": (ViewCondition("command", "^ls", "regex"),)},
+    {"text": "build", "views": (ViewCondition("command", "rm"),)},
+]
+
+
+def _answers(db: store.TranscriptStore, lite: Any, query: CallQuery) -> None:
+    expected = list(store.iter_calls(db, query, preview_chars=200))
+    assert list(lite.iter_calls(query, preview_chars=200)) == expected, query
+    assert lite.count_calls(query) == store.count_calls(db, query) == len(expected), query
+    page = store.search_calls(db, query, limit=2, offset=1)
+    assert list(lite.iter_calls(query, limit=2, offset=1, preview_chars=200)) == page, query
+
+
+def test_every_filter_combination_finds_what_the_store_finds(lite_db: Path) -> None:
+    found = 0
+    lite = open_calls(str(lite_db))
+    assert lite is not None
+    with lite, store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        combos = [*itertools.product(TOOLS, [{}], TEXTS),
+                  *itertools.product([{}], FILTERS, TEXTS),
+                  *itertools.product(TOOLS, FILTERS, [{}]),
+                  *((t, f, x) for (t, f), x in zip(itertools.product(TOOLS[1:], FILTERS[1:]),
+                                                    itertools.cycle(TEXTS[1:])))]
+        for tool, filters, texts in combos:
+            query = CallQuery(**tool, **filters, **texts)
+            assert lite_query(query)
+            _answers(db, lite, query)
+            found += store.count_calls(db, query) > 0
+    assert found > 80  # (most combinations find calls: the comparison is not vacuous)
+
+
+def test_one_session_by_tool_text_and_view(lite_db: Path) -> None:
+    lite = open_calls(str(lite_db))
+    assert lite is not None
+    with lite, store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        sessions = [s.session_id for s in db.list_sessions(limit=None)]
+        for session, extra in itertools.product(
+                ["oh-1", "oh-2", "goose-1", *sessions[:6]],
+                [{}, {"tool": "read"}, {"tool": "bash"}, {"text": "push"},
+                 {"views": (ViewCondition("command", "git"),)}, {"status": ("error",)}]):
+            _answers(db, lite, CallQuery(session_id=session, **extra))
+
+
+def test_a_redactor_redacts_as_the_store_does(lite_db: Path) -> None:
+    redactor = store.Redactor(patterns=[r"origin"])
+    lite = open_calls(str(lite_db))
+    assert lite is not None
+    with lite, store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        query = CallQuery(tool="bash")
+        expected = list(store.iter_calls(db, query, redactor=redactor))
+        assert list(lite.iter_calls(query, redactor=redactor)) == expected
+        assert any(m.redactions for m in expected)
+
+
+def test_argument_conditions_exact_and_children_are_left_to_the_store() -> None:
+    assert not lite_query(CallQuery(where=(store.ArgumentCondition.parse("a=1", "eq"),)))
+    assert not lite_query(CallQuery(exact=True))
+    assert not lite_query(CallQuery(session_id="x", with_children=True))
+
+
+@pytest.mark.parametrize("url", ["postgresql+psycopg://h/db", "sqlite:///:memory:"])
+def test_other_urls_decline(url: str) -> None:
+    assert open_calls(url) is None
+
+
+def test_a_session_whose_index_does_not_line_up_is_scanned_and_warned_of(
+        tmp_path: Path, lite_db: Path) -> None:
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "gap.sqlite"
+    shutil.copy(lite_db, path)
+    with sqlite3.connect(path) as conn:  # an item of oh-1 that no call accounts for
+        conn.execute("INSERT INTO call_views (session_id, position, call_index, view, text) "
+                     "VALUES ('oh-1', 999, 0, 'command', 'git push --force')")
+    conn.close()
+    query = CallQuery(views=(ViewCondition("command", "git push"),))
+    told: list[str] = []
+    lite = open_calls(str(path))
+    assert lite is not None
+    with lite, store.TranscriptStore.open(str(path), read_only=True) as db:
+        expected = list(store.iter_calls(db, query))
+        assert list(lite.iter_calls(query, warn=told.append)) == expected
+    assert any("oh-1" in message for message in told)
+    assert "oh-1" in {m.session_id for m in expected}
