@@ -174,17 +174,18 @@ def _plain_formats(first: Sequence[Sample]) -> list[str]:
                     _plain_hint(item, plain)
                 break
         else:
-            _plain_hint(record, plain)
+            _plain_hint(record, plain, top)  # (its plain keys made once, by samples())
     return [fmt for fmt in _PLAIN if fmt in plain]
 
 
-def _plain_hint(record: Any, plain: set[str]) -> None:
-    if not isinstance(record, Mapping):
-        return
-    try:
-        top, _ = canonical_keys(record)
-    except AmbiguousRecord:
-        return
+def _plain_hint(record: Any, plain: set[str], top: Mapping[str, Any] | None = None) -> None:
+    if top is None:
+        if not isinstance(record, Mapping):
+            return
+        try:
+            top, _ = canonical_keys(record)
+        except AmbiguousRecord:
+            return
     kind = top.get("type")
     content = top.get("content")
     if "role" in top and isinstance(content, list):
