@@ -16,7 +16,7 @@ from datetime import datetime
 
 from store.audit.cost_rows import MissingUsage, UsageTotals, missing_rows, report_rows
 from store.db.reading.driver import DriverConnection
-from store.db.reading.lite import lite_session_id, open_lite
+from store.db.reading.lite import read_lite
 from store.usage.prices import PriceTable
 
 __all__ = ["lite_usage_report"]
@@ -28,27 +28,16 @@ def lite_usage_report(url: str, *, by: str, table: PriceTable, since: datetime |
                       rollup: bool = False
                       ) -> tuple[list[UsageTotals], list[MissingUsage]] | None:
     """The report's rows and the sessions without usage, as the store gives them."""
-    from store.db.schema.revisions import scripted_head
-
     if by not in ("day", "week", "month", "model", "session", "agent", "project") or (
             rollup and by in ("session", "agent", "project")):
         return None
-    conn = open_lite(url, scripted_head)
-    if conn is None:
-        return None
-    try:
-        conn.execute("BEGIN")
-        if session is not None:
-            session = lite_session_id(conn, session)
-            if session is None:
-                return None
+
+    def work(conn: sqlite3.Connection, session_id: str | None
+             ) -> tuple[list[UsageTotals], list[MissingUsage]]:
         driver = DriverConnection(conn)
         rows = report_rows(driver, by=by, since=since, until=until, agent=agent, cwd=cwd,
-                           session_id=session, table=table, roots={})
-        missing = missing_rows(driver, since=since, until=until, agent=agent, cwd=cwd,
-                               session_id=session)
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return rows, missing
+                           session_id=session_id, table=table, roots={})
+        return rows, missing_rows(driver, since=since, until=until, agent=agent, cwd=cwd,
+                                  session_id=session_id)
+
+    return read_lite(url, session, work)

@@ -19,7 +19,7 @@ from typing import Any
 from store.audit.usage_fold import ToolUsage, fold_usage
 from store.core.arguments import loads_json
 from store.core.times import as_utc
-from store.db.reading.lite import lite_session_id, open_lite
+from store.db.reading.lite import read_lite
 from store.db.schema.sqlitefile import cwd_pattern, stored_time
 from store.tools.actions import ACTION_ARGUMENT
 from store.tools.names import AliasTable
@@ -184,22 +184,11 @@ def lite_tool_usage(url: str, *, since: datetime | None = None, until: datetime 
     most called first; ``session`` may be a unique prefix. ``None`` off the happy path: not a
     plain SQLite file at head, a session prefix that is not plain, a driver error (the caller
     asks the store, which answers or words the error)."""
-    from store.db.schema.revisions import scripted_head
-
-    conn = open_lite(url, scripted_head)
-    if conn is None:
-        return None
-    try:
-        conn.execute("BEGIN")
-        if session is not None:
-            session = lite_session_id(conn, session)
-            if session is None:
-                return None
+    def work(conn: sqlite3.Connection, session_id: str | None) -> list[ToolUsage]:
         scope = scope_sql(agent, cwd) if agent or cwd else None
-        out = fold_usage(_LiteSource(conn, since, until, session, scope), lite_aliases(conn))
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    out.sort(key=lambda u: (-u.calls, u.name))
-    return out
+        out = fold_usage(_LiteSource(conn, since, until, session_id, scope),
+                         lite_aliases(conn))
+        out.sort(key=lambda u: (-u.calls, u.name))
+        return out
+
+    return read_lite(url, session, work)

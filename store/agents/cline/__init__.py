@@ -10,7 +10,7 @@ from typing import Any
 from store.agents.homes import VSCODE_HOMES, AgentFolders
 from store.agents.registry import PROVEN, STRONG, AgentDefinition, Sample
 
-__all__ = ["AGENT", "FORK_STORAGE", "HISTORY_FILE", "TASK_FILES", "UI_FILE",
+__all__ = ["AGENT", "FORK_STORAGE", "HISTORY_FILE", "TASK_FILES", "TASK_KINDS", "UI_FILE",
            "is_cline_sdk_document", "is_task_file", "task_agent"]
 
 HISTORY_FILE = "api_conversation_history.json"
@@ -87,6 +87,15 @@ def task_siblings(folder: str, names: Sequence[str]) -> set[str]:
     return found
 
 
+#: What a task folder's records are and become (Cline's, and its forks' Roo Code and Kilo Code).
+TASK_KINDS: Mapping[str, str] = {
+    "user": "message (a task's API history)",
+    "assistant": "message (a task's API history)",
+    "say": "message, or skipped: a panel entry (a task with no API history)",
+    "ask": "message, or skipped: a panel entry (a task with no API history)",
+}
+
+
 AGENT = AgentDefinition(
     name="cline",
     display_name="Cline",
@@ -101,12 +110,7 @@ AGENT = AgentDefinition(
            *(AgentFolders("cline", env, home,
                           ("*/User/globalStorage/saoudrizwan.claude-dev/tasks",))
              for env, home in VSCODE_HOMES)),
-    kinds={
-        "user": "message (a task's API history)",
-        "assistant": "message (a task's API history)",
-        "say": "message, or skipped: a panel entry (a task with no API history)",
-        "ask": "message, or skipped: a panel entry (a task with no API history)",
-    },
+    kinds=TASK_KINDS,
     records={
         "calls": "native `tool_use`, and XML tool tags in older text",
         "results": "`tool_result`; `[tool] Result:` blocks",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from store.agents.cline import is_task_file, task_agent
+from store.agents.cline import TASK_KINDS, is_task_file, task_agent
 from store.agents.homes import VSCODE_HOMES, AgentFolders
 from store.agents.registry import PROVEN, AgentDefinition, DatabaseLayout, Sample
 
@@ -62,12 +62,7 @@ AGENT = AgentDefinition(
         {"session": "time_created, id", "message": "time_created, id",
          "part": "message_id, id"}, _tables, "read_kilo_db", file_names=DATABASES),
     aside=_settings,
-    kinds={
-        "user": "message (a task's API history)",
-        "assistant": "message (a task's API history)",
-        "say": "message, or skipped: a panel entry (a task with no API history)",
-        "ask": "message, or skipped: a panel entry (a task with no API history)",
-    },
+    kinds=TASK_KINDS,
     records={
         "calls": "native `tool_use`, and XML tool tags in older text",
         "results": "`tool_result`; `[tool] Result:` blocks",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from store.agents.cline import is_task_file, task_agent
+from store.agents.cline import TASK_KINDS, is_task_file, task_agent
 from store.agents.homes import VSCODE_HOMES, AgentFolders
 from store.agents.registry import PROVEN, AgentDefinition, Sample
 
@@ -27,12 +27,7 @@ AGENT = AgentDefinition(
     homes=tuple(AgentFolders("roo-code", env, home,
                              ("*/User/globalStorage/rooveterinaryinc.roo-cline/tasks",))
                 for env, home in VSCODE_HOMES),
-    kinds={
-        "user": "message (a task's API history)",
-        "assistant": "message (a task's API history)",
-        "say": "message, or skipped: a panel entry (a task with no API history)",
-        "ask": "message, or skipped: a panel entry (a task with no API history)",
-    },
+    kinds=TASK_KINDS,
     records={
         "calls": "native `tool_use` (XML tags in older text)",
         "results": "`tool_result`; `[tool] Result:` blocks",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from store.core.arguments import dumps_json, loads_json
@@ -33,8 +33,10 @@ from store.db.schema.sqlitefile import (
     stored_time,
 )
 
+_T = TypeVar("_T")
+
 __all__ = ["SessionListing", "SessionPage", "lite_session_id", "list_sessions", "open_lite",
-           "open_listing", "sqlite_file"]
+           "open_listing", "read_lite", "sqlite_file"]
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
@@ -264,3 +266,27 @@ def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int,
     total = (len(found) + offset if limit is None or len(found) < limit
              else listing.count_sessions(**filters))
     return SessionPage(tuple(found), total)
+
+
+def read_lite(url: str, session: str | None,
+              work: Callable[[sqlite3.Connection, str | None], _T]) -> _T | None:
+    """``work(connection, session id)`` in one read snapshot of the SQLite file ``url``
+    names, ``session`` (a prefix) resolved first; ``None`` off the happy path (not a plain
+    file at head, a prefix that is not plain, a driver error: the caller asks the store, which
+    answers or words the error). What every stdlib reader of the command line shares."""
+    from store.db.schema.revisions import scripted_head
+
+    conn = open_lite(url, scripted_head)
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN")
+        if session is not None:
+            session = lite_session_id(conn, session)
+            if session is None:
+                return None
+        return work(conn, session)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
