@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from storage_peers import _langchain, _sdk_postgres, _sdk_sqlite
+from storage_plain import PlainPostgres, PlainSQLite
 from storage_raw import RawStore
 from storage_raw_backends import RawPostgres, RawSQLite
 from workload import (
@@ -22,11 +23,12 @@ from store import TranscriptStore
 
 
 def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
-            out: Any) -> None:
-    """One writer process: ``count`` committed single-message appends to a session of its own,
-    from ``start_at`` on (after one warm-up append); puts (start, end) on ``out``."""
+            out: Any, shared: bool = False) -> None:
+    """One writer process: ``count`` committed single-message appends to a session of its own
+    (or, ``shared``, to the one session every writer appends to), from ``start_at`` on (after
+    one warm-up append); puts (start, end) on ``out``."""
     (session,) = generate_sessions(1, count, seed=7000 + worker, prefix=f"{kind}{worker}")
-    sid = f"writer-{kind}-{worker}-{start_at}"
+    sid = f"writer-{kind}-shared-{start_at}" if shared else f"writer-{kind}-{worker}-{start_at}"
     pairs = list(zip(session.messages, session.keys, strict=True))[:count + 1]
     store = TranscriptStore.open(target) if kind == "store" else None
     raw: RawStore | None = None
@@ -39,6 +41,9 @@ def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
                 else _sdk_sqlite(Path(target)))
     elif kind == "langchain":
         peer = _langchain(target)
+    elif kind == "plain":
+        peer = (PlainPostgres(target, create=False) if target.startswith("post")
+                else PlainSQLite(Path(target), create=False))
     batches = [[record] for record, _ in pairs]
     if peer is not None:
         for batch in batches:  # what the peer needs before it can store them, untimed
@@ -51,6 +56,8 @@ def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
             store.append(sid, batches[n], keys=[key])
         elif raw is not None:
             raw.append(sid, batches[n], [key])
+        elif kind == "plain":
+            peer.append(sid, batches[n], [key])
         else:
             peer.append(sid, batches[n])
 
@@ -65,12 +72,15 @@ def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
         peer.close()
 
 
-def run_writers(kind: str, target: str, processes: int, count: int) -> float:
-    """Wall time of ``processes`` writer processes doing ``count`` appends each."""
+def run_writers(kind: str, target: str, processes: int, count: int, *,
+                shared: bool = False) -> float:
+    """Wall time of ``processes`` writer processes doing ``count`` appends each (to one
+    session when ``shared``)."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     start_at = time.time() + 2.0 + 0.3 * processes  # after every process has started
-    procs = [context.Process(target=_writer, args=(kind, target, w, count, start_at, queue))
+    procs = [context.Process(target=_writer,
+                             args=(kind, target, w, count, start_at, queue, shared))
              for w in range(processes)]
     for proc in procs:
         proc.start()

@@ -3,7 +3,8 @@
 ``SessionInfo`` is a session's metadata; ``StoredMessage`` a message with its position and
 key; ``Transcript`` a loaded session, with each tool result linked to its call;
 ``AppendResult`` what one append stored and what it skipped as already stored;
-``ToolDefinition`` a tool definition recorded with a session. All are frozen dataclasses.
+``ToolDefinition`` a tool definition recorded with a session. All are frozen dataclasses
+(``StoredMessage`` behaves as one, its loaded values decoded at first use).
 
 ``redact_transcript(transcript, redactor)`` is a copy of a transcript with every secret a
 ``store.redaction.redact.Redactor`` finds replaced: texts, thinking, call arguments (the
@@ -16,8 +17,8 @@ another program (CLI, viewer, exports) redacts through it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import FrozenInstanceError, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -113,14 +114,100 @@ class SessionTree:
         return [node.session.session_id for _, node in self.walk()]
 
 
-@dataclass(frozen=True, slots=True)
+_set = object.__setattr__
+
+
 class StoredMessage:
-    """A message at its position in a session; ``key`` is its idempotency key, if any."""
+    """A message at its position in a session; ``key`` is its idempotency key, if any.
+
+    Immutable, compared and printed as a frozen dataclass of ``position, message, key,
+    created_at`` is. A loaded one may hold its row undecoded (:meth:`deferred`): ``message``
+    and ``created_at`` are then decoded at their first use, once (a load of a long session
+    pays for the messages a caller reads, not for every one; issue 39).
+    """
+
+    __slots__ = ("position", "key", "_message", "_created_at", "_later", "_when")
+    __match_args__ = ("position", "message", "key", "created_at")
 
     position: int
-    message: Message
     key: str | None
-    created_at: datetime
+    _message: Message | None
+    _created_at: Any  # the stored value until ``_when`` made it a datetime
+    _later: Callable[[], Message] | None
+    _when: Callable[[Any], datetime] | None
+
+    def __init__(self, position: int, message: Message, key: str | None,
+                 created_at: datetime) -> None:
+        _set(self, "position", position)
+        _set(self, "key", key)
+        _set(self, "_message", message)
+        _set(self, "_created_at", created_at)
+        _set(self, "_later", None)
+        _set(self, "_when", None)
+
+    @classmethod
+    def deferred(cls, position: int, key: str | None, message: Callable[[], Message],
+                 created_at: Callable[[Any], datetime], stored_time: Any) -> StoredMessage:
+        """A stored message whose ``message`` is ``message()`` and whose ``created_at`` is
+        ``created_at(stored_time)``, each computed at its first use."""
+        self = object.__new__(cls)
+        _set(self, "position", position)
+        _set(self, "key", key)
+        _set(self, "_message", None)
+        _set(self, "_created_at", stored_time)
+        _set(self, "_later", message)
+        _set(self, "_when", created_at)
+        return self
+
+    @property
+    def message(self) -> Message:
+        later = self._later
+        if later is None:
+            return self._message  # type: ignore[return-value]
+        message = later()
+        _set(self, "_message", message)
+        _set(self, "_later", None)  # (set after the value: another thread sees either)
+        return message
+
+    @property
+    def created_at(self) -> datetime:
+        when = self._when
+        if when is None:
+            return self._created_at  # type: ignore[no-any-return]
+        value = when(self._created_at)
+        _set(self, "_created_at", value)
+        _set(self, "_when", None)
+        return value
+
+    def _fields(self) -> tuple[int, Message, str | None, datetime]:
+        return self.position, self.message, self.key, self.created_at
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not StoredMessage:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"StoredMessage(position={self.position!r}, message={self.message!r}, "
+                f"key={self.key!r}, created_at={self.created_at!r})")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[StoredMessage], tuple[Any, ...]]:
+        return StoredMessage, self._fields()
+
+    def __copy__(self) -> StoredMessage:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StoredMessage:
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +373,9 @@ def redact_transcript(transcript: Transcript, redactor: SecretRedactor
     for stored in transcript.messages:
         message, count = redact_message(stored.message, redactor)
         r.count += count
-        messages.append(stored if message is stored.message else replace(stored, message=message))
+        messages.append(stored if message is stored.message
+                        else StoredMessage(stored.position, message, stored.key,
+                                           stored.created_at))
     if not r.count:
         return transcript, 0
     return replace(transcript, session=session, messages=tuple(messages)), r.count

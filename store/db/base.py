@@ -132,6 +132,12 @@ class StoreBase:
         #: appends; store.db.writing.writer.SessionState), least recently appended first.
         self._session_states: OrderedDict[str, SessionState] = OrderedDict()
         self._states_lock = threading.Lock()
+        #: Sessions another writer appended to behind this store's back (a stale remembered
+        #: state): 0 once, then, at a second stale state, how many appends go on reading the
+        #: session first. While two writers share a session a remembered state is mostly
+        #: stale, and each stale one costs a failed flight (issue 39); once is only a cost
+        #: of one flight.
+        self._contended: OrderedDict[str, int] = OrderedDict()
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
         self._presence: Presence | None = None

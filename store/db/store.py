@@ -37,7 +37,7 @@ from store.capture.files import FileState
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.core.lineage import SessionLink
-from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall, ToolResult
+from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall
 from store.core.times import as_utc
 from store.core.transcript import (
     AppendResult,
@@ -103,6 +103,8 @@ _REMEMBERED_SESSIONS = 4096
 #: COMMIT replies an append may lose in a row (each resolved, then run again) before it
 #: gives up with a DatabaseError.
 _LOST_COMMITS = 3
+#: Appends that read the session first after another writer was seen appending to it.
+_CONTENDED_APPENDS = 64
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
 
@@ -208,6 +210,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         # PostgreSQL: what this store's last append left of the session lets a plain append
         # go in one flight (writer.write_append); a stale memory costs one failed flight.
         known = states.get(sid) if dialect == "postgresql" and source is None else None
+        if known is not None and self._contended:
+            known = self._skip_contended(sid, known)
 
         attempted: list[tuple[AppendResult, SessionState]] = []
 
@@ -235,6 +239,12 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 except StaleState:
                     self._forget((sid,))
                     known = None
+                    with self._states_lock:
+                        self._contended[sid] = (0 if sid not in self._contended
+                                                else _CONTENDED_APPENDS)
+                        self._contended.move_to_end(sid)
+                        if len(self._contended) > _REMEMBERED_SESSIONS:
+                            self._contended.popitem(last=False)
                 except Committed:
                     assert lost_attempt is not None
                     result, state = lost_attempt
@@ -266,6 +276,16 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 if len(states) > _REMEMBERED_SESSIONS:
                     states.popitem(last=False)
         return result
+
+    def _skip_contended(self, sid: str, known: SessionState) -> SessionState | None:
+        """None while another writer is appending to the session too (seen twice: its next
+        appends read the session first instead of risking a failed flight)."""
+        with self._states_lock:
+            left = self._contended.get(sid)
+            if not left:  # never stale, or stale once: the one flight is worth trying
+                return known
+            self._contended[sid] = left - 1  # (0 again: watched, a next stale state counts)
+        return None
 
     # -- load -----------------------------------------------------------------------------------
 
@@ -321,36 +341,41 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         read_time = st.read_time
         apply = aliases.apply
         agent = srow[10]
-        calls: dict[int, dict[int, ToolCall | InvalidToolCall]] = {}
-        for _, pos, idx, _, _, call_id, wire, status, error, extras, source, *_, minted in crows:
-            call = apply(decode_call(call_id, wire, status, error, extras, source, bool(minted)),
-                         agent)
-            if strict and isinstance(call, InvalidToolCall):
-                err = call.error
-                err.args = (f"session {sid!r}, message {pos}, call {idx} ({call.name}): "
-                            f"{err.args[0]}",)
-                raise err
-            calls.setdefault(pos, {})[idx] = call
-        results: dict[int, dict[int, ToolResult]] = {}
+        # The rows of each message's calls and results; a message is decoded at its first use
+        # (StoredMessage.deferred), strict loads decode every call here to raise.
+        call_rows: dict[int, list[Any]] = {}
+        for row in crows:
+            at = call_rows.get(row[1])
+            if at is None:
+                call_rows[row[1]] = [row]
+            else:
+                at.append(row)
+        if strict:
+            for row in crows:
+                call = _decoded_call(row, apply, agent)
+                if isinstance(call, InvalidToolCall):
+                    err = call.error
+                    err.args = (f"session {sid!r}, message {row[1]}, call {row[2]} "
+                                f"({call.name}): {err.args[0]}",)
+                    raise err
+        result_rows: dict[int, list[Any]] = {}
         links: dict[CallRef, CallRef] = {}
-        for (_, pos, idx, cpos, cidx, call_id, content, name, extras, source, *_,
-             is_error) in rrows:
-            results.setdefault(pos, {})[idx] = decode_result(
-                call_id, content, bool(is_error), name, extras, source
-            )
-            if cpos is not None and cidx is not None:
-                links[(pos, idx)] = (cpos, cidx)
-        out = []
-        no_calls: dict[int, ToolCall | InvalidToolCall] = {}
-        no_results: dict[int, ToolResult] = {}
-        for row in mrows:
-            (_, pos, _, _, _, key, role, source, parts, extras, meta, message_id) = row[:12]
-            created = row[_TIMES]
-            parts_t = decode_parts(parts, calls.get(pos, no_calls), results.get(pos, no_results))
-            message = Message(role, parts_t, source, message_id,
-                              loads_json(extras) if extras else EMPTY_EXTRAS,
-                              loads_json(meta) if meta else EMPTY_EXTRAS)
-            out.append(StoredMessage(pos, message, key, read_time(created)))
+        for row in rrows:
+            pos = row[1]
+            at = result_rows.get(pos)
+            if at is None:
+                result_rows[pos] = [row]
+            else:
+                at.append(row)
+            if row[3] is not None and row[4] is not None:
+                links[(pos, row[2])] = (row[3], row[4])
+        deferred = StoredMessage.deferred
+        no_rows: list[Any] = []
+        out = [deferred(row[1], row[5],
+                        partial(_decoded_message, row, call_rows.get(row[1], no_rows),
+                                result_rows.get(row[1], no_rows), apply, agent),
+                        read_time, row[_TIMES])
+               for row in mrows]
         info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:_TIMES], strict=True),
                                   created_at=read_time(srow[_TIMES]),
                                   updated_at=read_time(srow[_TIMES + 1]),
@@ -518,3 +543,23 @@ def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
         if not known_revision(before):
             raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
+
+
+def _decoded_call(row: Any, apply: Callable[..., Any], agent: str | None
+                  ) -> ToolCall | InvalidToolCall:
+    """A call from its load row (``compiled._load_statement``), named by the alias table."""
+    _, _, _, _, _, call_id, wire, status, error, extras, source, *_, minted = row
+    return apply(decode_call(call_id, wire, status, error, extras, source,  # type: ignore[no-any-return]
+                             bool(minted)), agent)
+
+
+def _decoded_message(row: Any, call_rows: list[Any], result_rows: list[Any],
+                     apply: Callable[..., Any], agent: str | None) -> Message:
+    """A message from its load row and its calls' and results' rows."""
+    (_, _, _, _, _, _, role, source, parts, extras, meta, message_id) = row[:12]
+    calls = {r[2]: _decoded_call(r, apply, agent) for r in call_rows}
+    results = {r[2]: decode_result(r[5], r[6], bool(r[-1]), r[7], r[8], r[9])
+               for r in result_rows}
+    return Message(role, decode_parts(parts, calls, results), source, message_id,
+                   loads_json(extras) if extras else EMPTY_EXTRAS,
+                   loads_json(meta) if meta else EMPTY_EXTRAS)

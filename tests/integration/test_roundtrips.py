@@ -245,3 +245,23 @@ def test_a_result_for_a_call_older_than_the_remembered_ones_reads_the_stored_cal
         results = {c.call.id: c.result.content for c in db.load("s").calls() if c.result}
         assert results == {f"c{REMEMBERED_CALLS}": "new", "c0": "old"}
         assert db.verify().ok
+
+
+def test_a_session_two_writers_share_is_read_first_instead_of_failing_flights(proxied):
+    """Stale twice: the store stops betting on its memory of the session (each lost bet is a
+    failed flight and its ROLLBACK) and reads it first, whatever the other writer did."""
+    proxy, url = proxied
+    with TranscriptStore.open(url) as mine, TranscriptStore.open(url) as other:
+        mine.append("s", [{"role": "user", "content": "m0"}], keys=["m0"])
+        costs = []
+        for n in range(1, 5):
+            other.append("s", [{"role": "user", "content": f"o{n}"}], keys=[f"o{n}"])
+            proxy.reset()
+            mine.append("s", [{"role": "user", "content": f"m{n}"}], keys=[f"m{n}"])
+            costs.append(proxy.reset())
+        # stale once (a failed flight), stale again (another), then read first: two each
+        assert costs == [4, 4, 2, 2]
+        loaded = mine.load("s")
+        assert [m.message.parts[0].text for m in loaded.messages] == [
+            "m0", "o1", "m1", "o2", "m2", "o3", "m3", "o4", "m4"]
+        assert mine.verify().ok

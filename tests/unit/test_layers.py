@@ -200,7 +200,9 @@ _INTERNAL_RAISES = {"BadRequest", "NotFound", "_Mistyped", "KeyError", "Attribut
                     # and a resource's (store/mcp/registry.py turns each into one)
                     "ToolError", "ResourceError",
                     # the command line ending quietly on a closed pipe (store/cli/_common.py)
-                    "SystemExit"}
+                    "SystemExit",
+                    # StoredMessage refusing assignment as the frozen dataclass it stands for
+                    "FrozenInstanceError"}
 
 
 def test_the_package_raises_only_store_errors():
