@@ -215,7 +215,9 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
     orphans = list(transcript.orphan_results())
     if orphans:
         lines.append(f"\n[yellow]{len(orphans)} result(s) without a call[/yellow]")
-    out.print("\n".join(lines))
+    # No highlighter (rich colours every number and quote it finds: a third of the command)
+    # and no hard wrap: the terminal wraps a long line itself, and a pipe gets it whole.
+    out.print("\n".join(lines), highlight=False, soft_wrap=True)
 
 
 @sessions.command("fork")

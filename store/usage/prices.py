@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -58,15 +58,21 @@ class ModelPrice:
     cache_creation: float = 0.0
     cache_read: float = 0.0
     above: tuple[tuple[str, float], ...] = ()
+    #: (price, price above the tier or None) of input, output, cache creation, cache read.
+    _rates: tuple[tuple[float, float | None], ...] = field(init=False, repr=False,
+                                                           compare=False, default=())
+
+    def __post_init__(self) -> None:
+        tiered = dict(self.above)
+        object.__setattr__(self, "_rates", tuple(
+            (float(getattr(self, name)), tiered.get(name))
+            for name in ("input", "output", "cache_creation", "cache_read")))
 
     def cost(self, usage: TokenUsage) -> float:
-        tiered = dict(self.above)
         total = 0.0
-        for name, tokens in (("input", usage.input_tokens), ("output", usage.output_tokens),
-                             ("cache_creation", usage.cache_creation_tokens),
-                             ("cache_read", usage.cache_read_tokens)):
-            base = float(getattr(self, name))
-            high = tiered.get(name)
+        for (base, high), tokens in zip(self._rates, (
+                usage.input_tokens, usage.output_tokens, usage.cache_creation_tokens,
+                usage.cache_read_tokens), strict=True):
             if high is not None and tokens > TIER_TOKENS:
                 total += TIER_TOKENS * base + (tokens - TIER_TOKENS) * high
             else:
@@ -100,6 +106,9 @@ class PriceTable:
 
     prices: Mapping[str, ModelPrice]
     sources: tuple[str, ...]
+    #: ``price`` by the name asked (a report asks once per usage row).
+    _found: dict[str, ModelPrice | None] = field(default_factory=dict, compare=False,
+                                                 repr=False)
 
     @classmethod
     def parse(cls, text: str | bytes, source: str) -> PriceTable:
@@ -145,6 +154,14 @@ class PriceTable:
         prefix), ``None`` when the table has none."""
         if not model:
             return None
+        try:
+            return self._found[model]
+        except KeyError:
+            pass
+        found = self._found[model] = self._price(model)
+        return found
+
+    def _price(self, model: str) -> ModelPrice | None:
         name = model.lower()
         candidates = [name]
         for prefix in _PREFIXES:
