@@ -46,20 +46,22 @@ class Trust:
 
 
 def trust_for(conn: Any, session_id: str | None, *, exact: bool = False,
-              warn: Callable[[str], None] | None = None) -> Trust:
+              warn: Callable[[str], None] | None = None,
+              gaps: Callable[[Any, str | None], dict[str, str]] = index_gaps) -> Trust:
     """What a search of the store (or of one session) may trust; each session whose derived
-    rows do not line up with the transcript is logged and told to ``warn``."""
+    rows do not line up with the transcript is logged and told to ``warn``. ``gaps``: the
+    key check (``store.db.index.gaps_cache.cached_gaps`` in a long-lived store)."""
     if exact:
         return Trust(exact=True)
-    gaps = index_gaps(conn, session_id)
-    for sid, what in sorted(gaps.items()):
+    found = gaps(conn, session_id)
+    for sid, what in sorted(found.items()):
         message = (f"session {sid}: the search index does not line up with the transcript "
                    f"({what}); its calls are scanned exactly (run `transcript-store verify`, "
                    "repair with `transcript-store db index --rebuild`)")
         _log.warning("%s", message)
         if warn is not None:
             warn(message)
-    return Trust(distrusted=frozenset(gaps))
+    return Trust(distrusted=frozenset(found))
 
 
 def _excluded(dialect: str, name: str, trust: Trust, params: dict[str, Any]) -> str:

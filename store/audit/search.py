@@ -46,6 +46,7 @@ from store.audit.sql import (
     time_filters,
 )
 from store.db.base import alias_table, reads_once
+from store.db.index.gaps_cache import cached_gaps
 from store.db.index.search_index import (
     has_search_index,
 )
@@ -201,7 +202,7 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
     if query.agent is not None or query.cwd is not None:
         conditions.append(c.c.session_id.in_(sessions_where(agent=query.agent, cwd=query.cwd)))
     conditions.extend(time_filters(query.since, query.until, m))
-    trust = (trust_for(conn, one, exact=query.exact, warn=warn)
+    trust = (trust_for(conn, one, exact=query.exact, warn=warn, gaps=cached_gaps)
              if query.text is not None or query.where or query.views else Trust())
     if query.status:
         conditions.append(or_(*(_status_condition(s) for s in query.status)))

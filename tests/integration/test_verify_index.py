@@ -291,3 +291,55 @@ def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
     assert len(reads) == 6  # calls and results, 3 chunks each
     ours = [s for s in statements if not s.startswith("--")]  # (not FTS5's own)
     assert len(ours) < 60
+
+
+class TestCheckedOncePerState:
+    """The key check runs once per database state in a long-lived store, and again as soon
+    as anything commits: through this store, another store or another process."""
+
+    @pytest.fixture
+    def counted(self, monkeypatch) -> list[str | None]:
+        import store.db.index.gaps_cache as cache
+
+        checks: list[str | None] = []
+        real = cache.index_gaps
+
+        def counting(conn, session_id):
+            checks.append(session_id)
+            return real(conn, session_id)
+
+        monkeypatch.setattr(cache, "index_gaps", counting)
+        return checks
+
+    def test_an_unchanged_store_is_checked_once_and_a_commit_checks_again(
+            self, filled, counted, request):
+        # On Citus a write to a worker does not move the coordinator's WAL: every search checks
+        every = request.node.callspec.params["store_url"] == "citus"
+        for _ in range(3):
+            assert found(filled, "rm -rf") == ["c1"]
+        assert counted == [None] * (3 if every else 1)
+        counted.clear()
+        filled.append("quiet", [call("q3", "rm -rf /tmp/x")])
+        filled.update_search_index()
+        assert found(filled, "rm -rf") == ["c1", "q3"]
+        assert counted == [None]
+        assert found(filled, "rm -rf", session_id="risky") == ["c1"]
+        assert counted == [None, "risky"]  # each scope is its own answer
+
+    def test_tampering_by_another_connection_is_seen_by_the_next_search(self, filled,
+                                                                        store_url, counted):
+        from sqlalchemy import create_engine
+
+        assert found(filled, "rm -rf") == ["c1"]
+        other = create_engine(store_url)  # not this store's engine: no commit event here
+        try:
+            with other.begin() as conn:
+                conn.execute(text("DELETE FROM search_items WHERE session_id = 'risky' "
+                                  "AND kind = 0"))
+        finally:
+            other.dispose()
+        warned: list[str] = []
+        matches = search_calls(filled, CallQuery(text="rm -rf"), warn=warned.append)
+        assert [m.call_id for m in matches] == ["c1"]  # scanned exactly, not hidden
+        assert any("session risky:" in message for message in warned)
+        assert len(counted) == 2
