@@ -6,14 +6,13 @@ SQLAlchemy): the totals per key, the sessions without usage. Read on the store's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from store.core.errors import UsageError
-from store.db.reading.usage import UsageRow, scope_where, usage_rows
-from store.usage.prices import PriceTable
+from store.db.reading.usage import UsageSums, scope_where, usage_groups
+from store.usage.prices import TIER_TOKENS, PriceTable
 
 __all__ = ["CHARS_PER_TOKEN", "TOOL_GROUPS", "UNKNOWN", "USAGE_GROUPS", "MissingUsage",
            "UsageTotals", "missing_rows", "period_key", "report_rows"]
@@ -72,33 +71,35 @@ class UsageTotals:
         """Whether any model counted here has a price (else ``cost_usd`` means nothing)."""
         return bool(self.models - self.unpriced_models)
 
-    def add(self, row: UsageRow, prices: PriceTable, *, rolled_up: bool = False) -> None:
-        model = row.usage.model or UNKNOWN
-        cost = prices.cost(row.usage)
-        self._count(row, model, cost)
-        self.sessions.add(row.session_id)
-        if rolled_up:
-            self.rolled_up.add(row.session_id)
-        if self.last_at is None or row.at > self.last_at:
-            self.last_at = row.at
+    def add_group(self, group: UsageSums, prices: PriceTable, *,
+                  rolled_up: bool = False) -> None:
+        """Count a :class:`UsageSums` (many responses summed in the database) as
+        each of its responses counts: tokens, responses, cost at the model's price (tiered
+        prices included), the model (unpriced when it has no price), the session, the time."""
+        model = group.model or UNKNOWN
+        input_tokens, output, creation, read, reasoning = group.counts
+        cost = prices.cost_of_sums(group.model, (input_tokens, output, creation, read),
+                                   group.tiered)
         per_model = self.by_model.get(model)
         if per_model is None:
             per_model = self.by_model[model] = UsageTotals(model)
-        per_model._count(row, model, cost)
-
-    def _count(self, row: UsageRow, model: str, cost: float | None) -> None:
-        u = row.usage
-        self.input_tokens += u.input_tokens
-        self.output_tokens += u.output_tokens
-        self.cache_creation_tokens += u.cache_creation_tokens
-        self.cache_read_tokens += u.cache_read_tokens
-        self.reasoning_tokens += u.reasoning_tokens
-        self.responses += 1
-        self.models.add(model)
-        if cost is None:
-            self.unpriced_models.add(model)
-        else:
-            self.cost_usd += cost
+        for totals in (self, per_model):
+            totals.input_tokens += input_tokens
+            totals.output_tokens += output
+            totals.cache_creation_tokens += creation
+            totals.cache_read_tokens += read
+            totals.reasoning_tokens += reasoning
+            totals.responses += group.responses
+            totals.models.add(model)
+            if cost is None:
+                totals.unpriced_models.add(model)
+            else:
+                totals.cost_usd += cost
+        self.sessions.add(group.session_id)
+        if rolled_up:
+            self.rolled_up.add(group.session_id)
+        if self.last_at is None or group.last_at > self.last_at:
+            self.last_at = group.last_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,30 +112,20 @@ class MissingUsage:
     session_ids: tuple[str, ...]
 
 
-def _key(by: str, row: UsageRow, root: tuple[str, str | None, str | None] | None) -> str:
-    if by in ("day", "week", "month"):
-        return period_key(by, row.at)
+def _key(by: str, group: UsageSums, root: tuple[str, str | None, str | None] | None) -> str:
+    if by == "day":
+        return group.day
+    if by in ("week", "month"):
+        return period_key(by, datetime.fromisoformat(group.day))
     if by == "session":
-        return root[0] if root is not None else row.session_id
+        return root[0] if root is not None else group.session_id
     if by == "model":
-        return row.usage.model or UNKNOWN
+        return group.model or UNKNOWN
     if by == "agent":
-        return (root[1] if root is not None else row.agent) or UNKNOWN
+        return (root[1] if root is not None else group.agent) or UNKNOWN
     if by == "project":
-        return (root[2] if root is not None else row.cwd) or UNKNOWN
+        return (root[2] if root is not None else group.cwd) or UNKNOWN
     raise UsageError(f"usage --by {by!r}: one of {', '.join(USAGE_GROUPS)}")
-
-
-def _deduplicated(rows: Iterable[UsageRow]) -> Iterable[UsageRow]:
-    seen: set[tuple[str, str | None]] = set()
-    for row in rows:
-        response = row.usage.response_id
-        if response is not None:
-            key = (response, row.usage.request_id)
-            if key in seen:
-                continue
-            seen.add(key)
-        yield row
 
 
 def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime | None,
@@ -143,21 +134,26 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
                 ) -> list[UsageTotals]:
     """The rows of ``store.audit.costs.usage_report`` read on ``conn`` (a SQLAlchemy
     ``Connection`` or a ``store.db.reading.driver.DriverConnection``); ``roots``: each
-    subagent session's root (rolled up under it)."""
+    subagent session's root (rolled up under it). The database sums the usage per day,
+    session and model (``usage_groups``, each response once); this folds the groups."""
+    if by not in USAGE_GROUPS or by == "tool":
+        raise UsageError(f"usage --by {by!r}: one of {', '.join(USAGE_GROUPS)}")
     totals: dict[str, UsageTotals] = {}
-    for row in _deduplicated(usage_rows(conn, since=since, until=until, agent=agent,
-                                        cwd=cwd, session_id=session_id)):
-        root = roots.get(row.session_id)
-        key = _key(by, row, root)
+    for group in usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
+                              cwd=cwd, session_id=session_id):
+        root = roots.get(group.session_id)
+        key = _key(by, group, root)
         found = totals.get(key)
         if found is None:
             found = totals[key] = UsageTotals(key)
-        found.add(row, table, rolled_up=root is not None)
+        found.add_group(group, table, rolled_up=root is not None)
     rows = list(totals.values())
     if by in ("model", "agent", "project"):
         rows.sort(key=lambda t: (-t.cost_usd, -t.total_tokens, t.key))
     elif by == "session":  # a rolled-up root can be first seen after its subagent's first
         rows.sort(key=lambda t: (t.last_at or datetime.min.replace(tzinfo=UTC), t.key))
+    else:  # periods: oldest first (ISO dates sort as they run)
+        rows.sort(key=lambda t: t.key)
     return rows
 
 

@@ -23,7 +23,7 @@ caches are not billed on write).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -67,6 +67,19 @@ class ModelPrice:
         object.__setattr__(self, "_rates", tuple(
             (float(getattr(self, name)), tiered.get(name))
             for name in ("input", "output", "cache_creation", "cache_read")))
+
+    def cost_of_sums(self, totals: Sequence[int], past: Sequence[int]) -> float:
+        """What many responses cost together, from their summed input, output, cache creation
+        and cache read tokens (``totals``) and, per count, the tokens past the tier
+        threshold summed over the responses past it (``past``): each response's
+        ``tier * price + (tokens - tier) * higher`` summed is ``price * total + (higher -
+        price) * past``."""
+        total = 0.0
+        for (base, high), tokens, beyond in zip(self._rates, totals, past, strict=False):
+            total += tokens * base
+            if high is not None and beyond:
+                total += beyond * (high - base)
+        return total
 
     def cost(self, usage: TokenUsage) -> float:
         total = 0.0
@@ -173,6 +186,12 @@ class PriceTable:
             if found is not None:
                 return found
         return None
+
+    def cost_of_sums(self, model: str | None, totals: Sequence[int],
+                     past: Sequence[int]) -> float | None:
+        """:meth:`ModelPrice.cost_of_sums` at ``model``'s price; ``None`` without one."""
+        found = self.price(model)
+        return None if found is None else found.cost_of_sums(totals, past)
 
     def cost(self, usage: TokenUsage) -> float | None:
         """What ``usage`` cost at its model's price; ``None`` when the model has no price."""

@@ -22,7 +22,7 @@ from store.usage.tokens import SESSION_TOTALS, TokenUsage
 if TYPE_CHECKING:  # (the reports read the rows on a stdlib connection too)
     from sqlalchemy import Connection
 
-__all__ = ["USAGE_COLUMNS", "UsageRow", "record_usage", "scope_where", "usage_rows"]
+__all__ = ["USAGE_COLUMNS", "UsageSums", "record_usage", "scope_where", "usage_groups"]
 
 USAGE_COLUMNS = ("model", "request_id", "response_id", "input_tokens", "output_tokens",
                  "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens")
@@ -64,38 +64,6 @@ def _count(cursor: Any, mark: str, session_id: str) -> int:
     return int(cursor.fetchone()[0])
 
 
-@dataclass(frozen=True, slots=True)
-class UsageRow:
-    """One stored usage with what a report groups it by."""
-
-    session_id: str
-    position: int
-    at: datetime
-    agent: str | None
-    cwd: str | None
-    usage: TokenUsage
-
-
-def usage_rows(conn: Connection, *, since: datetime | None = None,
-               until: datetime | None = None, session_id: str | None = None,
-               agent: str | None = None, cwd: str | None = None) -> Iterator[UsageRow]:
-    """Every stored usage (with its message's time, the session's agent and cwd), oldest
-    first, within the filters."""
-    where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
-                                session=("u.session_id", session_id))
-    sql = ("SELECT u.session_id, u.position, m.created_at, s.agent, s.cwd, "
-           + ", ".join(f"u.{c}" for c in USAGE_COLUMNS)
-           + " FROM message_usage u JOIN messages m ON m.session_id = u.session_id "
-             "AND m.position = u.position JOIN sessions s ON s.session_id = u.session_id"
-           + (" WHERE " + " AND ".join(where) if where else "")
-           + " ORDER BY m.created_at, u.session_id, u.position")
-    for row in conn.exec_driver_sql(sql, tuple(params)):
-        sid, position, at, agent_name, cwd, model, request, response, *counts = row
-        inp, out, create, read, reasoning = (int(c) for c in counts)
-        yield UsageRow(str(sid), int(position), read_time(at), agent_name, cwd,
-                       TokenUsage(inp, out, create, read, reasoning, model, request, response))
-
-
 def scope_where(conn: Connection, *, since: datetime | None, until: datetime | None,
                 agent: str | None, cwd: str | None,
                 session: tuple[str, str | None] = ("", None)) -> tuple[list[str], list[Any]]:
@@ -117,3 +85,65 @@ def scope_where(conn: Connection, *, since: datetime | None, until: datetime | N
         where.append(f"(s.cwd = {mark} OR s.cwd LIKE {mark} ESCAPE '\\')")
         params.extend([folder, below])
     return where, params
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSums:
+    """The stored usage of one session's responses of one model on one UTC day, summed in
+    the database (a response counted once: see :func:`usage_groups`). ``tiered``: per count
+    (input, output, cache creation, cache read), the tokens past a tiered price's threshold,
+    summed over the responses past it (what the higher price applies to)."""
+
+    day: str
+    session_id: str
+    agent: str | None
+    cwd: str | None
+    model: str | None
+    responses: int
+    counts: tuple[int, int, int, int, int]  # input, output, cache creation, cache read, reasoning
+    tiered: tuple[int, int, int, int]
+    last_at: datetime
+
+
+def usage_groups(conn: Connection, *, tier: int, since: datetime | None = None,
+                 until: datetime | None = None, session_id: str | None = None,
+                 agent: str | None = None, cwd: str | None = None) -> Iterator[UsageSums]:
+    """The usage rows within the filters, each response counted once (the first row of a
+    ``response_id`` / ``request_id`` pair in time order, then session and position), summed
+    per (UTC day, session, model): a report folds thousands of groups, not a row per
+    response. ``tier``: the threshold of tiered prices (the tokens past it are summed apart,
+    so that a group's cost is the sum of its responses' costs)."""
+    pg = conn.dialect.name == "postgresql"
+    where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
+                                session=("u.session_id", session_id))
+    day = ("to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')" if pg
+           else "substr(m.created_at, 1, 10)")
+    counts = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens")
+    past = ", ".join(f"sum(CASE WHEN {c} > {int(tier)} THEN {c} - {int(tier)} ELSE 0 END)"
+                     for c in counts)
+    sql = ("SELECT day, session_id, agent, cwd, model, count(*), sum(input_tokens), "
+           "sum(output_tokens), sum(cache_creation_tokens), sum(cache_read_tokens), "
+           f"sum(reasoning_tokens), {past}, max(created_at) FROM ("
+           f"SELECT {day} AS day, u.session_id AS session_id, s.agent AS agent, s.cwd AS cwd, "
+           "u.model AS model, m.created_at AS created_at, "
+           + ", ".join(f"u.{c} AS {c}" for c in (*counts, "reasoning_tokens"))
+           + ", CASE WHEN u.response_id IS NULL THEN 1 ELSE row_number() OVER ("
+             "PARTITION BY u.response_id, u.request_id "
+             "ORDER BY m.created_at, u.session_id, u.position) END AS n "
+             "FROM message_usage u JOIN messages m"
+           # SQLite: the message's time from the covering index, not from the message row
+           # (past its texts: most of the statement's time when read from the row), unless
+           # a time range lets the time index drive the statement
+           + ("" if pg or since is not None or until is not None
+              else " INDEXED BY ix_messages_time")
+           + " ON m.session_id = u.session_id "
+             "AND m.position = u.position JOIN sessions s ON s.session_id = u.session_id"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + ") AS counted WHERE n = 1 GROUP BY day, session_id, agent, cwd, model")
+    for row in conn.exec_driver_sql(sql, tuple(params)):
+        (day_text, sid, agent_name, folder, model, responses, *sums) = row
+        *totals, last = sums
+        numbers = [int(n or 0) for n in totals]
+        yield UsageSums(str(day_text), str(sid), agent_name, folder, model, int(responses),
+                         (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]),
+                         (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last))
