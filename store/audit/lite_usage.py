@@ -87,12 +87,18 @@ class _LiteSource:
         self.timed = since is not None or until is not None
         self.whole_store = not self.timed and session_id is None and scope is None
 
-    def whole(self) -> dict[str, list[Any]]:
+    def raw_names(self) -> set[str]:
+        return {str(raw) for (raw,) in self.conn.execute(
+            "SELECT tool_calls.raw_name FROM tool_calls GROUP BY tool_calls.raw_name")}
+
+    def whole(self, raws: Sequence[str]) -> dict[str, list[Any]]:
         stats: dict[str, list[Any]] = {}
+        only = f"tool_calls.raw_name IN ({_marks(len(raws))})"
+        names = list(raws)
         for raw, calls, session_count, invalid in self.conn.execute(
                 "SELECT tool_calls.raw_name, count(*), count(DISTINCT tool_calls.session_id), "
                 f"sum(CASE WHEN ({_VALID}) THEN 0 ELSE 1 END) "
-                "FROM tool_calls GROUP BY tool_calls.raw_name"):
+                f"FROM tool_calls WHERE {only} GROUP BY tool_calls.raw_name", names):
             stats[raw] = [calls, session_count, invalid, 0, 0, None, None]
         for raw, count in self.conn.execute(
                 "SELECT tool_calls.raw_name, count(*) FROM (SELECT DISTINCT r.session_id AS "
@@ -100,17 +106,18 @@ class _LiteSource:
                 "FROM tool_results AS r WHERE r.is_error = 1) AS errors JOIN tool_calls ON "
                 "tool_calls.session_id = errors.session_id AND tool_calls.position = "
                 "errors.call_position AND tool_calls.call_index = errors.call_index "
-                "GROUP BY tool_calls.raw_name"):
+                f"WHERE {only} GROUP BY tool_calls.raw_name", names):
             stats[raw][3] = count
         for raw, count in self.conn.execute(
-                "SELECT tool_calls.raw_name, count(*) FROM tool_calls WHERE NOT (EXISTS "
-                f"(SELECT 1 FROM tool_results AS r WHERE {_LINKED})) "
-                "GROUP BY tool_calls.raw_name"):
+                f"SELECT tool_calls.raw_name, count(*) FROM tool_calls WHERE {only} AND NOT "
+                f"(EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED})) "
+                "GROUP BY tool_calls.raw_name", names):
             stats[raw][4] = count
         for raw, first, last in self.conn.execute(
                 "SELECT tool_calls.raw_name, min(m.created_at), max(m.created_at) "
                 f"FROM tool_calls JOIN {_LOOKUP} ON m.session_id = tool_calls.session_id "
-                "AND m.position = tool_calls.position GROUP BY tool_calls.raw_name"):
+                f"AND m.position = tool_calls.position WHERE {only} "
+                "GROUP BY tool_calls.raw_name", names):
             if raw in stats:
                 stats[raw][5], stats[raw][6] = first, last
         return stats

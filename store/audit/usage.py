@@ -130,8 +130,12 @@ class _CoreSource:
         self.whole_store = (since is None and until is None and session_id is None
                             and scope is None)
 
-    def whole(self) -> dict[str, list[Any]]:
-        return _usage_whole_store(self.conn)
+    def raw_names(self) -> set[str]:
+        return {str(raw) for (raw,) in self.conn.execute(
+            select(tool_calls.c.raw_name).group_by(tool_calls.c.raw_name))}
+
+    def whole(self, raws: Sequence[str]) -> dict[str, list[Any]]:
+        return _usage_whole_store(self.conn, raws)
 
     def grouped(self, raws: Sequence[str] | None, actions: bool) -> Iterable[Sequence[Any]]:
         return self.conn.execute(usage_statement(self.since, self.until, self.session_id, raws,
@@ -158,9 +162,10 @@ class _CoreSource:
             .where(sessions.c.agent.is_not(None)))}
 
 
-def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:
-    """[calls, sessions, invalid, errors, without result, None, None] per raw name."""
-    counts, errors, unanswered = usage_statements(conn.dialect.name)
+def _usage_whole_store(conn: Connection, raws: Sequence[str]) -> dict[str, list[Any]]:
+    """[calls, sessions, invalid, errors, without result, first, last] per raw name of
+    ``raws``."""
+    counts, errors, unanswered = usage_statements(conn.dialect.name, raws)
     stats: dict[str, list[Any]] = {}
     for raw, calls, session_count, invalid in conn.execute(counts):
         stats[raw] = [calls, session_count, invalid, 0, 0, None, None]
@@ -168,30 +173,32 @@ def _usage_whole_store(conn: Connection) -> dict[str, list[Any]]:
         stats[raw][3] = count
     for raw, count in conn.execute(unanswered):
         stats[raw][4] = count
-    for raw, first, last in conn.execute(seen_statement()):
+    for raw, first, last in conn.execute(seen_statement(raws)):
         if raw in stats:
             stats[raw][5], stats[raw][6] = first, last
     return stats
 
 
-def usage_statements(dialect: str) -> tuple[Any, Any, Any]:
+def usage_statements(dialect: str, raws: Sequence[str] | None = None
+                     ) -> tuple[Any, Any, Any]:
     """The whole-store usage statements: counts, calls with an error result, calls without a
-    result, each per raw name."""
+    result, each per raw name (of ``raws`` only, when given: a range of the covering index)."""
     c = tool_calls
     r = tool_results.alias("r")
+    only = [c.c.raw_name.in_(raws)] if raws is not None else []
     invalid = func.sum(case((c.c.arguments_status.in_(_VALID), 0), else_=1))
     # One scan of ix_tool_calls_usage (covering): calls, sessions, invalid calls.
     if dialect == "postgresql":  # grouped by (raw name, session) first: no sort for DISTINCT
         per_session = (
             select(c.c.raw_name, func.count().label("calls"), invalid.label("invalid"))
-            .group_by(c.c.raw_name, c.c.session_id).subquery("per_session")
+            .where(*only).group_by(c.c.raw_name, c.c.session_id).subquery("per_session")
         )
         p = per_session.c
         counts = (select(p.raw_name, func.sum(p.calls), func.count(), func.sum(p.invalid))
                   .group_by(p.raw_name))
     else:
         counts = (select(c.c.raw_name, func.count(), func.count(distinct(c.c.session_id)),
-                         invalid).group_by(c.c.raw_name))
+                         invalid).where(*only).group_by(c.c.raw_name))
     # Error results are few: start from them (ix_tool_results_errors), look up their calls.
     failed = (
         select(r.c.session_id, r.c.call_position, r.c.call_index)
@@ -202,11 +209,11 @@ def usage_statements(dialect: str) -> tuple[Any, Any, Any]:
         .select_from(failed.join(c, and_(c.c.session_id == failed.c.session_id,
                                          c.c.position == failed.c.call_position,
                                          c.c.call_index == failed.c.call_index)))
-        .group_by(c.c.raw_name)
+        .where(*only).group_by(c.c.raw_name)
     )
     # An anti-join of ix_tool_calls_usage with ix_tool_results_call.
     unanswered = (
-        select(c.c.raw_name, func.count()).where(not_(exists_row(r, linked(r))))
+        select(c.c.raw_name, func.count()).where(*only, not_(exists_row(r, linked(r))))
         .group_by(c.c.raw_name)
     )
     return counts, errors, unanswered
@@ -264,9 +271,11 @@ def usage_statement(
     )
 
 
-def seen_statement() -> Any:
-    """First and last seen per raw name: one grouped join of ``ix_tool_calls_usage`` with
-    ``ix_messages_time`` (covering)."""
+def seen_statement(raws: Sequence[str] | None = None) -> Any:
+    """First and last seen per raw name (of ``raws`` only, when given): one grouped join of
+    ``ix_tool_calls_usage`` with ``ix_messages_time`` (covering)."""
     c, m = tool_calls, message_side(timed=False)
     return (select(c.c.raw_name, func.min(m.c.created_at), func.max(m.c.created_at))
-            .select_from(calls_with_time(m)).group_by(c.c.raw_name))
+            .select_from(calls_with_time(m))
+            .where(*([c.c.raw_name.in_(raws)] if raws is not None else []))
+            .group_by(c.c.raw_name))

@@ -53,8 +53,11 @@ class UsageSource(Protocol):
     #: No filter at all: :meth:`whole` answers from covering indexes.
     whole_store: bool
 
-    def whole(self) -> dict[str, list[Any]]:
-        """The counts per raw name over the whole store."""
+    def raw_names(self) -> set[str]:
+        """The raw names of the store's calls (one scan of a covering index)."""
+
+    def whole(self, raws: Sequence[str]) -> dict[str, list[Any]]:
+        """The counts per raw name of ``raws`` over the whole store."""
 
     def grouped(self, raws: Sequence[str] | None, actions: bool) -> Iterable[Sequence[Any]]:
         """``[raw, *counts]`` per raw name; with ``raws``: those names only as
@@ -76,15 +79,21 @@ def fold_usage(source: UsageSource, aliases: AliasTable) -> list[ToolUsage]:
     sessions of a name made of several keys from the distinct (raw name, session) pairs."""
     stats: dict[_Key, list[Any]] = {}
     if source.whole_store:
-        for raw, row in source.whole().items():
-            stats[(None, raw)] = row
+        # The raw names first: those an agent's alias scopes are counted per agent only
+        # (most of a store's calls are its agents' own tool names), the rest store-wide.
+        present = source.raw_names()
+        scoped_raws = sorted(aliases.scoped_names & present)
+        rest = sorted(present - set(scoped_raws))
+        if rest:
+            for raw, row in source.whole(rest).items():
+                stats[(None, raw)] = row
     else:
         for found in source.grouped(None, False):
             stats[(None, found[0])] = list(found[1:])
-    scoped_raws = sorted(aliases.scoped_names & {raw for _, raw in stats})
-    if scoped_raws:  # count those again per agent
+        scoped_raws = sorted(aliases.scoped_names & {raw for _, raw in stats})
         for raw in scoped_raws:
             del stats[(None, raw)]
+    if scoped_raws:  # counted per agent
         for found in source.grouped(scoped_raws, False):
             stats[(found[0], found[1])] = list(found[2:])
     action_raws = sorted({raw for _, raw in stats} & set(ACTION_ARGUMENT))
