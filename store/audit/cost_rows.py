@@ -164,11 +164,13 @@ def missing_rows(conn: Any, *, since: datetime | None, until: datetime | None,
     :func:`report_rows`)."""
     where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
                                 session=("m.session_id", session_id))
-    sql = ("SELECT DISTINCT s.agent, s.session_id FROM messages m JOIN sessions s "
-           "ON s.session_id = m.session_id WHERE m.role = 'assistant' "
+    # Per session (a few thousand), not per message (a million): the sessions without a
+    # usage row first, then whether one of them has a reply within the filters.
+    sql = ("SELECT s.agent, s.session_id FROM sessions s WHERE NOT EXISTS (SELECT 1 FROM "
+           "message_usage u WHERE u.session_id = s.session_id) AND EXISTS (SELECT 1 FROM "
+           "messages m WHERE m.session_id = s.session_id AND m.role = 'assistant' "
            + "".join(f"AND {term} " for term in where)
-           + "AND NOT EXISTS (SELECT 1 FROM message_usage u "
-             "WHERE u.session_id = m.session_id) ORDER BY s.session_id")
+           + ") ORDER BY s.session_id")
     found = conn.exec_driver_sql(sql, tuple(params)).all()
     per_agent: dict[str, list[str]] = {}
     for agent_name, sid in found:
