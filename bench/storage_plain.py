@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 import psycopg
+from storage_raw_backends import sqlite_read, sqlite_write
 
 SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS plain_sessions (
@@ -186,21 +187,13 @@ class PlainSQLite(PlainSide):
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite_write(self.conn):
             yield self.conn.execute
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[Any]:
-        self.conn.execute("BEGIN")
-        try:
+        with sqlite_read(self.conn):
             yield self.conn.execute
-        finally:
-            self.conn.execute("COMMIT")
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self.conn.executemany(sql, rows)

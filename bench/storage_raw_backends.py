@@ -123,6 +123,28 @@ CREATE INDEX ix_tool_results_errors ON tool_results
 """
 
 
+@contextmanager
+def sqlite_write(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction on an autocommit ``sqlite3`` connection (the lock up front)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def sqlite_read(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read snapshot on an autocommit ``sqlite3`` connection."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
 class RawSQLite(RawStore):
     """``sqlite3`` in autocommit mode with explicit ``BEGIN IMMEDIATE``, the store's pragmas."""
 
@@ -169,23 +191,11 @@ class RawSQLite(RawStore):
             self.conn.executemany("INSERT INTO raw_fts (rowid, body) VALUES (?, ?)",
                                   [(n, r[3]) for n, r in enumerate(rows, 1)])
 
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+    def _write(self) -> Any:
+        return sqlite_write(self.conn)
 
-    @contextmanager
-    def _read(self) -> Iterator[None]:
-        self.conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.conn.execute("COMMIT")
+    def _read(self) -> Any:
+        return sqlite_read(self.conn)
 
     def _all(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()

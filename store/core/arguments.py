@@ -93,22 +93,16 @@ _EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 def _may_hold_rounded_int(value: Any) -> bool:
     """True when a decoded value holds a float that may be a rounded big integer literal."""
-    # Strings are most of what decoded JSON holds: they are skipped without being pushed.
-    kind = type(value)
-    if kind is float:
-        return bool(abs(value) >= _BIG)
     stack = [value]
-    pop, push = stack.pop, stack.append
     while stack:
-        item = pop()
-        for member in (item.values() if type(item) is dict else item):
-            kind = type(member)
-            if kind is str or kind is int or kind is bool or member is None:
-                continue
-            if kind is dict or kind is list:
-                push(member)
-            elif kind is float and abs(member) >= _BIG:
-                return True
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float and abs(item) >= _BIG:
+            return True
     return False
 
 

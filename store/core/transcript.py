@@ -117,6 +117,11 @@ class SessionTree:
 _set = object.__setattr__
 
 
+def _fill(stored: StoredMessage, *values: Any) -> None:
+    for name, value in zip(StoredMessage.__slots__, values, strict=True):
+        _set(stored, name, value)
+
+
 class StoredMessage:
     """A message at its position in a session; ``key`` is its idempotency key, if any.
 
@@ -138,12 +143,7 @@ class StoredMessage:
 
     def __init__(self, position: int, message: Message, key: str | None,
                  created_at: datetime) -> None:
-        _set(self, "position", position)
-        _set(self, "key", key)
-        _set(self, "_message", message)
-        _set(self, "_created_at", created_at)
-        _set(self, "_later", None)
-        _set(self, "_when", None)
+        _fill(self, position, key, message, created_at, None, None)
 
     @classmethod
     def deferred(cls, position: int, key: str | None, message: Callable[[], Message],
@@ -151,12 +151,7 @@ class StoredMessage:
         """A stored message whose ``message`` is ``message()`` and whose ``created_at`` is
         ``created_at(stored_time)``, each computed at its first use."""
         self = object.__new__(cls)
-        _set(self, "position", position)
-        _set(self, "key", key)
-        _set(self, "_message", None)
-        _set(self, "_created_at", stored_time)
-        _set(self, "_later", message)
-        _set(self, "_when", created_at)
+        _fill(self, position, key, None, stored_time, message, created_at)
         return self
 
     @property

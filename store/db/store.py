@@ -343,13 +343,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         agent = srow[10]
         # The rows of each message's calls and results; a message is decoded at its first use
         # (StoredMessage.deferred), strict loads decode every call here to raise.
-        call_rows: dict[int, list[Any]] = {}
-        for row in crows:
-            at = call_rows.get(row[1])
-            if at is None:
-                call_rows[row[1]] = [row]
-            else:
-                at.append(row)
+        call_rows = _by_position(crows)
         if strict:
             for row in crows:
                 call = _decoded_call(row, apply, agent)
@@ -358,17 +352,9 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                     err.args = (f"session {sid!r}, message {row[1]}, call {row[2]} "
                                 f"({call.name}): {err.args[0]}",)
                     raise err
-        result_rows: dict[int, list[Any]] = {}
-        links: dict[CallRef, CallRef] = {}
-        for row in rrows:
-            pos = row[1]
-            at = result_rows.get(pos)
-            if at is None:
-                result_rows[pos] = [row]
-            else:
-                at.append(row)
-            if row[3] is not None and row[4] is not None:
-                links[(pos, row[2])] = (row[3], row[4])
+        result_rows = _by_position(rrows)
+        links: dict[CallRef, CallRef] = {(row[1], row[2]): (row[3], row[4]) for row in rrows
+                                          if row[3] is not None and row[4] is not None}
         deferred = StoredMessage.deferred
         no_rows: list[Any] = []
         out = [deferred(row[1], row[5],
@@ -543,6 +529,18 @@ def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
         if not known_revision(before):
             raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
+
+
+def _by_position(rows: list[Any]) -> dict[int, list[Any]]:
+    """Load rows (sorted) by their message's position."""
+    out: dict[int, list[Any]] = {}
+    for row in rows:
+        at = out.get(row[1])
+        if at is None:
+            out[row[1]] = [row]
+        else:
+            at.append(row)
+    return out
 
 
 def _decoded_call(row: Any, apply: Callable[..., Any], agent: str | None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,8 @@ PRICES_ENV = "TRANSCRIPT_STORE_PRICES"
 #: Where tiered prices start (Anthropic's and Google's long-context prices).
 TIER_TOKENS = 200_000
 _PREFIXES = ("anthropic/", "openai/", "gemini/", "google/", "vertex_ai/", "bedrock/")
+#: The counts a price applies to, in the order the costs take them.
+_COUNTS = ("input", "output", "cache_creation", "cache_read")
 _FIELDS = {
     "input": "input_cost_per_token",
     "output": "output_cost_per_token",
@@ -58,39 +60,27 @@ class ModelPrice:
     cache_creation: float = 0.0
     cache_read: float = 0.0
     above: tuple[tuple[str, float], ...] = ()
-    #: (price, price above the tier or None) of input, output, cache creation, cache read.
-    _rates: tuple[tuple[float, float | None], ...] = field(init=False, repr=False,
-                                                           compare=False, default=())
-
-    def __post_init__(self) -> None:
-        tiered = dict(self.above)
-        object.__setattr__(self, "_rates", tuple(
-            (float(getattr(self, name)), tiered.get(name))
-            for name in ("input", "output", "cache_creation", "cache_read")))
-
     def cost_of_sums(self, totals: Sequence[int], past: Sequence[int]) -> float:
         """What many responses cost together, from their summed input, output, cache creation
         and cache read tokens (``totals``) and, per count, the tokens past the tier
         threshold summed over the responses past it (``past``): each response's
         ``tier * price + (tokens - tier) * higher`` summed is ``price * total + (higher -
         price) * past``."""
+        tiered = dict(self.above)
         total = 0.0
-        for (base, high), tokens, beyond in zip(self._rates, totals, past, strict=False):
+        for name, tokens, beyond in zip(_COUNTS, totals, past, strict=True):
+            base = float(getattr(self, name))
+            high = tiered.get(name)
             total += tokens * base
             if high is not None and beyond:
                 total += beyond * (high - base)
         return total
 
     def cost(self, usage: TokenUsage) -> float:
-        total = 0.0
-        for (base, high), tokens in zip(self._rates, (
-                usage.input_tokens, usage.output_tokens, usage.cache_creation_tokens,
-                usage.cache_read_tokens), strict=True):
-            if high is not None and tokens > TIER_TOKENS:
-                total += TIER_TOKENS * base + (tokens - TIER_TOKENS) * high
-            else:
-                total += tokens * base
-        return total
+        """What one response cost (:meth:`cost_of_sums` of itself)."""
+        counts = (usage.input_tokens, usage.output_tokens, usage.cache_creation_tokens,
+                  usage.cache_read_tokens)
+        return self.cost_of_sums(counts, [max(n - TIER_TOKENS, 0) for n in counts])
 
 
 def _number(value: Any) -> float | None:
@@ -119,9 +109,6 @@ class PriceTable:
 
     prices: Mapping[str, ModelPrice]
     sources: tuple[str, ...]
-    #: ``price`` by the name asked (a report asks once per usage row).
-    _found: dict[str, ModelPrice | None] = field(default_factory=dict, compare=False,
-                                                 repr=False)
 
     @classmethod
     def parse(cls, text: str | bytes, source: str) -> PriceTable:
@@ -167,14 +154,6 @@ class PriceTable:
         prefix), ``None`` when the table has none."""
         if not model:
             return None
-        try:
-            return self._found[model]
-        except KeyError:
-            pass
-        found = self._found[model] = self._price(model)
-        return found
-
-    def _price(self, model: str) -> ModelPrice | None:
         name = model.lower()
         candidates = [name]
         for prefix in _PREFIXES:
