@@ -143,6 +143,15 @@ class LiteCalls:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._conn = DriverConnection(connection)
         self._aliases: AliasTable | None = None
+        self._trusted: dict[str | None, Trust] = {}
+
+    def _trust(self, one: str | None, warn: Callable[[str], None] | None) -> Trust:
+        """The key check (``trust_for``) once per scope: the connection holds one snapshot
+        (``open_calls``), so a page and its count ask the same state (it was run twice)."""
+        found = self._trusted.get(one)
+        if found is None:
+            found = self._trusted[one] = trust_for(self._conn, one, warn=warn)
+        return found
 
     def close(self) -> None:
         self._conn.close()
@@ -200,8 +209,7 @@ class LiteCalls:
             where.append(f"{m}.created_at >= {p.bind(stored_time(as_utc(query.since)))}")
         if query.until is not None:
             where.append(f"{m}.created_at < {p.bind(stored_time(as_utc(query.until)))}")
-        trust = (trust_for(conn, one, warn=warn) if query.text is not None or query.views
-                 else Trust())
+        trust = self._trust(one, warn) if query.text is not None or query.views else Trust()
         if query.status:
             where.append("(" + " OR ".join(f"({_status_sql(s, p)})"
                                            for s in query.status) + ")")

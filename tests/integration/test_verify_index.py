@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from store import CallQuery, TranscriptStore, check_rules, refill_search_index, search_calls
 from store.cli.main import cli
-from store.db.index.index_check import DERIVED_CHECKS
+from store.db.index.index_check import DERIVED_CHECKS, index_gaps
 
 SECRET = "ghp_" + "a1B2" * 9
 
@@ -166,6 +166,34 @@ class TestDerivedRows:
         told: list[str] = []
         assert findings(store, warn=told.append) == before
         assert any("session sneaky:" in message for message in told)
+
+    @pytest.mark.parametrize("statements", [
+        # items past a lowered watermark (no call or result below it to account for them),
+        # an item of a kind no call or result has
+        ["UPDATE sessions SET indexed_position = 2 WHERE session_id = 'quiet'"],
+        ["INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
+         "call_index, body) VALUES ('quiet', 1, 7, 0, 1, 0, 'x')"],
+        # the unique key dropped, then a call's item twice: every call still finds its item,
+        # the count does not add up
+        ["DROP INDEX ux_search_items_key",  # (PostgreSQL: the primary key, see below)
+         "INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
+         "call_index, body) SELECT session_id, position, kind, item_index, call_position, "
+         "call_index, body FROM search_items WHERE session_id = 'quiet' AND kind = 0 "
+         "AND item_index = 0"],
+    ], ids=["past-the-watermark", "unknown-kind", "duplicated"])
+    def test_the_key_check_counts_each_sessions_items(self, filled, statements):
+        with filled.engine.connect() as conn:
+            assert index_gaps(conn) == {}
+        if filled.engine.dialect.name == "postgresql" and statements[0].startswith("DROP"):
+            statements = ["ALTER TABLE search_items DROP CONSTRAINT pk_search_items",
+                          *statements[1:]]
+        tamper(filled, *statements)
+        with filled.engine.connect() as conn:
+            gaps = index_gaps(conn)
+            assert gaps == {"quiet": "a search item that no call or result below the "
+                                     "watermark accounts for"}
+            assert index_gaps(conn, "quiet") == gaps and index_gaps(conn, "risky") == {}
+        assert not filled.verify().ok
 
     def test_one_session_is_checked_alone(self, filled):
         tamper(filled, "DELETE FROM call_views WHERE session_id = 'risky'")

@@ -115,3 +115,30 @@ def test_a_session_whose_index_does_not_line_up_is_scanned_and_warned_of(
         assert list(lite.iter_calls(query, warn=told.append)) == expected
     assert any("oh-1" in message for message in told)
     assert "oh-1" in {m.session_id for m in expected}
+
+
+def test_a_page_and_its_count_share_one_key_check(lite_db: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key check grows with the store (1.2 s at 10^6 messages): the command line's page
+    and its count read one snapshot, so it runs once per scope, not once per statement."""
+    import store.audit.lite_search as lite_search
+
+    asked: list[str | None] = []
+    real = lite_search.trust_for
+
+    def counted(conn: Any, one: str | None, **kwargs: Any) -> Any:
+        asked.append(one)
+        return real(conn, one, **kwargs)
+
+    monkeypatch.setattr(lite_search, "trust_for", counted)
+    lite = open_calls(str(lite_db))
+    assert lite is not None
+    with lite:
+        query = CallQuery(text="git push")
+        found = list(lite.iter_calls(query, limit=2))
+        assert found and lite.count_calls(query) >= len(found)
+        assert lite.count_calls(CallQuery(views=(ViewCondition("command", "git"),))) > 0
+        assert asked == [None]
+        sid = found[0].session_id
+        assert lite.count_calls(CallQuery(text="git push", session_id=sid)) >= 1
+        assert asked == [None, sid]

@@ -165,33 +165,31 @@ def suspect_sessions(conn: Connection, session_ids: Iterable[str] | None = None
     return out
 
 
-#: Structural checks (keys only, in SQL): (what, statement with ``{scope}`` for the session).
-_GAPS = (
+#: Structural checks (keys only, in SQL), ``{scope}`` / ``{where}`` for the session. Per
+#: session: the calls (results) below the watermark and how many of them have no item.
+_OWN_ITEM = (
     ("a call below the watermark has no search item",
-     "SELECT DISTINCT t.session_id FROM tool_calls AS t JOIN sessions AS s "
-     "ON s.session_id = t.session_id WHERE t.position < s.indexed_position{scope} "
-     f"AND NOT EXISTS (SELECT 1 FROM {SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id "
-     f"AND i.position = t.position AND i.kind = {KIND_CALL} AND i.item_index = t.call_index "
-     "AND i.call_position = t.position AND i.call_index = t.call_index)"),
+     "SELECT t.session_id, count(*), sum(CASE WHEN NOT EXISTS (SELECT 1 FROM "
+     f"{SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id AND i.position = t.position "
+     f"AND i.kind = {KIND_CALL} AND i.item_index = t.call_index "
+     "AND i.call_position = t.position AND i.call_index = t.call_index) THEN 1 ELSE 0 END) "
+     "FROM tool_calls AS t JOIN sessions AS s ON s.session_id = t.session_id "
+     "WHERE t.position < s.indexed_position{scope} GROUP BY t.session_id"),
     ("a result below the watermark has no search item",
-     "SELECT DISTINCT t.session_id FROM tool_results AS t JOIN sessions AS s "
-     "ON s.session_id = t.session_id WHERE t.position < s.indexed_position{scope} "
-     f"AND NOT EXISTS (SELECT 1 FROM {SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id "
-     f"AND i.position = t.position AND i.kind = {KIND_RESULT} "
-     "AND i.item_index = t.result_index "
+     "SELECT t.session_id, count(*), sum(CASE WHEN NOT EXISTS (SELECT 1 FROM "
+     f"{SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id AND i.position = t.position "
+     f"AND i.kind = {KIND_RESULT} AND i.item_index = t.result_index "
      "AND (i.call_position = t.call_position OR i.call_position IS NULL "
      "AND t.call_position IS NULL) AND (i.call_index = t.call_index OR i.call_index IS NULL "
-     "AND t.call_index IS NULL))"),
-    ("a search item that no call or result below the watermark accounts for",
-     f"SELECT DISTINCT t.session_id FROM {SEARCH_ITEMS} AS t LEFT JOIN sessions AS s "
-     "ON s.session_id = t.session_id WHERE (s.session_id IS NULL "
-     f"OR t.position >= s.indexed_position OR t.kind NOT IN ({KIND_CALL}, {KIND_RESULT}) "
-     f"OR t.kind = {KIND_CALL} AND NOT EXISTS (SELECT 1 FROM tool_calls AS c "
-     "WHERE c.session_id = t.session_id AND c.position = t.position "
-     f"AND c.call_index = t.item_index) OR t.kind = {KIND_RESULT} AND NOT EXISTS ("
-     "SELECT 1 FROM tool_results AS r WHERE r.session_id = t.session_id "
-     "AND r.position = t.position AND r.result_index = t.item_index)){scope}"),
+     "AND t.call_index IS NULL)) THEN 1 ELSE 0 END) "
+     "FROM tool_results AS t JOIN sessions AS s ON s.session_id = t.session_id "
+     "WHERE t.position < s.indexed_position{scope} GROUP BY t.session_id"),
 )
+#: Per session: its call items, its result items, all its items (the key index only).
+_ITEM_COUNTS = (f"SELECT t.session_id, sum(CASE WHEN t.kind = {KIND_CALL} THEN 1 ELSE 0 END), "
+                f"sum(CASE WHEN t.kind = {KIND_RESULT} THEN 1 ELSE 0 END), count(*) "
+                f"FROM {SEARCH_ITEMS} AS t{{where}} GROUP BY t.session_id")
+_EXTRA_ITEM = "a search item that no call or result below the watermark accounts for"
 _VIEW_GAP = (
     "an argument view that no call below the watermark accounts for",
     f"SELECT DISTINCT t.session_id FROM {CALL_VIEWS} AS t LEFT JOIN sessions AS s "
@@ -208,22 +206,45 @@ def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str
     """The sessions (all, or one) whose derived rows do not line up with the transcript by
     their keys (session -> what): a call or result below the watermark without its search
     item, an item or argument view that no stored call or result below the watermark
-    accounts for, a watermark past ``next_position``. SQL only (anti-joins over the keys),
-    cheap enough for every search; what it cannot see (an item's text, a view's text or a
-    view removed, an FTS entry) :func:`check_derived` recomputes."""
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
-    checks = [*(_GAPS if has_search_index(conn) else ()), _VIEW_GAP, _WATERMARK]
+    accounts for, a watermark past ``next_position``. SQL only, cheap enough for every
+    search; what it cannot see (an item's text, a view's text or a view removed, an FTS
+    entry) :func:`check_derived` recomputes. Every search checks all of them, whatever it
+    reads: a session whose keys were changed is not vouched for in any of its rows.
+
+    The items are checked by count, not by a second anti-join: each call (result) below the
+    watermark must find its own item (the anti-joins); then a session holding exactly as
+    many call (result) items as it has calls (results) below the watermark holds no other
+    item (each call found a distinct one: their keys differ), which a scan of the items'
+    key index counts per session."""
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
     out: dict[str, str] = {}
-    params: tuple[str, ...] = ()
-    for what, sql in checks:
+
+    def run(sql: str) -> list[Any]:
+        params: tuple[str, ...] = ()
         if session_id is None:
-            statement = sql.format(scope="")
+            statement = sql.format(scope="", where="")
         else:  # every table filtered by the session (on Citus: one shard, not all)
-            statement = _CORRELATED.sub(lambda m: f"{m.group(0)} AND {m.group(1)}.session_id = "
-                                                  f"{mark}",
-                                        sql.format(scope=f" AND t.session_id = {mark}"))
+            statement = _CORRELATED.sub(
+                lambda m: f"{m.group(0)} AND {m.group(1)}.session_id = {mark}",
+                sql.format(scope=f" AND t.session_id = {mark}",
+                           where=f" WHERE t.session_id = {mark}"))
             params = (session_id,) * statement.count(mark)
-        for (sid,) in conn.exec_driver_sql(statement, params).all():
+        return conn.exec_driver_sql(statement, params).all()
+
+    if has_search_index(conn):
+        expected: dict[str, list[int]] = {}
+        for kind, (missing_what, sql) in enumerate(_OWN_ITEM):
+            for sid, count, missing in run(sql):
+                expected.setdefault(str(sid), [0, 0])[kind] = int(count)
+                if missing:
+                    out.setdefault(str(sid), missing_what)
+        for sid, calls, results, total in run(_ITEM_COUNTS):
+            want = expected.get(str(sid), [0, 0])
+            if (int(calls), int(results)) != (want[0], want[1]) or int(total) != want[0] + want[1]:
+                out.setdefault(str(sid), _EXTRA_ITEM)
+    for what, sql in (_VIEW_GAP, _WATERMARK):
+        for (sid,) in run(sql):
             out.setdefault(str(sid), what)
     return out
 
