@@ -230,7 +230,7 @@ def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str
                 sql.format(scope=f" AND t.session_id = {mark}",
                            where=f" WHERE t.session_id = {mark}"))
             params = (session_id,) * statement.count(mark)
-        return conn.exec_driver_sql(statement, params).all()
+        return list(conn.exec_driver_sql(statement, params).all())
 
     if has_search_index(conn):
         expected: dict[str, list[int]] = {}
