@@ -6,11 +6,13 @@ SQLAlchemy): the totals per key, the sessions without usage. Read on the store's
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from store.core.errors import UsageError
+from store.db.reading.summary_reads import summary_usage_groups
 from store.db.reading.usage import UsageSums, scope_where, usage_groups
 from store.usage.prices import TIER_TOKENS, PriceTable
 
@@ -139,8 +141,16 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     if by not in USAGE_GROUPS or by == "tool":
         raise UsageError(f"usage --by {by!r}: one of {', '.join(USAGE_GROUPS)}")
     totals: dict[str, UsageTotals] = {}
-    for group in usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
-                              cwd=cwd, session_id=session_id):
+    groups: Iterable[UsageSums] | None = None
+    if since is None and until is None and session_id is None:
+        # (the per-session summaries: store/db/index/summaries.py)
+        groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
+    if groups is None:
+        groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
+                              cwd=cwd, session_id=session_id)
+    # (folded in one order whatever order the database gave: costs are floats, and a sum
+    # taken in another order can differ in its last digit)
+    for group in sorted(groups, key=_group_order):
         root = roots.get(group.session_id)
         key = _key(by, group, root)
         found = totals.get(key)
@@ -155,6 +165,10 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     else:  # periods: oldest first (ISO dates sort as they run)
         rows.sort(key=lambda t: t.key)
     return rows
+
+
+def _group_order(group: UsageSums) -> tuple[str, str, bool, str]:
+    return (group.day, group.session_id, group.model is not None, group.model or "")
 
 
 def missing_rows(conn: Any, *, since: datetime | None, until: datetime | None,

@@ -16,10 +16,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from store.audit.usage_fold import ToolUsage, fold_usage
+from store.audit.usage_fold import SummarySource, ToolUsage, UsageSource, fold_usage
 from store.core.arguments import loads_json
 from store.core.times import as_utc
+from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import read_lite
+from store.db.reading.summary_reads import summary_tool_groups
 from store.db.schema.sqlitefile import cwd_pattern, stored_time
 from store.tools.actions import ACTION_ARGUMENT
 from store.tools.names import AliasTable
@@ -193,8 +195,13 @@ def lite_tool_usage(url: str, *, since: datetime | None = None, until: datetime 
     asks the store, which answers or words the error)."""
     def work(conn: sqlite3.Connection, session_id: str | None) -> list[ToolUsage]:
         scope = scope_sql(agent, cwd) if agent or cwd else None
-        out = fold_usage(_LiteSource(conn, since, until, session_id, scope),
-                         lite_aliases(conn))
+        summed = None
+        if since is None and until is None and session_id is None:
+            # (the per-session summaries: store/db/index/summaries.py)
+            summed = summary_tool_groups(DriverConnection(conn), agent=agent, cwd=cwd)
+        source: UsageSource = (_LiteSource(conn, since, until, session_id, scope)
+                               if summed is None else SummarySource(summed))
+        out = fold_usage(source, lite_aliases(conn))
         out.sort(key=lambda u: (-u.calls, u.name))
         return out
 

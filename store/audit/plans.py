@@ -148,6 +148,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
 
     from store.db.index.message_index import rebuild_message_index
     from store.db.index.search_index import has_search_index, mark_folded
+    from store.db.index.summaries import forget_summaries
 
     engine = store.engine
     try:
@@ -158,6 +159,7 @@ def refill_search_index(store: TranscriptStore) -> bool:
             if indexed:
                 mark_folded(conn)  # (the catch-up below builds it folded)
             rebuild_message_index(conn)  # and the message index (store/db/index/message_index.py)
+            forget_summaries(conn)  # and the summaries (store/db/index/summaries.py)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
     store.update_search_index()

@@ -34,10 +34,11 @@ from store.audit.sql import (
     message_side,
     time_filters,
 )
-from store.audit.usage_fold import ToolUsage, fold_usage
+from store.audit.usage_fold import SummarySource, ToolUsage, fold_usage
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
 from store.db.reading.lineage import descendant_ids
+from store.db.reading.summary_reads import summary_tool_groups
 from store.db.schema.tables import messages, sessions, tool_calls, tool_results
 from store.db.sessions import sessions_where
 
@@ -85,11 +86,16 @@ def tool_usage(
     one = session_id
     with connect(store) as conn:
         no_jit(conn)
+        summed = None
         if with_children and session_id is not None:
             family = descendant_ids(conn, session_id)
             scope = _family_scope(scope, family)
             one = None
-        out = _usage(conn, since, until, one, scope)
+        elif since is None and until is None and session_id is None:
+            # (the per-session summaries: store/db/index/summaries.py)
+            summed = summary_tool_groups(conn, agent=agent, cwd=cwd)
+        out = (_usage(conn, since, until, one, scope) if summed is None
+               else fold_usage(SummarySource(summed), alias_table(conn)))
         conn.rollback()
     out.sort(key=lambda u: (-u.calls, u.name))
     return out[offset:] if limit is None else out[offset:offset + limit]

@@ -10,7 +10,7 @@ file (:mod:`store.audit.lite_usage`, the command line's start-up), so both answe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -19,7 +19,7 @@ from store.core.times import as_utc
 from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
 from store.tools.names import AliasTable
 
-__all__ = ["ToolUsage", "UsageSource", "aware", "fold_usage"]
+__all__ = ["SummarySource", "ToolUsage", "UsageSource", "aware", "fold_usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +144,61 @@ def _shared_sessions(source: UsageSource, aliases: AliasTable,
         if name in found:
             found[name].add(sid)
     return {name: len(sids) for name, sids in found.items()}
+
+
+class SummarySource(UsageSource):
+    """The grouped rows of :func:`fold_usage` from the summaries
+    (``store.db.reading.summary_reads.ToolGroups``): rows per (agent, raw name, action) with
+    their sessions counted, folded here. Sessions add up across agents (a session has one)
+    and, for a raw name without actions, are each counted once; the counts of an editor
+    tool's raw name across its actions are never used (``fold_usage`` counts those per
+    action)."""
+
+    whole_store = True
+
+    def __init__(self, groups: Any) -> None:
+        self._groups = groups
+        self._rows: list[tuple[Any, ...]] = groups.rows
+
+    def raw_names(self) -> set[str]:
+        return {str(row[1]) for row in self._rows}
+
+    def _fold(self, key: Callable[[tuple[Any, ...]], Any], raws: Sequence[str] | None
+              ) -> dict[Any, list[Any]]:
+        wanted = None if raws is None else set(raws)
+        out: dict[Any, list[Any]] = {}
+        for row in self._rows:
+            if wanted is not None and row[1] not in wanted:
+                continue
+            k = key(row)
+            found = out.get(k)
+            if found is None:
+                out[k] = [int(row[3]), int(row[4]), int(row[5]), int(row[6]), int(row[7]),
+                          row[8], row[9]]
+                continue
+            for i in range(5):
+                found[i] += int(row[3 + i])
+            if row[8] < found[5]:
+                found[5] = row[8]
+            if row[9] > found[6]:
+                found[6] = row[9]
+        return out
+
+    def whole(self, raws: Sequence[str]) -> dict[str, list[Any]]:
+        return self._fold(lambda row: row[1], raws)
+
+    def grouped(self, raws: Sequence[str] | None, actions: bool) -> Iterable[Sequence[Any]]:
+        if raws is None:
+            return [[raw, *counts] for raw, counts in self._fold(lambda row: row[1],
+                                                                  None).items()]
+        if actions:
+            return [[*key, *counts] for key, counts in self._fold(
+                lambda row: (row[0], row[1], row[2]), raws).items()]
+        return [[*key, *counts] for key, counts in self._fold(
+            lambda row: (row[0], row[1]), raws).items()]
+
+    def pairs(self, raws: Sequence[str], action: bool) -> Iterable[Sequence[Any]]:
+        return list(self._groups.pairs(raws, action))
+
+    def agents(self) -> dict[str, str | None]:
+        return dict(self._groups.agents())

@@ -58,6 +58,7 @@ from store.db.base import (
 from store.db.index.message_index import MessageIndexUpdate, catch_up_messages
 from store.db.index.message_search import MessageSearchMixin
 from store.db.index.search_index import IndexUpdate, catch_up
+from store.db.index.summaries import catch_up_summaries
 from store.db.proofs.transparency import LogMixin
 from store.db.proofs.trust import TrustMixin
 from store.db.proofs.verify import VerifyReport, verify
@@ -395,6 +396,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                                  waiting)
 
                 texts = catch_up_messages(self._retrying, conn, progress=shown)
+                catch_up_summaries(self._retrying, conn)  # (tools usage, usage reports)
                 return IndexUpdate(max(calls.sessions, texts.sessions), calls.calls,
                                    calls.results, calls.seconds + texts.seconds, texts.messages)
         except self._errors as exc:

@@ -37,6 +37,16 @@ EXPECTED_COLUMNS = {
         "session_id", "position", "model", "request_id", "response_id", "input_tokens",
         "output_tokens", "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens",
     },
+    "session_summaries": {"session_id", "next_position", "chain_digest", "version", "repeats"},
+    "tool_summary": {
+        "session_id", "item", "raw_name", "action", "calls", "invalid_calls", "error_calls",
+        "unanswered_calls", "first_at", "last_at",
+    },
+    "usage_summary": {
+        "session_id", "item", "day", "model", "responses", "input_tokens", "output_tokens",
+        "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens", "input_past",
+        "output_past", "cache_creation_past", "cache_read_past", "last_at",
+    },
     "findings": {
         "session_id", "position", "call_index", "rule_id", "call_id", "title", "level",
         "tags_json", "agent", "tool", "raw_tool", "field", "matched", "found_at",
@@ -85,6 +95,9 @@ EXPECTED_PRIMARY_KEYS = {
     "tool_definitions": ("pk_tool_definitions", ["session_id", "name"]),
     "call_views": ("pk_call_views", ["session_id", "position", "call_index", "view"]),
     "message_usage": ("pk_message_usage", ["session_id", "position"]),
+    "session_summaries": ("pk_session_summaries", ["session_id"]),
+    "tool_summary": ("pk_tool_summary", ["session_id", "item"]),
+    "usage_summary": ("pk_usage_summary", ["session_id", "item"]),
     "findings": ("pk_findings", ["session_id", "position", "call_index", "rule_id"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
     "alias_seeds": ("pk_alias_seeds", ["agent", "raw_name"]),
@@ -130,7 +143,10 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "call_views": {},
     "source_files": {},
     "session_sources": {},
-    "message_usage": {},
+    "message_usage": {"ix_message_usage_response": (["response_id", "request_id"], False)},
+    "session_summaries": {},
+    "tool_summary": {},
+    "usage_summary": {},
     "findings": {"ix_findings_rule": (["rule_id"], False)},
     "tombstones": {},
     "chain_heads": {},
@@ -176,6 +192,9 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
             ["session_id", "position"], "messages", ["session_id", "position"]
         ),
     },
+    **{table: {f"fk_{table}_session_id_sessions": (["session_id"], "sessions",
+                                                    ["session_id"])}
+       for table in ("session_summaries", "tool_summary", "usage_summary")},
     "findings": {
         "fk_findings_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
@@ -302,7 +321,7 @@ class TestMigratedSchema:
                              "chain_heads", "trust_keys", "log_leaves", "log_state")
         }
 
-        assert len(leading) == 12
+        assert len(leading) == 15
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -378,6 +397,7 @@ class TestDowngrade:
         assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
             "call_views", "source_files", "session_sources", "message_usage", "findings",
+            "session_summaries", "tool_summary", "usage_summary",
             "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys",
             "log_leaves", "log_state", "alias_seeds"}
 

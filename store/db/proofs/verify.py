@@ -44,6 +44,7 @@ from store.core.errors import UsageError
 from store.core.model import InvalidToolCall, ToolCall
 from store.db.index.index_check import check_derived
 from store.db.index.message_index import check_message_index
+from store.db.index.summaries import check_summaries
 from store.db.proofs.chains import ChainCheck, check_chain, check_head
 from store.db.proofs.tlog import check_log
 from store.db.schema.tables import messages, sessions, tool_calls, tool_results
@@ -157,6 +158,8 @@ def verify(conn: Connection, session_id: str | None = None, *,
                  for i in check_derived(conn, session_id)]
     problems += [VerifyProblem("error", "message_index", sid, position, None, detail)
                  for sid, position, detail in check_message_index(conn, session_id)]
+    problems += [VerifyProblem("error", "summary", sid, None, None, detail)
+                 for sid, detail in check_summaries(conn, session_id)]
     if head is not None:
         problems += [VerifyProblem("error", "head", sid, position, None, detail)
                      for sid, position, detail in check_head(conn, head, chains)]

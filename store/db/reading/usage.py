@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from store.db.index.summaries import forget_summaries
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
@@ -47,6 +48,8 @@ def record_usage(conn: Connection, session_id: str, usage: Mapping[str, TokenUsa
              u.cache_creation_tokens, u.cache_read_tokens, u.reasoning_tokens, session_id, key)
             for key, u in usage.items()]
     totals = [(*row, SESSION_TOTALS) for row in rows if row[2] == SESSION_TOTALS]
+    # (the session's usage summary no longer holds: store/db/index/summaries.py)
+    forget_summaries(conn, session_id)
     cursor = conn.connection.cursor()
     try:
         before = _count(cursor, mark, session_id)

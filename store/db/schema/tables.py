@@ -50,6 +50,7 @@ __all__ = [
     "NAMING_CONVENTION",
     "session_holds",
     "session_sources",
+    "session_summaries",
     "sessions",
     "source_files",
     "tombstones",
@@ -57,7 +58,9 @@ __all__ = [
     "tool_calls",
     "tool_definitions",
     "tool_results",
+    "tool_summary",
     "trust_keys",
+    "usage_summary",
     "WIRE_VERSION",
 ]
 
@@ -298,6 +301,57 @@ message_usage = Table(
         ["messages.session_id", "messages.position"],
         ondelete="CASCADE",
     ),
+    # the rows of one response (a resumed session's file repeats its parent's): the reports
+    # count it once (revision 0022)
+    Index("ix_message_usage_response", "response_id", "request_id"),
+)
+
+# Summaries (revision 0022, store/db/index/summaries.py): what ``tools usage`` and the usage
+# reports fold, per session, kept by the search catch-up off the write path. Derived data:
+# a session's rows are used only while its stamp (``session_summaries``) still matches the
+# session (``next_position`` and ``chain_digest``: any append, truncation or rewrite changes
+# one; ``record_usage`` deletes the stamp) and ``version`` is the library's; a report reads
+# the other sessions' calls and usage as before. Deleting the session deletes them.
+session_summaries = Table(
+    "session_summaries",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("next_position", Integer, nullable=False, doc="the session's, when summarized"),
+    Column("chain_digest", String, nullable=False, doc="the session's, when summarized"),
+    Column("version", String, nullable=False, doc="what the rows mean (summaries.VERSION)"),
+    Column("repeats", Boolean, nullable=False,
+           doc="a usage row of it shares its response with another stored row"),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+)
+tool_summary = Table(
+    "tool_summary",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("item", Integer, primary_key=True, autoincrement=False),
+    Column("raw_name", String, nullable=False),
+    Column("action", String, doc="an editor tool's action (store.tools.actions), else NULL"),
+    Column("calls", Integer, nullable=False),
+    Column("invalid_calls", Integer, nullable=False),
+    Column("error_calls", Integer, nullable=False, doc="calls with an error result"),
+    Column("unanswered_calls", Integer, nullable=False, doc="calls without a result"),
+    Column("first_at", UTCDateTime, nullable=False),
+    Column("last_at", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+)
+usage_summary = Table(
+    "usage_summary",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("item", Integer, primary_key=True, autoincrement=False),
+    Column("day", String, nullable=False, doc="UTC day of the responses (YYYY-MM-DD)"),
+    Column("model", String),
+    Column("responses", Integer, nullable=False),
+    *(Column(name, BigInteger, nullable=False) for name in (
+        "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+        "reasoning_tokens", "input_past", "output_past", "cache_creation_past",
+        "cache_read_past")),
+    Column("last_at", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
 )
 
 # Findings (revision 0009; store/rules, ``rules check --save``): a Sigma rule that matched a

@@ -1,0 +1,202 @@
+"""``tools usage`` and the usage reports read from the per-session summaries (persistence;
+driver SQL, no SQLAlchemy at run time: the command line's stdlib readers run it too).
+
+Over the whole store, or an agent's or a folder's sessions, without a time range: the rows of
+each session whose stamp matches (``store.db.index.summaries``) plus what the calls and usage
+of every other session give, computed now by the same SQL that fills the summaries. So the
+answer is the one the calls and usage rows give whether or not the catch-up has run; only its
+cost differs (a few thousand summary rows instead of every call and usage row).
+
+The usage reports count a response stored twice (a resumed session's file repeats its
+parent's) once: the first in time order, then session and position, among the rows in scope.
+Summaries hold every row; a session that holds a repeated row which is not that first one is
+read from its usage rows instead, with the window over the rows of that response. Which
+sessions those are is found from the sessions marked ``repeats`` (and the unsummarized
+ones): of any two rows of one response, the session summarized later saw the other and is
+marked, or is not summarized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from store.db.index.summaries import (
+    VERSION,
+    current_sql,
+    day_sql,
+    ids_param,
+    in_ids,
+    keeps_summaries,
+    same_response,
+    tool_rows_sql,
+)
+from store.db.reading.usage import UsageSums, scope_where
+from store.db.schema.sqlitefile import read_time
+
+__all__ = ["ToolGroups", "summary_tool_groups", "summary_usage_groups"]
+
+def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:
+    where, params = scope_where(conn, since=None, until=None, agent=agent, cwd=cwd)
+    return ("".join(f" AND {term}" for term in where)), params
+
+
+def _others(conn: Any, agent: str | None, cwd: str | None
+            ) -> list[tuple[str, str | None, str | None]]:
+    """The (session, agent, folder) of the sessions in scope not summarized (or whose
+    summary no longer holds)."""
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    scope, params = _scope(conn, agent, cwd)
+    return [(str(sid), agent_name, folder) for sid, agent_name, folder in conn.exec_driver_sql(
+        "SELECT s.session_id, s.agent, s.cwd FROM sessions AS s LEFT JOIN session_summaries "
+        f"AS ss ON ss.session_id = s.session_id WHERE (ss.session_id IS NULL OR NOT "
+        f"({current_sql(mark)})){scope}", (VERSION, *params)).all()]
+
+
+class ToolGroups:
+    """``tools usage`` from the summaries: ``rows``, per (agent, raw name, action): calls,
+    sessions, invalid, with an error result, without a result, first and last time (a
+    session has one agent, and one row per raw name and action: its sessions are counted by
+    adding); :meth:`pairs` the distinct (raw name, session[, action]) of some raw names."""
+
+    def __init__(self, conn: Any, current: tuple[str, list[Any]],
+                 live: list[tuple[Any, ...]]) -> None:
+        self._conn, self._current, self._live = conn, current, live
+        grouped = [tuple(row) for row in conn.exec_driver_sql(
+            "SELECT s.agent, t.raw_name, t.action, sum(t.calls), count(*), "
+            "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
+            f"min(t.first_at), max(t.last_at) {current[0]} GROUP BY s.agent, t.raw_name, "
+            "t.action", tuple(current[1])).all()]
+        for row in live:  # (session, agent, raw, action, counts...): one session each
+            grouped.append((row[1], row[2], row[3], row[4], 1, *row[5:]))
+        self.rows = grouped
+
+    def pairs(self, raws: Sequence[str], action: bool) -> list[tuple[Any, ...]]:
+        pg = self._conn.dialect.name == "postgresql"
+        found = [tuple(row) for row in self._conn.exec_driver_sql(
+            f"SELECT DISTINCT t.raw_name, t.session_id{', t.action' if action else ''} "
+            f"{self._current[0]} AND {in_ids(pg, 't.raw_name')}",
+            (*self._current[1], ids_param(pg, raws))).all()]
+        wanted = set(raws)
+        found += [(row[2], str(row[0]), *((row[3],) if action else ())) for row in self._live
+                  if row[2] in wanted]
+        return found
+
+    def agents(self) -> dict[str, str | None]:
+        return {str(sid): agent for sid, agent in self._conn.exec_driver_sql(
+            "SELECT session_id, agent FROM sessions WHERE agent IS NOT NULL").all()}
+
+
+def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None
+                        ) -> ToolGroups | None:
+    """``tools usage`` over the whole store (or an agent's or a folder's sessions) from
+    the summaries and the calls of the sessions not summarized; ``None`` where no summaries
+    are kept (the caller reads the calls)."""
+    if not keeps_summaries(conn):
+        return None
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    scope, params = _scope(conn, agent, cwd)
+    current = ("FROM session_summaries AS ss JOIN sessions AS s ON s.session_id = "
+               "ss.session_id JOIN tool_summary AS t ON t.session_id = ss.session_id "
+               f"WHERE {current_sql(mark)}{scope}", [VERSION, *params])
+    live: list[tuple[Any, ...]] = []
+    others = _others(conn, agent, cwd)
+    if others:
+        agents = {sid: agent_name for sid, agent_name, _ in others}
+        for row in conn.exec_driver_sql(
+                tool_rows_sql(pg, in_ids(pg, "tool_calls.session_id")),
+                (ids_param(pg, sorted(agents)),)).all():
+            live.append((str(row[0]), agents[str(row[0])], *row[1:]))
+    return ToolGroups(conn, current, live)
+
+
+def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
+                         ) -> list[UsageSums] | None:
+    """``store.db.reading.usage.usage_groups`` over the whole store (or an agent's or a
+    folder's sessions) at the shipped tier, from the summaries; ``None`` where no summaries
+    are kept (the caller reads the usage rows)."""
+    if not keeps_summaries(conn):
+        return None
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    scope, params = _scope(conn, agent, cwd)
+    rows = conn.exec_driver_sql(
+        "SELECT t.day, t.session_id, s.agent, s.cwd, t.model, t.responses, t.input_tokens, "
+        "t.output_tokens, t.cache_creation_tokens, t.cache_read_tokens, t.reasoning_tokens, "
+        "t.input_past, t.output_past, t.cache_creation_past, t.cache_read_past, t.last_at, "
+        "ss.repeats FROM session_summaries AS ss JOIN sessions AS s ON s.session_id = "
+        "ss.session_id JOIN usage_summary AS t ON t.session_id = ss.session_id "
+        f"WHERE {current_sql(mark)}{scope}", (VERSION, *params)).all()
+    others = _others(conn, agent, cwd)
+    places = {sid: (agent_name, folder) for sid, agent_name, folder in others}
+    suspects = sorted({str(row[1]) for row in rows if row[16]} | set(places))
+    again = set(places) | (_repeated(conn, pg, suspects, agent, cwd) if suspects else set())
+    out = [UsageSums(str(row[0]), str(row[1]), row[2], row[3], row[4], int(row[5]),
+                     (int(row[6]), int(row[7]), int(row[8]), int(row[9]), int(row[10])),
+                     (int(row[11]), int(row[12]), int(row[13]), int(row[14])),
+                     read_time(row[15]))
+           for row in rows if str(row[1]) not in again]
+    if again:
+        out.extend(_counted_once(conn, pg, sorted(again), agent, cwd))
+    return out
+
+
+def _candidates(pg: bool) -> str:
+    """The usage rows of the bound sessions and every row holding one of their responses."""
+    return ("SELECT u.session_id AS sid, u.position AS pos FROM message_usage AS u WHERE "
+            f"{in_ids(pg, 'u.session_id')} UNION SELECT y.session_id, y.position FROM "
+            f"message_usage AS x JOIN message_usage AS y ON {same_response(pg, 'x', 'y')} "
+            f"WHERE {in_ids(pg, 'x.session_id')} AND x.response_id IS NOT NULL")
+
+
+def _numbered(pg: bool, scope: str) -> str:
+    """The candidate rows in scope, numbered within their response as the reports count."""
+    return (f"SELECT {day_sql(pg)} AS day, u.session_id AS session_id, s.agent AS agent, "
+            "s.cwd AS cwd, u.model AS model, m.created_at AS created_at, u.input_tokens, "
+            "u.output_tokens, u.cache_creation_tokens, u.cache_read_tokens, "
+            "u.reasoning_tokens, CASE WHEN u.response_id IS NULL THEN 1 ELSE row_number() "
+            "OVER (PARTITION BY u.response_id, u.request_id ORDER BY m.created_at, "
+            "u.session_id, u.position) END AS n "
+            f"FROM ({_candidates(pg)}) AS c JOIN message_usage AS u ON u.session_id = c.sid "
+            "AND u.position = c.pos JOIN messages AS m ON m.session_id = u.session_id AND "
+            "m.position = u.position JOIN sessions AS s ON s.session_id = u.session_id"
+            + (f" WHERE {scope[5:]}" if scope else ""))
+
+
+def _repeated(conn: Any, pg: bool, suspects: Sequence[str], agent: str | None,
+              cwd: str | None) -> set[str]:
+    """The sessions in scope holding a usage row that repeats an earlier one in scope."""
+    scope, params = _scope(conn, agent, cwd)
+    param = ids_param(pg, suspects)
+    return {str(sid) for (sid,) in conn.exec_driver_sql(
+        f"SELECT DISTINCT session_id FROM ({_numbered(pg, scope)}) AS counted WHERE n > 1",
+        (param, param, *params)).all()}
+
+
+def _counted_once(conn: Any, pg: bool, ids: Sequence[str], agent: str | None,
+                  cwd: str | None) -> list[UsageSums]:
+    """The groups of these sessions, each response in scope counted once."""
+    from store.usage.prices import TIER_TOKENS
+
+    scope, params = _scope(conn, agent, cwd)
+    param = ids_param(pg, ids)
+    counts = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens")
+    tier = int(TIER_TOKENS)
+    past = ", ".join(f"sum(CASE WHEN {c} > {tier} THEN {c} - {tier} ELSE 0 END)"
+                     for c in counts)
+    sql = ("SELECT day, session_id, agent, cwd, model, count(*), sum(input_tokens), "
+           "sum(output_tokens), sum(cache_creation_tokens), sum(cache_read_tokens), "
+           f"sum(reasoning_tokens), {past}, max(created_at) FROM ({_numbered(pg, scope)}) "
+           f"AS counted WHERE n = 1 AND {in_ids(pg, 'session_id')} "
+           "GROUP BY day, session_id, agent, cwd, model")
+    out = []
+    for row in conn.exec_driver_sql(sql, (param, param, *params, param)).all():
+        (day_text, sid, agent_name, folder, model, responses, *sums) = row
+        *totals, last = sums
+        numbers = [int(n or 0) for n in totals]
+        out.append(UsageSums(str(day_text), str(sid), agent_name, folder, model,
+                             int(responses), (numbers[0], numbers[1], numbers[2], numbers[3],
+                                              numbers[4]),
+                             (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last)))
+    return out
