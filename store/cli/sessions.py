@@ -159,6 +159,29 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
     return lines
 
 
+def _lite_show(db_url: str | None, prefix: str) -> tuple[Any, ...] | None:
+    """``sessions show``'s reads on the stdlib driver (``store.db.reading.lite_show``: a
+    plain SQLite file at head, a plain id or prefix, a stored session); ``None`` otherwise
+    (the store answers, resolves or explains)."""
+    import sqlite3
+
+    from store.db.reading.lite_show import open_show
+    from store.db.schema.revisions import default_url
+
+    lite = open_show(db_url or default_url())
+    if lite is None:
+        return None
+    with lite:
+        try:
+            sid = lite.session_id(prefix)
+            if sid is None:
+                return None
+            return (sid, lite.load(sid), lite.sources(sid), lite.ancestors(sid),
+                    lite.tree(sid))
+        except (sqlite3.Error, store.SessionNotFound):
+            return None
+
+
 @sessions.command("show")
 @db_option
 @click.argument("session_id")
@@ -169,16 +192,20 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
                   as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Show a transcript: roles, text, each call with its arguments and result."""
     redactor = redactor_from(redact, patterns)
-    with open_store(db_url, read_only=True) as opened:
-        try:
-            session_id = resolve_session(opened, session_id)
-            transcript = opened.load(session_id, last_turns=last_turns)
-        except store.SessionNotFound:
-            explain_missing(opened, session_id)  # a tombstone says what happened
-            raise
-        sources = opened.session_sources(transcript.session.session_id)
-        ancestors = opened.session_ancestors(session_id)
-        tree = opened.session_tree(session_id)
+    shown = None if last_turns is not None else _lite_show(db_url, session_id)
+    if shown is not None:
+        session_id, transcript, sources, ancestors, tree = shown
+    else:
+        with open_store(db_url, read_only=True) as opened:
+            try:
+                session_id = resolve_session(opened, session_id)
+                transcript = opened.load(session_id, last_turns=last_turns)
+            except store.SessionNotFound:
+                explain_missing(opened, session_id)  # a tombstone says what happened
+                raise
+            sources = opened.session_sources(transcript.session.session_id)
+            ancestors = opened.session_ancestors(session_id)
+            tree = opened.session_tree(session_id)
     if redactor is not None:
         transcript, _ = store.redact_transcript(transcript, redactor)
     results = {(c.position, c.index): c.result for c in transcript.calls()}

@@ -26,11 +26,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from store.core.arguments import dumps_json, loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import ConnectionLost, DatabaseError
-from store.core.lineage import SessionLink, session_link
+from store.core.lineage import SessionLink
 from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
 )
+from store.db.reading.loaded import session_info
 from store.db.schema.engine import redact_url
 from store.db.writing.checkpoint import Checkpointer
 from store.db.writing.compiled import Statements, statements
@@ -450,13 +451,7 @@ def _session_row(
 
 
 def _session_info(row: Any) -> SessionInfo:
-    return SessionInfo(
-        row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
-        tuple(loads_json(row["tags_json"])), _aware(row["created_at"]),
-        _aware(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
-        row.get("agent"), started_at=_maybe_aware(row.get("started_at")),
-        ended_at=_maybe_aware(row.get("last_activity_at")), parent=session_link(row),
-    )
+    return session_info(row)
 
 
 def _maybe_aware(value: Any) -> datetime | None:

@@ -27,28 +27,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
-from operator import itemgetter
 from typing import Any, Literal, Self
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from store.capture.files import FileState
-from store.core.arguments import dumps_json, loads_json
+from store.core.arguments import dumps_json
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.core.lineage import SessionLink
-from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall
 from store.core.times import as_utc
 from store.core.transcript import (
     AppendResult,
     CallHit,
-    CallRef,
-    StoredMessage,
     Transcript,
 )
 from store.db.base import (
     _now,
-    _session_info,
     _session_row,
     aliases_from_text,
     check_session_id,
@@ -63,6 +58,7 @@ from store.db.proofs.transparency import LogMixin
 from store.db.proofs.trust import TrustMixin
 from store.db.proofs.verify import VerifyReport, verify
 from store.db.reading.lineage import LineageMixin
+from store.db.reading.loaded import transcript_from_rows
 from store.db.reading.usage import record_usage
 from store.db.schema.distribute import is_citus
 from store.db.schema.engine import Durability, create_store_engine, default_url, redact_url
@@ -71,11 +67,6 @@ from store.db.schema.seeds import seed_vocabulary
 from store.db.schema.tables import tool_calls
 from store.db.sessions import SessionsMixin
 from store.db.writing.compiled import (
-    LOAD_ALIASES,
-    LOAD_CALLS,
-    LOAD_MESSAGES,
-    LOAD_RESULTS,
-    LOAD_SESSION,
     statements,
 )
 from store.db.writing.flight import Committed, LostFlight, SessionState, StaleState
@@ -88,17 +79,11 @@ from store.db.writing.writer import (
     prepare_append,
     write_append,
 )
-from store.records.codec import decode_call, decode_parts, decode_result
 from store.tlog.note import Verifier, open_checkpoint
 from store.usage.tokens import TokenUsage
 
 __all__ = ["TranscriptStore"]
 
-#: The session row's text columns, in the order the one-statement load returns them.
-_SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", "tags_json",
-                    "metadata_json", "parent_session_id", "lineage", "parent_call_id")
-#: Where the load statement's times start (after 4 integer and 11 text columns).
-_TIMES = 16
 #: Sessions whose state after this store's last append is remembered (PostgreSQL).
 _REMEMBERED_SESSIONS = 4096
 #: COMMIT replies an append may lose in a row (each resolved, then run again) before it
@@ -106,8 +91,6 @@ _REMEMBERED_SESSIONS = 4096
 _LOST_COMMITS = 3
 #: Appends that read the session first after another writer was seen appending to it.
 _CONTENDED_APPENDS = 64
-_second = itemgetter(1)
-_position_index = itemgetter(1, 2)
 
 
 
@@ -324,53 +307,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                                       since=None if since is None else st.time(as_utc(since)))
         # One statement: one snapshot on both backends (see compiled._load_statement).
         rows = self._read_rows(statement.sql, params)
-        by_kind: tuple[list[Any], ...] = ([], [], [], [], [])
-        for row in rows:
-            by_kind[row[0]].append(row)
-        if not by_kind[LOAD_SESSION]:
-            raise SessionNotFound(sid)
-        srow = by_kind[LOAD_SESSION][0]
-        # The database is asked for no order (see compiled._load_statement): the rows come
-        # back mostly in index order, so these sorts are a linear pass.
-        mrows = by_kind[LOAD_MESSAGES]
-        mrows.sort(key=_second)
-        crows = by_kind[LOAD_CALLS]
-        crows.sort(key=_position_index)
-        rrows = by_kind[LOAD_RESULTS]
-        rrows.sort(key=_position_index)
-        aliases = aliases_from_text(self._engine, by_kind[LOAD_ALIASES][0][5])
-        read_time = st.read_time
-        apply = aliases.apply
-        agent = srow[10]
-        # The rows of each message's calls and results; a message is decoded at its first use
-        # (StoredMessage.deferred), strict loads decode every call here to raise.
-        call_rows = _by_position(crows)
-        if strict:
-            for row in crows:
-                call = _decoded_call(row, apply, agent)
-                if isinstance(call, InvalidToolCall):
-                    err = call.error
-                    err.args = (f"session {sid!r}, message {row[1]}, call {row[2]} "
-                                f"({call.name}): {err.args[0]}",)
-                    raise err
-        result_rows = _by_position(rrows)
-        links: dict[CallRef, CallRef] = {(row[1], row[2]): (row[3], row[4]) for row in rrows
-                                          if row[3] is not None and row[4] is not None}
-        deferred = StoredMessage.deferred
-        no_rows: list[Any] = []
-        out = [deferred(row[1], row[5],
-                        partial(_decoded_message, row, call_rows.get(row[1], no_rows),
-                                result_rows.get(row[1], no_rows), apply, agent),
-                        read_time, row[_TIMES])
-               for row in mrows]
-        info = _session_info(dict(zip(_SESSION_COLUMNS, srow[5:_TIMES], strict=True),
-                                  created_at=read_time(srow[_TIMES]),
-                                  updated_at=read_time(srow[_TIMES + 1]),
-                                  started_at=srow[_TIMES + 2] and read_time(srow[_TIMES + 2]),
-                                  last_activity_at=srow[_TIMES + 3]
-                                  and read_time(srow[_TIMES + 3]),
-                                  next_position=srow[1], indexed_position=srow[2]))
-        return Transcript(info, tuple(out), links)
+        return transcript_from_rows(rows, sid, st.read_time,
+                                    partial(aliases_from_text, self._engine), strict=strict)
 
     # -- search index ---------------------------------------------------------------------------
 
@@ -531,35 +469,3 @@ def _check_readable_at_head(engine: Engine, shown_url: str) -> None:
         if not known_revision(before):
             raise DatabaseError(newer_database(before, shown_url, engine))
         raise SchemaOutOfDate(before, target, shown_url)
-
-
-def _by_position(rows: list[Any]) -> dict[int, list[Any]]:
-    """Load rows (sorted) by their message's position."""
-    out: dict[int, list[Any]] = {}
-    for row in rows:
-        at = out.get(row[1])
-        if at is None:
-            out[row[1]] = [row]
-        else:
-            at.append(row)
-    return out
-
-
-def _decoded_call(row: Any, apply: Callable[..., Any], agent: str | None
-                  ) -> ToolCall | InvalidToolCall:
-    """A call from its load row (``compiled._load_statement``), named by the alias table."""
-    _, _, _, _, _, call_id, wire, status, error, extras, source, *_, minted = row
-    return apply(decode_call(call_id, wire, status, error, extras, source,  # type: ignore[no-any-return]
-                             bool(minted)), agent)
-
-
-def _decoded_message(row: Any, call_rows: list[Any], result_rows: list[Any],
-                     apply: Callable[..., Any], agent: str | None) -> Message:
-    """A message from its load row and its calls' and results' rows."""
-    (_, _, _, _, _, _, role, source, parts, extras, meta, message_id) = row[:12]
-    calls = {r[2]: _decoded_call(r, apply, agent) for r in call_rows}
-    results = {r[2]: decode_result(r[5], r[6], bool(r[-1]), r[7], r[8], r[9])
-               for r in result_rows}
-    return Message(role, decode_parts(parts, calls, results), source, message_id,
-                   loads_json(extras) if extras else EMPTY_EXTRAS,
-                   loads_json(meta) if meta else EMPTY_EXTRAS)

@@ -12,6 +12,7 @@ from store.cli.main import cli
 
 READS = [
     ["tools", "usage"], ["tools", "usage", "--json", "--agent", "openhands"],
+    ["sessions", "show", "oh-1"], ["sessions", "show", "goose"],
     ["calls", "search", "--command", "git push", "--limit", "0", "--json"],
     ["calls", "search", "--text", "a.py"], ["calls", "search", "--tool", "read", "--limit", "3"],
     ["calls", "search", "--tool", "nothing-such"], ["usage", "daily"], ["usage", "model", "--json"],
@@ -33,7 +34,7 @@ def test_the_stdlib_reads_write_nothing(tmp_path: Path, lite_db: Path) -> None:
 
 def test_an_unclear_session_prefix_gets_the_stores_words(lite_db: Path) -> None:
     for argv in (["tools", "usage", "--session", "oh-"],
-                 ["calls", "search", "--session", "oh-"]):
+                 ["calls", "search", "--session", "oh-"], ["sessions", "show", "oh-"]):
         done = CliRunner().invoke(cli, [*argv, "--db", str(lite_db)])
         assert done.exit_code == 1 and "oh-1" in done.output and "oh-2" in done.output, argv
 

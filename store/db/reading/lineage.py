@@ -10,7 +10,7 @@ one plain query); a chain of links that loops back is followed once.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from functools import partial
 
 from sqlalchemy import Connection, and_, func, select, update
 
@@ -18,13 +18,11 @@ from store.core.errors import SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.transcript import SessionInfo, SessionTree
 from store.db.base import StoreBase, _now, _session_info, reads_once
+from store.db.reading.loaded import MAX_TREE_DEPTH, ancestors_of, tree_of
 from store.db.schema.tables import sessions, tool_calls
 
 __all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids", "subagent_roots"]
 
-#: How many levels below a session a tree or a ``--with-children`` audit follows (Claude Code
-#: limits subagents to a few levels; a deeper chain is a loop or a mistake).
-MAX_TREE_DEPTH = 64
 
 #: Ids per ``IN`` list of one statement (SQLite's bound-parameter limit is far above it).
 _CHUNK = 500
@@ -118,21 +116,8 @@ class LineageMixin(StoreBase):
     def session_ancestors(self, session_id: str) -> list[SessionInfo]:
         """The stored sessions above ``session_id``, its parent first, up to the first one
         without a parent, or not stored, or already met (a loop)."""
-        out: list[SessionInfo] = []
-        seen = {session_id}
         with self._read() as conn:
-            current = self._info(conn, session_id)
-            while current.parent is not None and len(out) < MAX_TREE_DEPTH:
-                parent_id = current.parent.parent_session_id
-                if parent_id in seen:
-                    break
-                seen.add(parent_id)
-                try:
-                    current = self._info(conn, parent_id)
-                except SessionNotFound:
-                    break
-                out.append(current)
-        return out
+            return ancestors_of(session_id, partial(self._info, conn))
 
     @reads_once
     def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
@@ -140,28 +125,8 @@ class LineageMixin(StoreBase):
         if max_depth < 0:
             raise UsageError("max_depth must not be negative")
         with self._read() as conn:
-            root = self._info(conn, session_id)
-            levels: list[list[SessionInfo]] = [[root]]
-            known = {session_id}
-            for _ in range(max_depth):
-                below = [info for info in _children_of(
-                    conn, [i.session_id for i in levels[-1]]) if info.session_id not in known]
-                if not below:
-                    break
-                known.update(info.session_id for info in below)
-                levels.append(below)
-            counts = _call_counts(conn, list(known))
-
-        def filled(info: SessionInfo) -> SessionInfo:
-            return replace(info, call_count=counts.get(info.session_id, 0))
-
-        children: dict[str, list[SessionTree]] = {}
-        for level in reversed(levels[1:]):
-            for info in level:
-                node = SessionTree(filled(info), tuple(children.pop(info.session_id, [])))
-                assert info.parent is not None
-                children.setdefault(info.parent.parent_session_id, []).append(node)
-        return SessionTree(filled(root), tuple(children.get(session_id, [])))
+            return tree_of(session_id, partial(self._info, conn), partial(_children_of, conn),
+                           partial(_call_counts, conn), max_depth)
 
     @reads_once
     def session_family(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> list[str]:

@@ -42,6 +42,13 @@ from sqlalchemy.engine import Dialect
 
 from store.core.arguments import dumps_json
 from store.core.pairing import TURN_ROLES
+from store.db.reading.loaded import (
+    LOAD_ALIASES,
+    LOAD_CALLS,
+    LOAD_MESSAGES,
+    LOAD_RESULTS,
+    LOAD_SESSION,
+)
 from store.db.schema.sqlitefile import read_time, stored_time
 from store.db.schema.tables import (
     messages,
@@ -78,7 +85,6 @@ class Compiled:
 
 
 #: What each row of the one-statement load (``Statements.load``) is: its first column.
-LOAD_SESSION, LOAD_MESSAGES, LOAD_CALLS, LOAD_RESULTS, LOAD_ALIASES = range(5)
 
 
 def _dialect(name: str) -> Dialect:

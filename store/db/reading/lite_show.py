@@ -1,0 +1,157 @@
+"""``sessions show`` of an SQLite file on the stdlib driver, for the command line's start-up
+(persistence; no SQLAlchemy).
+
+Showing one session is the second commonest read, and importing SQLAlchemy and the store
+took most of it (0.34 of 0.36 s at 10^6 messages). :class:`LiteSession` answers
+``TranscriptStore.load`` (the whole session), ``session_sources``, ``session_ancestors`` and
+``session_tree`` with ``sqlite3`` in one read snapshot: the rows of the load statement
+(``store.db.writing.compiled._load_statement``, one branch per statement here, inside one
+transaction) turned into the transcript by the store's own code
+(:mod:`store.db.reading.loaded`), the lineage walked by the same functions. A test compares
+both answers on every stored session. Only the happy path: a plain SQLite file at head
+(:func:`open_show`, else ``None``); a session that is not found is the store's to explain.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from store.capture.files import SessionSource
+from store.core.arguments import loads_json
+from store.core.errors import SessionNotFound
+from store.core.lineage import session_link
+from store.core.transcript import SessionInfo, SessionTree, Transcript
+from store.db.reading.lite import lite_session_id, open_lite
+from store.db.reading.loaded import ancestors_of, transcript_from_rows, tree_of
+from store.db.schema.sqlitefile import read_time
+from store.tools.names import AliasTable
+
+__all__ = ["LiteSession", "open_show"]
+
+_NULLS = ", ".join(["NULL"] * 4)
+#: The load statement's branches (kind, ints, texts, times, bool), padded as it pads them.
+_LOAD = (
+    "SELECT 0, next_position, indexed_position, 0, NULL, session_id, title, provider, model, "
+    "cwd, agent, tags_json, metadata_json, parent_session_id, lineage, parent_call_id, "
+    "created_at, updated_at, started_at, last_activity_at, NULL FROM sessions "
+    "WHERE session_id = ?",
+    "SELECT 1, position, NULL, NULL, NULL, message_key, role, source, parts_json, extras_json, "
+    f"metadata_json, message_id, {_NULLS}, created_at, NULL, NULL, NULL, NULL FROM messages "
+    "WHERE session_id = ?",
+    "SELECT 2, position, call_index, NULL, NULL, call_id, wire_json, arguments_status, "
+    f"arguments_error, extras_json, source, NULL, {_NULLS}, {_NULLS}, id_minted "
+    "FROM tool_calls WHERE session_id = ?",
+    "SELECT 3, position, result_index, call_position, call_index, call_id, content_json, name, "
+    f"extras_json, source, NULL, NULL, {_NULLS}, {_NULLS}, is_error FROM tool_results "
+    "WHERE session_id = ?",
+)
+_ALIASES = ("SELECT json_group_array(json_array(agent, raw_name, current_name)) "
+            "FROM tool_aliases")
+_INFO = ("SELECT session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
+         "created_at, updated_at, started_at, last_activity_at, next_position, "
+         "parent_session_id, lineage, parent_call_id FROM sessions")
+_CHUNK = 500
+
+
+class LiteSession:
+    """One read snapshot of an SQLite file, for showing sessions."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._conn = connection
+        self._aliases: AliasTable | None = None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> LiteSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def session_id(self, prefix: str) -> str | None:
+        """The session ``prefix`` names when that is plain (else the store resolves it)."""
+        return lite_session_id(self._conn, prefix)
+
+    def _alias_table(self, text: str | None) -> AliasTable:
+        if self._aliases is None:
+            self._aliases = AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
+        return self._aliases
+
+    def load(self, session_id: str) -> Transcript:
+        """``TranscriptStore.load(session_id)``: the whole session."""
+        rows: list[Any] = []
+        for sql in _LOAD:
+            rows += self._conn.execute(sql, (session_id,)).fetchall()
+        if rows:
+            rows.append((4, None, None, None, None, self._conn.execute(_ALIASES).fetchone()[0]))
+        return transcript_from_rows(rows, session_id, read_time, self._alias_table)
+
+    def sources(self, session_id: str) -> list[SessionSource]:
+        """``TranscriptStore.session_sources``."""
+        return [SessionSource(path, read_time(read_at), None if gone is None
+                              else read_time(gone))
+                for path, read_at, gone in self._conn.execute(
+                    "SELECT f.path, f.read_at, f.gone_at FROM source_files AS f JOIN "
+                    "session_sources AS s ON s.path = f.path WHERE s.session_id = ? "
+                    "ORDER BY f.path", (session_id,))]
+
+    def _info(self, session_id: str) -> SessionInfo:
+        found = self._conn.execute(_INFO + " WHERE session_id = ?", (session_id,)).fetchone()
+        if found is None:
+            raise SessionNotFound(session_id)
+        return _info_of(found)
+
+    def _children(self, parents: list[str]) -> list[SessionInfo]:
+        out: list[SessionInfo] = []
+        for start in range(0, len(parents), _CHUNK):
+            chunk = parents[start:start + _CHUNK]
+            out += [_info_of(row) for row in self._conn.execute(
+                _INFO + f" WHERE parent_session_id IN ({', '.join('?' * len(chunk))}) "
+                "ORDER BY created_at, session_id", chunk)]
+        return out
+
+    def _call_counts(self, ids: list[str]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            counts.update((str(sid), int(n)) for sid, n in self._conn.execute(
+                "SELECT session_id, count(*) FROM tool_calls WHERE session_id IN "
+                f"({', '.join('?' * len(chunk))}) GROUP BY session_id", chunk))
+        return counts
+
+    def ancestors(self, session_id: str) -> list[SessionInfo]:
+        """``TranscriptStore.session_ancestors``."""
+        return ancestors_of(session_id, self._info)
+
+    def tree(self, session_id: str) -> SessionTree:
+        """``TranscriptStore.session_tree``."""
+        return tree_of(session_id, self._info, self._children, self._call_counts)
+
+
+def _info_of(row: Any) -> SessionInfo:
+    (sid, title, provider, model, cwd, agent, tags, meta, created, updated, started, ended,
+     next_position, parent_id, lineage, parent_call) = row
+    return SessionInfo(sid, title, provider, model, cwd, tuple(loads_json(tags)),
+                       read_time(created), read_time(updated), next_position, loads_json(meta),
+                       agent, None if started is None else read_time(started),
+                       None if ended is None else read_time(ended),
+                       parent=session_link({"parent_session_id": parent_id,
+                                            "lineage": lineage, "parent_call_id": parent_call}))
+
+
+def open_show(url: str) -> LiteSession | None:
+    """One read snapshot of the SQLite file ``url`` names, at head; ``None`` for anything
+    else (the caller opens the store, which words every error)."""
+    from store.db.schema.revisions import scripted_head
+
+    conn = open_lite(url, scripted_head)
+    if conn is None:
+        return None
+    try:
+        conn.execute("BEGIN")
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return LiteSession(conn)

@@ -1,0 +1,74 @@
+"""``sessions show`` on the stdlib driver (issue 39, ``store/db/reading/lite_show.py``) reads
+exactly what ``TranscriptStore.load`` / ``session_sources`` / ``session_ancestors`` /
+``session_tree`` read on a read-only store, for every stored session, and the command prints
+the same lines either way; off its happy path the store answers and words the errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import store
+from store.cli import sessions as sessions_cli
+from store.cli.main import cli
+from store.db.reading.lite_show import open_show
+
+
+def test_every_session_reads_as_the_store_reads_it(lite_db: Path) -> None:
+    lite = open_show(str(lite_db))
+    assert lite is not None
+    with lite, store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        ids = [info.session_id for info in db.list_sessions(limit=None)]
+        assert len(ids) > 20
+        for sid in ids:
+            loaded = db.load(sid)
+            found = lite.load(sid)
+            assert found == loaded, sid
+            assert [m.message for m in found] == [m.message for m in loaded], sid
+            assert found.session == loaded.session, sid
+            assert lite.sources(sid) == db.session_sources(sid), sid
+            assert lite.ancestors(sid) == db.session_ancestors(sid), sid
+            assert lite.tree(sid) == db.session_tree(sid), sid
+        with pytest.raises(store.SessionNotFound):
+            lite.load("no-such-session")
+
+
+def test_a_family_reads_alike(tmp_path: Path) -> None:
+    """Parents, subagents and a loop of links: the same ancestors and tree."""
+    url = f"sqlite:///{tmp_path / 'family.sqlite'}"
+    with store.TranscriptStore.open(url) as db:
+        db.append("root", [{"role": "user", "content": "go"}])
+        for child, parent in (("a", "root"), ("b", "root"), ("a1", "a"), ("x", "y"),
+                              ("y", "x")):
+            db.append(child, [{"role": "user", "content": child}],
+                      parent=store.SessionLink(parent, "subagent"))
+        lite = open_show(url)
+        assert lite is not None
+        with lite:
+            for sid in ("root", "a", "b", "a1", "x", "y"):
+                assert lite.ancestors(sid) == db.session_ancestors(sid), sid
+                assert lite.tree(sid) == db.session_tree(sid), sid
+
+
+@pytest.mark.parametrize("argv", [["oh-1"], ["goose"], ["oh-1", "--json"],
+                                  ["oh-1", "--redact"], ["oh-1", "--last-turns", "1"]])
+def test_the_command_prints_what_the_store_path_prints(lite_db: Path, argv: list[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    run = ["sessions", "show", *argv, "--db", str(lite_db)]
+    assert sessions_cli._lite_show(str(lite_db), argv[0]) is not None  # (taken, not declined)
+    lite = CliRunner().invoke(cli, run)
+    monkeypatch.setattr(sessions_cli, "_lite_show", lambda *_: None)
+    stored = CliRunner().invoke(cli, run)
+    assert lite.exit_code == stored.exit_code == 0, (lite.output, stored.output)
+    assert lite.output == stored.output and lite.output.strip()
+
+
+def test_an_erased_session_is_explained_by_the_store(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'gone.sqlite'}"
+    with store.TranscriptStore.open(url) as db:
+        db.append("gone", [{"role": "user", "content": "x"}])
+        db.erase(["gone"], reason="asked")
+    done = CliRunner().invoke(cli, ["sessions", "show", "gone", "--db", url])
+    assert done.exit_code == 1 and "erase" in done.output.lower()
