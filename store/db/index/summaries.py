@@ -146,15 +146,12 @@ def current_sql(mark: str) -> str:
 
 
 def keeps_summaries(conn: Any) -> bool:
-    """Whether summaries are kept and read here: the tables are there, not on Citus."""
+    """Whether summaries are kept and read here: the tables are there, not on Citus (one
+    statement, asked each time: a reader's statements do not depend on what it read before)."""
     if _pg(conn):
-        from store.db.schema.distribute import is_citus
-
-        if is_citus(conn):
-            return False
-        found = conn.exec_driver_sql(
-            "SELECT to_regclass('session_summaries') IS NOT NULL").scalar()
-        return bool(found)
+        return bool(conn.exec_driver_sql(
+            "SELECT to_regclass('session_summaries') IS NOT NULL AND NOT EXISTS ("
+            "SELECT 1 FROM pg_extension WHERE extname = 'citus')").scalar())
     return bool(conn.exec_driver_sql(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
         "AND name = 'session_summaries'").scalar() == 1)
