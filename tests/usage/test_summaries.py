@@ -86,6 +86,16 @@ def _replies(db: TranscriptStore, sid: str, hours: list[int], response: str | No
                           for i, (k, h) in enumerate(zip(keys, hours, strict=True))})
 
 
+@pytest.fixture(autouse=True)
+def every_mix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summaries are read whatever share of the sessions is not summarized (the
+    readers' own threshold sends a mostly unsummarized store to the store-wide statements:
+    ``test_a_mostly_unsummarized_store_reads_its_rows`` covers that)."""
+    from store.db.reading import summary_reads
+
+    monkeypatch.setattr(summary_reads, "_MOSTLY_UNSUMMARIZED", 1.0)
+
+
 @pytest.fixture
 def filled(store: TranscriptStore) -> TranscriptStore:
     _tools_session(store, "oh-1", "openhands", "str_replace_editor", "/w/proj", 1)
@@ -293,3 +303,23 @@ def test_a_catch_up_racing_writers_never_keeps_a_wrong_summary(store_url):
         writer.update_search_index()
         assert writer.verify().ok
         _answers_alike(writer)
+
+
+def test_a_mostly_unsummarized_store_reads_its_rows(filled, monkeypatch):
+    """More than a quarter of the sessions not summarized (a store written by ``append``
+    only, never caught up): the readers decline and the store-wide statements answer."""
+    from store.db.reading import summary_reads
+
+    monkeypatch.setattr(summary_reads, "_MOSTLY_UNSUMMARIZED", 0.25)
+    filled.update_search_index()
+    with filled.engine.connect() as conn:
+        assert summary_tool_groups(conn, agent=None, cwd=None) is not None
+        assert summary_usage_groups(conn, agent=None, cwd=None) is not None
+    for sid in ("oh-1", "oh-2"):  # 2 of 6 stale: a third
+        _replies(filled, sid, [95])
+    with filled.engine.connect() as conn:
+        assert summary_tool_groups(conn, agent=None, cwd=None) is None
+        assert summary_usage_groups(conn, agent=None, cwd=None) is None
+    assert tool_usage(filled, limit=None) == sorted(_live_tools(filled),
+                                                    key=lambda u: (-u.calls, u.name))
+    assert usage_report(filled, by="day") == usage_report(filled, by="day", since=EPOCH)

@@ -30,6 +30,7 @@ from store.db.index.summaries import (
     keeps_summaries,
     same_response,
     tool_rows_sql,
+    usage_rows_sql,
 )
 from store.db.reading.usage import UsageSums, scope_where
 from store.db.schema.sqlitefile import read_time
@@ -41,16 +42,30 @@ def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any
     return ("".join(f" AND {term}" for term in where)), params
 
 
+#: Read the calls and usage rows of the whole scope instead (the store-wide statements, from
+#: covering indexes) when more than this share of its sessions is not summarized: a store
+#: that has never been caught up (written by ``append`` only, never searched) must not read
+#: slower than it did without summaries.
+_MOSTLY_UNSUMMARIZED = 0.25
+
+
 def _others(conn: Any, agent: str | None, cwd: str | None
-            ) -> list[tuple[str, str | None, str | None]]:
+            ) -> list[tuple[str, str | None, str | None]] | None:
     """The (session, agent, folder) of the sessions in scope not summarized (or whose
-    summary no longer holds)."""
+    summary no longer holds); ``None`` when they are more than :data:`_MOSTLY_UNSUMMARIZED`
+    of the scope's sessions."""
     mark = "%s" if conn.dialect.name == "postgresql" else "?"
     scope, params = _scope(conn, agent, cwd)
-    return [(str(sid), agent_name, folder) for sid, agent_name, folder in conn.exec_driver_sql(
-        "SELECT s.session_id, s.agent, s.cwd FROM sessions AS s LEFT JOIN session_summaries "
-        f"AS ss ON ss.session_id = s.session_id WHERE (ss.session_id IS NULL OR NOT "
-        f"({current_sql(mark)})){scope}", (VERSION, *params)).all()]
+    rows = conn.exec_driver_sql(
+        f"SELECT s.session_id, s.agent, s.cwd, CASE WHEN ss.session_id IS NOT NULL AND "
+        f"{current_sql(mark)} THEN 1 ELSE 0 END FROM sessions AS s LEFT JOIN "
+        f"session_summaries AS ss ON ss.session_id = s.session_id WHERE 1 = 1{scope}",
+        (VERSION, *params)).all()
+    others = [(str(sid), agent_name, folder) for sid, agent_name, folder, kept in rows
+              if not kept]
+    if len(others) > _MOSTLY_UNSUMMARIZED * len(rows):
+        return None
+    return others
 
 
 class ToolGroups:
@@ -102,6 +117,8 @@ def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None
                f"WHERE {current_sql(mark)}{scope}", [VERSION, *params])
     live: list[tuple[Any, ...]] = []
     others = _others(conn, agent, cwd)
+    if others is None:
+        return None
     if others:
         agents = {sid: agent_name for sid, agent_name, _ in others}
         for row in conn.exec_driver_sql(
@@ -129,17 +146,40 @@ def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
         "ss.session_id JOIN usage_summary AS t ON t.session_id = ss.session_id "
         f"WHERE {current_sql(mark)}{scope}", (VERSION, *params)).all()
     others = _others(conn, agent, cwd)
+    if others is None:
+        return None
     places = {sid: (agent_name, folder) for sid, agent_name, folder in others}
-    suspects = sorted({str(row[1]) for row in rows if row[16]} | set(places))
-    again = set(places) | (_repeated(conn, pg, suspects, agent, cwd) if suspects else set())
+    # the unsummarized sessions holding a response another row holds too: as if marked
+    stale = _sharing(conn, pg, sorted(places)) if places else set()
+    suspects = sorted({str(row[1]) for row in rows if row[16]} | stale)
+    again = _repeated(conn, pg, suspects, agent, cwd) if suspects else set()
     out = [UsageSums(str(row[0]), str(row[1]), row[2], row[3], row[4], int(row[5]),
                      (int(row[6]), int(row[7]), int(row[8]), int(row[9]), int(row[10])),
                      (int(row[11]), int(row[12]), int(row[13]), int(row[14])),
                      read_time(row[15]))
            for row in rows if str(row[1]) not in again]
+    plain = sorted(set(places) - again)
+    if plain:  # every row of theirs counts: summed as the summaries sum them
+        for row in conn.exec_driver_sql(usage_rows_sql(pg, in_ids(pg, "u.session_id")),
+                                        (ids_param(pg, plain),)).all():
+            agent_name, folder = places[str(row[0])]
+            out.append(UsageSums(str(row[1]), str(row[0]), agent_name, folder, row[2],
+                                 int(row[3]), (int(row[4]), int(row[5]), int(row[6]),
+                                               int(row[7]), int(row[8])),
+                                 (int(row[9]), int(row[10]), int(row[11]), int(row[12])),
+                                 read_time(row[13])))
     if again:
         out.extend(_counted_once(conn, pg, sorted(again), agent, cwd))
     return out
+
+
+def _sharing(conn: Any, pg: bool, ids: Sequence[str]) -> set[str]:
+    """Of these sessions, those holding a usage row whose response another row holds."""
+    return {str(sid) for (sid,) in conn.exec_driver_sql(
+        "SELECT DISTINCT x.session_id FROM message_usage AS x JOIN message_usage AS y ON "
+        f"{same_response(pg, 'x', 'y')} AND (y.session_id <> x.session_id OR "
+        f"y.position <> x.position) WHERE {in_ids(pg, 'x.session_id')} "
+        "AND x.response_id IS NOT NULL", (ids_param(pg, ids),)).all()}
 
 
 def _candidates(pg: bool) -> str:
