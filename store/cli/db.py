@@ -146,8 +146,8 @@ def db_index(db_url: str | None, rebuild: bool) -> None:
             return
         done = opened.update_search_index()
     click.echo(f"search index: {done.calls} calls, {done.results} results and "
-               f"{done.messages} messages of {done.sessions} sessions indexed in "
-               f"{done.seconds:.2f} s")
+               f"{done.messages} messages of {done.sessions} sessions indexed, usage of "
+               f"{done.summarized} sessions summarized in {done.seconds:.2f} s")
 
 
 @db.command("head")

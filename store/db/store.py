@@ -23,6 +23,7 @@ Contract:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -334,9 +335,11 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                                  waiting)
 
                 texts = catch_up_messages(self._retrying, conn, progress=shown)
-                catch_up_summaries(self._retrying, conn)  # (tools usage, usage reports)
+                started = time.perf_counter()
+                summarized = catch_up_summaries(self._retrying, conn)  # (tools usage, usage)
                 return IndexUpdate(max(calls.sessions, texts.sessions), calls.calls,
-                                   calls.results, calls.seconds + texts.seconds, texts.messages)
+                                   calls.results, calls.seconds + texts.seconds
+                                   + time.perf_counter() - started, texts.messages, summarized)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

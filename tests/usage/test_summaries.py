@@ -158,7 +158,8 @@ class TestSameAnswers:
         _answers_alike(filled)
 
     def test_after_the_catch_up_every_session_is_summarized(self, filled):
-        filled.update_search_index()
+        assert filled.update_search_index().summarized == 6
+        assert filled.update_search_index().summarized == 0  # (nothing changed since)
         stamps = _stamps(filled)
         assert set(stamps) == {"oh-1", "oh-2", "cp-1", "goose-1", "cc-1", "cc-2"}
         assert stamps["cc-1"] and stamps["cc-2"] and not stamps["oh-1"]
@@ -323,3 +324,15 @@ def test_a_mostly_unsummarized_store_reads_its_rows(filled, monkeypatch):
     assert tool_usage(filled, limit=None) == sorted(_live_tools(filled),
                                                     key=lambda u: (-u.calls, u.name))
     assert usage_report(filled, by="day") == usage_report(filled, by="day", since=EPOCH)
+
+
+def test_db_index_says_how_many_sessions_it_summarized(filled, store_url):
+    from click.testing import CliRunner
+
+    from store.cli.main import cli
+
+    first = CliRunner().invoke(cli, ["db", "index", "--db", store_url])
+    again = CliRunner().invoke(cli, ["db", "index", "--db", store_url])
+    assert first.exit_code == again.exit_code == 0, first.output
+    assert "usage of 6 sessions summarized" in first.output
+    assert "usage of 0 sessions summarized" in again.output

@@ -91,18 +91,21 @@ _LAGGING = ("SELECT session_id, indexed_position, next_position FROM sessions "
 @dataclass(frozen=True, slots=True)
 class IndexUpdate:
     """What a catch-up indexed: sessions, calls and results, and how long it took;
-    ``messages``: the messages the message index took in (``store/db/index/message_index.py``)."""
+    ``messages``: the messages the message index took in (``store/db/index/message_index.py``);
+    ``summarized``: the sessions whose usage summaries were made again
+    (``store/db/index/summaries.py``)."""
 
     sessions: int = 0
     calls: int = 0
     results: int = 0
     seconds: float = 0.0
     messages: int = 0
+    summarized: int = 0
 
     def __add__(self, other: IndexUpdate) -> IndexUpdate:
         return IndexUpdate(self.sessions + other.sessions, self.calls + other.calls,
                            self.results + other.results, self.seconds + other.seconds,
-                           self.messages + other.messages)
+                           self.messages + other.messages, self.summarized + other.summarized)
 
 
 _PRESENT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
