@@ -63,11 +63,25 @@ def test_a_read_command_on_a_database_at_head_imports_no_alembic(tmp_path: Path)
     with TranscriptStore.open(url) as opened:
         opened.append("s", [{"role": "user", "content": "hi"}])
 
-    modules = loaded("sessions", "show", "s", "--db", url)
+    # (--last-turns: the store's windowed load, not the stdlib reader)
+    modules = loaded("sessions", "show", "s", "--last-turns", "1", "--db", url)
 
     assert "store.db.store" in modules  # it did open the store
     assert not {m for m in modules if m.startswith("alembic")}
     assert "store.viewer" not in modules and "rich.progress" not in modules
+
+
+def test_sessions_show_on_an_sqlite_file_imports_no_sqlalchemy(tmp_path: Path) -> None:
+    """Showing a session reads an SQLite file at head on the stdlib driver
+    (``store/db/reading/lite_show.py``)."""
+    url = f"sqlite:///{tmp_path / 'small.sqlite'}"
+    with TranscriptStore.open(url) as opened:
+        opened.append("s", [{"role": "user", "content": "hi"}])
+
+    modules = loaded("sessions", "show", "s", "--db", url)
+
+    assert "store.db.reading.lite_show" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic", "psycopg")}
 
 
 def test_sessions_list_on_an_sqlite_file_imports_no_sqlalchemy(tmp_path: Path) -> None:
