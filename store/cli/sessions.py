@@ -159,7 +159,8 @@ def _part_lines(message: store.Message, results: dict[tuple[int, int], Any], pos
     return lines
 
 
-def _lite_show(db_url: str | None, prefix: str) -> tuple[Any, ...] | None:
+def _lite_show(db_url: str | None, prefix: str, last_turns: int | None = None
+               ) -> tuple[Any, ...] | None:
     """``sessions show``'s reads on the stdlib driver (``store.db.reading.lite_show``: a
     plain SQLite file at head, a plain id or prefix, a stored session); ``None`` otherwise
     (the store answers, resolves or explains)."""
@@ -176,8 +177,8 @@ def _lite_show(db_url: str | None, prefix: str) -> tuple[Any, ...] | None:
             sid = lite.session_id(prefix)
             if sid is None:
                 return None
-            return (sid, lite.load(sid), lite.sources(sid), lite.ancestors(sid),
-                    lite.tree(sid))
+            return (sid, lite.load(sid, last_turns=last_turns), lite.sources(sid),
+                    lite.ancestors(sid), lite.tree(sid))
         except (sqlite3.Error, store.SessionNotFound):
             return None
 
@@ -192,7 +193,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
                   as_json: bool, redact: bool, patterns: tuple[str, ...]) -> None:
     """Show a transcript: roles, text, each call with its arguments and result."""
     redactor = redactor_from(redact, patterns)
-    shown = None if last_turns is not None else _lite_show(db_url, session_id)
+    shown = _lite_show(db_url, session_id, last_turns)
     if shown is not None:
         session_id, transcript, sources, ancestors, tree = shown
     else:

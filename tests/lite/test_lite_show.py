@@ -31,6 +31,9 @@ def test_every_session_reads_as_the_store_reads_it(lite_db: Path) -> None:
             assert lite.sources(sid) == db.session_sources(sid), sid
             assert lite.ancestors(sid) == db.session_ancestors(sid), sid
             assert lite.tree(sid) == db.session_tree(sid), sid
+            for turns in (1, 2, 3, 7):
+                assert lite.load(sid, last_turns=turns) == db.load(sid, last_turns=turns), (
+                    sid, turns)
         with pytest.raises(store.SessionNotFound):
             lite.load("no-such-session")
 
@@ -50,6 +53,9 @@ def test_a_family_reads_alike(tmp_path: Path) -> None:
             for sid in ("root", "a", "b", "a1", "x", "y"):
                 assert lite.ancestors(sid) == db.session_ancestors(sid), sid
                 assert lite.tree(sid) == db.session_tree(sid), sid
+            for turns in (1, 2, 3, 7):
+                assert lite.load(sid, last_turns=turns) == db.load(sid, last_turns=turns), (
+                    sid, turns)
 
 
 @pytest.mark.parametrize("argv", [["oh-1"], ["goose"], ["oh-1", "--json"],
@@ -57,7 +63,9 @@ def test_a_family_reads_alike(tmp_path: Path) -> None:
 def test_the_command_prints_what_the_store_path_prints(lite_db: Path, argv: list[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     run = ["sessions", "show", *argv, "--db", str(lite_db)]
-    assert sessions_cli._lite_show(str(lite_db), argv[0]) is not None  # (taken, not declined)
+    taken = sessions_cli._lite_show(str(lite_db), argv[0],
+                                    int(argv[-1]) if "--last-turns" in argv else None)
+    assert taken is not None  # (the stdlib reader answered, it did not decline)
     lite = CliRunner().invoke(cli, run)
     monkeypatch.setattr(sessions_cli, "_lite_show", lambda *_: None)
     stored = CliRunner().invoke(cli, run)
@@ -72,3 +80,25 @@ def test_an_erased_session_is_explained_by_the_store(tmp_path: Path) -> None:
         db.erase(["gone"], reason="asked")
     done = CliRunner().invoke(cli, ["sessions", "show", "gone", "--db", url])
     assert done.exit_code == 1 and "erase" in done.output.lower()
+
+
+def test_a_window_moves_back_to_the_call_a_result_answers(tmp_path: Path) -> None:
+    """The last turn starts after a call whose result comes inside it: the window starts at
+    that call (no result without its call), as the store's windowed load does."""
+    url = f"sqlite:///{tmp_path / 'window.sqlite'}"
+    call = {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "c1", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}]}
+    with store.TranscriptStore.open(url) as db:
+        db.append("w", [{"role": "user", "content": "first"}, call,
+                        {"role": "user", "content": "second turn"},
+                        {"role": "tool", "tool_call_id": "c1", "content": "late"},
+                        {"role": "assistant", "content": "done"}])
+        lite = open_show(url)
+        assert lite is not None
+        with lite:
+            for turns in (1, 2, 3):
+                found = lite.load("w", last_turns=turns)
+                assert found == db.load("w", last_turns=turns), turns
+            assert [m.position for m in lite.load("w", last_turns=1)] == [1, 2, 3, 4]
+            with pytest.raises(store.UsageError):
+                lite.load("w", last_turns=0)

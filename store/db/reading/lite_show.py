@@ -38,14 +38,20 @@ _LOAD = (
     "WHERE session_id = ?",
     "SELECT 1, position, NULL, NULL, NULL, message_key, role, source, parts_json, extras_json, "
     f"metadata_json, message_id, {_NULLS}, created_at, NULL, NULL, NULL, NULL FROM messages "
-    "WHERE session_id = ?",
+    "WHERE session_id = ? AND position >= ?",
     "SELECT 2, position, call_index, NULL, NULL, call_id, wire_json, arguments_status, "
     f"arguments_error, extras_json, source, NULL, {_NULLS}, {_NULLS}, id_minted "
-    "FROM tool_calls WHERE session_id = ?",
+    "FROM tool_calls WHERE session_id = ? AND position >= ?",
     "SELECT 3, position, result_index, call_position, call_index, call_id, content_json, name, "
     f"extras_json, source, NULL, NULL, {_NULLS}, {_NULLS}, is_error FROM tool_results "
-    "WHERE session_id = ?",
+    "WHERE session_id = ? AND position >= ?",
 )
+#: The ``turns``-th last turn's start: a user message whose first part is not a tool result
+#: (``compiled._load_statement``'s window, in SQLite's spelling).
+_TURN = ("SELECT position FROM messages WHERE session_id = ? AND role = 'user' AND parts_json "
+         "NOT LIKE '[{\"type\":\"tool_result\"%' ORDER BY position DESC LIMIT 1 OFFSET ?")
+#: The earliest call a result at or after a position answers.
+_EARLIEST = "SELECT min(call_position) FROM tool_results WHERE session_id = ? AND position >= ?"
 _ALIASES = ("SELECT json_group_array(json_array(agent, raw_name, current_name)) "
             "FROM tool_aliases")
 _INFO = ("SELECT session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
@@ -79,14 +85,30 @@ class LiteSession:
             self._aliases = AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
         return self._aliases
 
-    def load(self, session_id: str) -> Transcript:
-        """``TranscriptStore.load(session_id)``: the whole session."""
+    def load(self, session_id: str, *, last_turns: int | None = None) -> Transcript:
+        """``TranscriptStore.load(session_id, last_turns=...)``: the whole session, or its
+        last turns from a start moved back until no result in the window lacks its call."""
+        start = 0 if last_turns is None else self._window_start(session_id, last_turns)
         rows: list[Any] = []
-        for sql in _LOAD:
-            rows += self._conn.execute(sql, (session_id,)).fetchall()
+        for number, sql in enumerate(_LOAD):
+            rows += self._conn.execute(sql, (session_id,) if number == 0
+                                       else (session_id, start)).fetchall()
         if rows:
             rows.append((4, None, None, None, None, self._conn.execute(_ALIASES).fetchone()[0]))
         return transcript_from_rows(rows, session_id, read_time, self._alias_table)
+
+    def _window_start(self, session_id: str, turns: int) -> int:
+        if turns < 1:
+            from store.core.errors import UsageError
+
+            raise UsageError("last_turns must be at least 1")
+        found = self._conn.execute(_TURN, (session_id, turns - 1)).fetchone()
+        start = 0 if found is None else int(found[0])
+        while True:
+            (earliest,) = self._conn.execute(_EARLIEST, (session_id, start)).fetchone()
+            if earliest is None or earliest >= start:
+                return start
+            start = int(earliest)
 
     def sources(self, session_id: str) -> list[SessionSource]:
         """``TranscriptStore.session_sources``."""
