@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +142,13 @@ def _settle(conn: Connection) -> None:
 def _session_rows(cursor: Any, pg: bool, sid: str, start: int, stop: int
                   ) -> tuple[int, list[tuple[str, int, str, str]]]:
     """(messages read, index rows) of one session's messages in [start, stop)."""
+    fetched = _fetched(cursor, pg, sid, start, stop)
+    return len(fetched[1]), list(_made(*fetched))
+
+
+def _fetched(cursor: Any, pg: bool, sid: str, start: int, stop: int
+             ) -> tuple[str, list[Any], dict[int, list[tuple[str, str]]], dict[int, list[str]]]:
+    """One session's messages in [start, stop), its calls and results by position."""
     p = "%s" if pg else "?"
     where = f"WHERE session_id = {p} AND position >= {p} AND position < {p}"
     params = (sid, start, stop)
@@ -157,12 +164,16 @@ def _session_rows(cursor: Any, pg: bool, sid: str, start: int, stop: int
                    "ORDER BY position, result_index", params)
     for pos, content in cursor.fetchall():
         results.setdefault(int(pos), []).append(str(content))
-    rows: list[tuple[str, int, str, str]] = []
+    return sid, found, calls, results
+
+
+def _made(sid: str, found: list[Any], calls: dict[int, list[tuple[str, str]]],
+          results: dict[int, list[str]]) -> Iterator[tuple[str, int, str, str]]:
+    """The index rows of fetched messages (their redacted texts, per part)."""
     for pos, role, text, parts in found:
         for name, body in message_rows(str(role), text or "", parts or "",
                                        calls.get(int(pos), ()), results.get(int(pos), ())):
-            rows.append((sid, int(pos), name, body))
-    return len(found), rows
+            yield sid, int(pos), name, body
 
 
 def _chunk(conn: Connection) -> MessageIndexUpdate:
@@ -184,19 +195,24 @@ def _chunk(conn: Connection) -> MessageIndexUpdate:
         return MessageIndexUpdate()
     cursor = conn.connection.cursor()
     try:
-        rows: list[tuple[str, int, str, str]] = []
-        read = 0
-        for sid, start, stop in chunk:
-            count, found = _session_rows(cursor, pg, str(sid), int(start), int(stop))
-            read += count
-            rows.extend(found)
+        # Every session's rows first, then their texts: on PostgreSQL they stream into the
+        # COPY as they are made, so that the server computes the tsvector and its GIN entries
+        # while this process redacts the next ones.
+        fetched = [_fetched(cursor, pg, str(sid), int(start), int(stop))
+                   for sid, start, stop in chunk]
+        read = sum(len(f[1]) for f in fetched)
         mark = "%s" if pg else "?"
+        made = 0
         if pg:
             with cursor.copy(f"COPY {MESSAGE_SEARCH} (session_id, position, role, body) "
                              "FROM STDIN") as copy:
-                for one in rows:
-                    copy.write_row(one)
+                for one in fetched:
+                    for index_row in _made(*one):
+                        copy.write_row(index_row)
+                        made += 1
         else:
+            rows = [index_row for one in fetched for index_row in _made(*one)]
+            made = len(rows)
             cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
                            f"WHERE name = '{MESSAGE_SEARCH}'), 0), "
                            f"coalesce((SELECT max(id) FROM {MESSAGE_SEARCH}), 0))")
@@ -210,7 +226,7 @@ def _chunk(conn: Connection) -> MessageIndexUpdate:
                            f"WHERE session_id = {mark}", [(stop, sid) for sid, _, stop in chunk])
     finally:
         cursor.close()
-    return MessageIndexUpdate(len(chunk), read, len(rows))
+    return MessageIndexUpdate(len(chunk), read, made)
 
 
 def rebuild_message_index(conn: Connection) -> None:

@@ -342,34 +342,45 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
     indexed = has_search_index(conn)
     cursor = conn.connection.cursor()
     try:
-        items: list[tuple[Any, ...]] = []
-        texts: list[str] = []
         views: list[tuple[Any, ...]] = []
         found: set[SecretRow] = set()
         key = store_key(conn)
-        calls = results = 0
-        for sid, start, stop in chunk:
-            call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
-                                           f"{_VIEWS}, {_TEXT}")
-            for pos, idx, raw_name, arguments, wire in call_rows:
-                body, secrets = index_text(_searchable(call_search_text, wire, sid, pos))
-                if secrets:
-                    found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets))
-                if indexed:
-                    items.append((sid, pos, KIND_CALL, idx, pos, idx))
-                    texts.append(fold(body))
-                for view, value in view_texts(raw_name, arguments):
-                    views.append((sid, pos, idx, view, value))
-            for pos, idx, cpos, cidx, content in result_rows:
-                body, secrets = index_text(_searchable(result_search_text, content, sid, pos))
-                if secrets:
-                    found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
-                                             secrets))
-                items.append((sid, pos, KIND_RESULT, idx, cpos, cidx))
-                texts.append(fold(body))
-            calls += len(call_rows)
-            results += len(result_rows)
+        # Every session's rows first, then their texts: on PostgreSQL the texts stream into
+        # the COPY as they are made, so that the server indexes them (the trigram GIN) while
+        # this process makes the next ones.
+        fetched = [(sid, _rows(cursor, pg, sid, start, stop, indexed, f"{_VIEWS}, {_TEXT}"))
+                   for sid, start, stop in chunk]
+        calls = sum(len(c) for _, (c, _) in fetched)
+        results = sum(len(r) for _, (_, r) in fetched)
+
+        def made() -> Iterator[tuple[tuple[Any, ...], str]]:
+            for sid, (call_rows, result_rows) in fetched:
+                for pos, idx, raw_name, arguments, wire in call_rows:
+                    body, secrets = index_text(_searchable(call_search_text, wire, sid, pos))
+                    if secrets:
+                        found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx,
+                                                 secrets))
+                    if indexed:
+                        yield (sid, pos, KIND_CALL, idx, pos, idx), fold(body)
+                    for view, value in view_texts(raw_name, arguments):
+                        views.append((sid, pos, idx, view, value))
+                for pos, idx, cpos, cidx, content in result_rows:
+                    body, secrets = index_text(_searchable(result_search_text, content, sid,
+                                                           pos))
+                    if secrets:
+                        found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
+                                                 secrets))
+                    yield (sid, pos, KIND_RESULT, idx, cpos, cidx), fold(body)
+
         mark = "%s" if pg else "?"
+        if pg and indexed:
+            with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
+                             "call_position, call_index, body) FROM STDIN") as copy:
+                for item, text in made():
+                    copy.write_row((*item, nul_safe(text)))
+        made_rows = [] if pg and indexed else list(made())
+        items = [item for item, _ in made_rows]
+        texts = [text for _, text in made_rows]
         insert_secrets(cursor, pg, found)
         if views:
             cursor.executemany(f"INSERT INTO {CALL_VIEWS} (session_id, position, call_index, "
@@ -380,10 +391,6 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
                 f"UPDATE sessions SET indexed_position = {mark} WHERE session_id = {mark}",
                 [(stop, sid) for sid, _, stop in chunk])
         elif pg:
-            with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
-                             "call_position, call_index, body) FROM STDIN") as copy:
-                for item, text in zip(items, texts, strict=True):
-                    copy.write_row((*item, nul_safe(text)))
             cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
                                [(stop, sid) for sid, _, stop in chunk])
         else:
