@@ -196,9 +196,10 @@ def lite_tool_usage(url: str, *, since: datetime | None = None, until: datetime 
     def work(conn: sqlite3.Connection, session_id: str | None) -> list[ToolUsage]:
         scope = scope_sql(agent, cwd) if agent or cwd else None
         summed = None
-        if since is None and until is None and session_id is None:
+        if session_id is None:
             # (the per-session summaries: store/db/index/summaries.py)
-            summed = summary_tool_groups(DriverConnection(conn), agent=agent, cwd=cwd)
+            summed = summary_tool_groups(DriverConnection(conn), agent=agent, cwd=cwd,
+                                         since=since, until=until)
         source: UsageSource = (_LiteSource(conn, since, until, session_id, scope)
                                if summed is None else SummarySource(summed))
         out = fold_usage(source, lite_aliases(conn))

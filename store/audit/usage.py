@@ -91,9 +91,9 @@ def tool_usage(
             family = descendant_ids(conn, session_id)
             scope = _family_scope(scope, family)
             one = None
-        elif since is None and until is None and session_id is None:
+        elif session_id is None:
             # (the per-session summaries: store/db/index/summaries.py)
-            summed = summary_tool_groups(conn, agent=agent, cwd=cwd)
+            summed = summary_tool_groups(conn, agent=agent, cwd=cwd, since=since, until=until)
         out = (_usage(conn, since, until, one, scope) if summed is None
                else fold_usage(SummarySource(summed), alias_table(conn)))
         conn.rollback()

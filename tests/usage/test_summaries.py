@@ -9,6 +9,7 @@ nothing."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from store import (
     Message,
     TextPart,
     TranscriptStore,
+    normalize_message,
     refill_search_index,
     tool_usage,
     usage_report,
@@ -60,14 +62,18 @@ def _tools_session(db: TranscriptStore, sid: str, agent: str, name: str, cwd: st
         {"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls[:3]]
     results.append({"role": "tool", "tool_call_id": calls[4]["id"],
                     "content": "error: rejected", "is_error": True})
-    at = (START + timedelta(hours=hour)).isoformat()
-    db.append(sid, [{"role": "user", "content": "look at a.py", "metadata": {"timestamp": at}},
-                    {"role": "assistant", "content": None, "tool_calls": calls,
-                     "metadata": {"timestamp": at}},
-                    *results], agent=agent, cwd=cwd, keys=["u", "a", *(f"r{i}" for i in
-                                                                     range(len(results)))])
+    db.append(sid, _timed([{"role": "user", "content": "look at a.py"},
+                           {"role": "assistant", "content": None, "tool_calls": calls},
+                           *results], hour),
+              agent=agent, cwd=cwd, keys=["u", "a", *(f"r{i}" for i in range(len(results)))])
     db.record_usage(sid, {"a": TokenUsage(TIER_TOKENS + hour, 20, 30, 40, 5, "gpt-4o",
                                           f"req-{sid}", f"resp-{sid}")})
+
+
+def _timed(messages: list[dict[str, Any]], hour: int) -> list[Message]:
+    """The messages, normalized, recorded at START + ``hour`` hours (their own time)."""
+    at = (START + timedelta(hours=hour)).isoformat()
+    return [replace(normalize_message(m), metadata={"timestamp": at}) for m in messages]
 
 
 def _replies(db: TranscriptStore, sid: str, hours: list[int], response: str | None = None,
@@ -102,6 +108,13 @@ def filled(store: TranscriptStore) -> TranscriptStore:
     _tools_session(store, "oh-2", "openhands", "file_editor", "/w/proj/sub", 30)
     _tools_session(store, "cp-1", "copilot-cli", "str_replace_editor", "/w/other", 50)
     _tools_session(store, "goose-1", "goose", "developer__text_editor", "/w/100%_x", 75)
+    _tools_session(store, "long", "openhands", "str_replace_editor", "/w/proj", 5)
+    for hour in (20, 40, 70):  # (its calls on both sides of the ranges' edges)
+        store.append("long", _timed([
+            {"role": "assistant", "content": None, "tool_calls": [
+                _call(f"long-{hour}", "bash", {"command": f"make {hour}"})]},
+            {"role": "tool", "tool_call_id": f"long-{hour}", "content": "ok"}], hour),
+            keys=[f"c{hour}", f"r{hour}"])
     _replies(store, "cc-1", [2, 3, 27, 28])
     _replies(store, "cc-2", [5, 60], response="cc-1-r3")  # (a resumed session repeats one)
     store.add_alias("ls", "list")
@@ -109,16 +122,28 @@ def filled(store: TranscriptStore) -> TranscriptStore:
     return store
 
 
-def _live_tools(db: TranscriptStore, **scope: Any) -> list[Any]:
+#: Time ranges over the fixtures' hours (START + 1 ... + 95): edges inside sessions, around
+#: them, one side open, nothing inside.
+RANGES: list[dict[str, Any]] = [
+    {}, {"since": START + timedelta(hours=10), "until": START + timedelta(hours=60)},
+    {"since": START + timedelta(hours=29)}, {"until": START + timedelta(hours=3)},
+    {"since": START + timedelta(hours=1), "until": START + timedelta(hours=2)},
+    {"since": START + timedelta(days=30)}]
+
+
+def _live_tools(db: TranscriptStore, since: datetime | None = None,
+                until: datetime | None = None, **scope: Any) -> list[Any]:
     """``tools usage`` from the calls (the path without summaries)."""
     where = sessions_where(**scope) if scope else None
     with db.engine.connect() as conn:
-        return sorted(_usage(conn, None, None, None, where), key=lambda u: u.name)
+        return sorted(_usage(conn, since, until, None, where), key=lambda u: u.name)
 
 
-def _summed_tools(db: TranscriptStore, **scope: Any) -> list[Any]:
+def _summed_tools(db: TranscriptStore, since: datetime | None = None,
+                  until: datetime | None = None, **scope: Any) -> list[Any]:
     with db.engine.connect() as conn:
-        groups = summary_tool_groups(conn, agent=scope.get("agent"), cwd=scope.get("cwd"))
+        groups = summary_tool_groups(conn, agent=scope.get("agent"), cwd=scope.get("cwd"),
+                                     since=since, until=until)
         assert groups is not None
         return sorted(fold_usage(SummarySource(groups), alias_table(conn)),
                       key=lambda u: u.name)
@@ -130,6 +155,9 @@ def _groups(found: Any) -> list[Any]:
 
 def _answers_alike(db: TranscriptStore) -> None:
     for scope in SCOPES:
+        for times in RANGES:
+            assert _summed_tools(db, **times, **scope) == _live_tools(db, **times, **scope), (
+                times, scope)
         assert _summed_tools(db, **scope) == _live_tools(db, **scope), scope
         assert tool_usage(db, limit=None, **scope) == sorted(
             _live_tools(db, **scope), key=lambda u: (-u.calls, u.name)), scope
@@ -158,10 +186,10 @@ class TestSameAnswers:
         _answers_alike(filled)
 
     def test_after_the_catch_up_every_session_is_summarized(self, filled):
-        assert filled.update_search_index().summarized == 6
+        assert filled.update_search_index().summarized == 7
         assert filled.update_search_index().summarized == 0  # (nothing changed since)
         stamps = _stamps(filled)
-        assert set(stamps) == {"oh-1", "oh-2", "cp-1", "goose-1", "cc-1", "cc-2"}
+        assert set(stamps) == {"oh-1", "oh-2", "cp-1", "goose-1", "long", "cc-1", "cc-2"}
         assert stamps["cc-1"] and stamps["cc-2"] and not stamps["oh-1"]
         with filled.engine.connect() as conn:
             count = conn.execute(text("SELECT count(*) FROM tool_summary "
@@ -176,11 +204,11 @@ class TestSameAnswers:
         _tools_session(filled, "oh-3", "openhands", "str_replace_editor", "/w/proj", 90)
         filled.truncate("oh-2", 3)  # cut: its stamp no longer matches
         filled.record_usage("cp-1", {"u": TokenUsage(9, 9, model="gpt-4o")})  # usage later
-        assert set(_stamps(filled)) == {"oh-1", "goose-1", "cc-2"}
+        assert set(_stamps(filled)) == {"oh-1", "goose-1", "long", "cc-2"}
         _answers_alike(filled)
         filled.update_search_index()
-        assert set(_stamps(filled)) == {"oh-1", "oh-2", "oh-3", "cp-1", "goose-1", "cc-1",
-                                        "cc-2"}
+        assert set(_stamps(filled)) == {"oh-1", "oh-2", "oh-3", "cp-1", "goose-1", "long",
+                                        "cc-1", "cc-2"}
         _answers_alike(filled)
 
     @pytest.mark.parametrize("later_hour", [1, 3, 71])
@@ -316,7 +344,7 @@ def test_a_mostly_unsummarized_store_reads_its_rows(filled, monkeypatch):
     with filled.engine.connect() as conn:
         assert summary_tool_groups(conn, agent=None, cwd=None) is not None
         assert summary_usage_groups(conn, agent=None, cwd=None) is not None
-    for sid in ("oh-1", "oh-2"):  # 2 of 6 stale: a third
+    for sid in ("oh-1", "oh-2"):  # 2 of 7 stale: more than a quarter
         _replies(filled, sid, [95])
     with filled.engine.connect() as conn:
         assert summary_tool_groups(conn, agent=None, cwd=None) is None
@@ -334,5 +362,5 @@ def test_db_index_says_how_many_sessions_it_summarized(filled, store_url):
     first = CliRunner().invoke(cli, ["db", "index", "--db", store_url])
     again = CliRunner().invoke(cli, ["db", "index", "--db", store_url])
     assert first.exit_code == again.exit_code == 0, first.output
-    assert "usage of 6 sessions summarized" in first.output
+    assert "usage of 7 sessions summarized" in first.output
     assert "usage of 0 sessions summarized" in again.output

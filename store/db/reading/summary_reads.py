@@ -19,8 +19,10 @@ marked, or is not summarized.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
+from store.core.times import as_utc
 from store.db.index.summaries import (
     VERSION,
     current_sql,
@@ -33,7 +35,7 @@ from store.db.index.summaries import (
     usage_rows_sql,
 )
 from store.db.reading.usage import UsageSums, scope_where
-from store.db.schema.sqlitefile import read_time
+from store.db.schema.sqlitefile import read_time, stored_time
 
 __all__ = ["ToolGroups", "summary_tool_groups", "summary_usage_groups"]
 
@@ -102,30 +104,63 @@ class ToolGroups:
             "SELECT session_id, agent FROM sessions WHERE agent IS NOT NULL").all()}
 
 
-def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None
+def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None,
+                        since: datetime | None = None, until: datetime | None = None
                         ) -> ToolGroups | None:
     """``tools usage`` over the whole store (or an agent's or a folder's sessions) from
     the summaries and the calls of the sessions not summarized; ``None`` where no summaries
-    are kept (the caller reads the calls)."""
+    are kept (the caller reads the calls). With a time range (``since`` inclusive, ``until``
+    exclusive): the summaries of the sessions whose calls all fall inside it, none of those
+    whose calls all fall outside, the calls in range of the others."""
     if not keeps_summaries(conn):
         return None
     pg = conn.dialect.name == "postgresql"
     mark = "%s" if pg else "?"
     scope, params = _scope(conn, agent, cwd)
-    current = ("FROM session_summaries AS ss JOIN sessions AS s ON s.session_id = "
-               "ss.session_id JOIN tool_summary AS t ON t.session_id = ss.session_id "
-               f"WHERE {current_sql(mark)}{scope}", [VERSION, *params])
+    kept = (f"FROM session_summaries AS ss JOIN sessions AS s ON s.session_id = "
+            f"ss.session_id JOIN tool_summary AS t ON t.session_id = ss.session_id "
+            f"WHERE {current_sql(mark)}{scope}")
+    current = (kept, [VERSION, *params])
     live: list[tuple[Any, ...]] = []
     others = _others(conn, agent, cwd)
     if others is None:
         return None
-    if others:
-        agents = {sid: agent_name for sid, agent_name, _ in others}
-        for row in conn.exec_driver_sql(
-                tool_rows_sql(pg, in_ids(pg, "tool_calls.session_id")),
-                (ids_param(pg, sorted(agents)),)).all():
+    agents = {sid: agent_name for sid, agent_name, _ in others}
+    timed: list[str] = []
+    bounds: list[Any] = []
+    if since is not None or until is not None:
+        low = None if since is None else _bound(pg, since)
+        high = None if until is None else _bound(pg, until)
+        inside = " AND ".join([*(["min(x.first_at) >= " + mark] if low is not None else []),
+                               *(["max(x.last_at) < " + mark] if high is not None else [])])
+        touches = " AND ".join([*(["max(x.last_at) >= " + mark] if low is not None else []),
+                                *(["min(x.first_at) < " + mark] if high is not None else [])])
+        edges = [v for v in (low, high) if v is not None]
+        spans = ("SELECT x.session_id FROM tool_summary AS x GROUP BY x.session_id "
+                 "HAVING {}")
+        current = (f"{kept} AND t.session_id IN ({spans.format(inside)})",
+                   [VERSION, *params, *edges])
+        # the summarized sessions with calls on both sides of an edge: their calls in range
+        for sid, agent_name in conn.exec_driver_sql(
+                f"SELECT s.session_id, s.agent FROM session_summaries AS ss JOIN sessions AS s "
+                f"ON s.session_id = ss.session_id WHERE {current_sql(mark)}{scope} AND "
+                f"s.session_id IN ({spans.format(touches)}) AND s.session_id NOT IN "
+                f"({spans.format(inside)})", (VERSION, *params, *edges, *edges)).all():
+            agents[str(sid)] = agent_name
+        timed = [*(["m.created_at >= " + mark] if low is not None else []),
+                 *(["m.created_at < " + mark] if high is not None else [])]
+        bounds = edges
+    if agents:
+        condition = " AND ".join([in_ids(pg, "tool_calls.session_id"), *timed])
+        for row in conn.exec_driver_sql(tool_rows_sql(pg, condition),
+                                        (ids_param(pg, sorted(agents)), *bounds)).all():
             live.append((str(row[0]), agents[str(row[0])], *row[1:]))
     return ToolGroups(conn, current, live)
+
+
+def _bound(pg: bool, value: datetime) -> Any:
+    """A time as the store compares it with ``messages.created_at``."""
+    return as_utc(value) if pg else stored_time(as_utc(value))
 
 
 def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
