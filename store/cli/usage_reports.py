@@ -267,16 +267,14 @@ def _drawn(out: Any, title: str, caption: str, columns: list[str], justify: list
         for i, cell in enumerate(cells):
             widths[i] = max(widths[i], *(cell_len(line) for line in cell))
     width = sum(widths) + 3 * len(widths) + 1
-    if width > out.width:
-        return None
+    if width > out.width or max(cell_len(title.rstrip()), cell_len(caption.rstrip())) > width:
+        return None  # (rich shrinks the columns, or wraps the title or caption)
     style = out.get_style
     segments: list[Segment] = []
 
     def centered(text: str, name: str) -> None:
         text = text.rstrip()  # (as rich centres a line)
         room = width - cell_len(text)
-        if room < 0:
-            raise _NoFit
         left = room // 2
         segments.append(Segment(" " * left + text + " " * (room - left), style(name)))
         segments.append(Segment("\n"))
@@ -305,24 +303,17 @@ def _drawn(out: Any, title: str, caption: str, columns: list[str], justify: list
                 segments.append(Segment(edge))
             segments.append(Segment("\n"))
 
-    try:
-        centered(title, "table.title")
-        border("┏", "━", "┳", "┓")
-        row([[c] for c in columns], "table.header", "┃")
-        border("┡", "━", "╇", "┩")
-        for cells, name in split[:-1]:
-            row(cells, name, "│")
-        border("├", "─", "┼", "┤")
-        row(*split[-1], "│")
-        border("└", "─", "┴", "┘")
-        centered(caption, "table.caption")
-    except _NoFit:
-        return None
+    centered(title, "table.title")
+    border("┏", "━", "┳", "┓")
+    row([[c] for c in columns], "table.header", "┃")
+    border("┡", "━", "╇", "┩")
+    for cells, name in split[:-1]:
+        row(cells, name, "│")
+    border("├", "─", "┼", "┤")
+    row(*split[-1], "│")
+    border("└", "─", "┴", "┘")
+    centered(caption, "table.caption")
     return Segments(segments)
-
-
-class _NoFit(Exception):
-    """A title or caption wider than the table: rich wraps it, this drawing does not."""
 
 
 def _numbers(t: store.UsageTotals) -> list[str]:
