@@ -21,8 +21,8 @@ PostgreSQL):
   per index sizes;
 * each read command as a process, median of ``--repeat`` runs: ``calls search --text``
   (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
-  (every hit, streamed), ``tools usage``, ``sessions list``, ``sessions show ID``, ``usage
-  daily``;
+  (every hit, streamed), ``tools usage`` (and for the home's last month), ``sessions list``,
+  ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
 * a read-only open in the library (``TranscriptStore.open(read_only=True)`` to the end of
   its first query, ``list_sessions(limit=1)``), in a fresh process, median of ``--repeat``;
 * ``watch`` over the imported home: after its first pass, its CPU seconds (utime + stime
@@ -325,8 +325,12 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                 ("calls search --command (all hits)",
                  ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0", "--json"]),
                 ("tools usage", ["tools", "usage"]),
+                # the home's last month (it spans 2025-01-01 and the 330 days after)
+                ("tools usage --since (a month)", ["tools", "usage", "--since", "2025-11-01"]),
                 ("sessions list", ["sessions", "list"]),
                 ("sessions show ID", ["sessions", "show", sid]),
+                ("sessions show ID --last-turns 3",
+                 ["sessions", "show", sid, "--last-turns", "3"]),
                 ("usage daily", ["usage", "daily"])):
             reads[label] = timed_cli(home, url, command, args.repeat)
         opened = read_only_open(home, library_url, args.repeat)
