@@ -19,11 +19,11 @@ from typing import Any
 from store.audit.usage_fold import SummarySource, ToolUsage, UsageSource, fold_usage
 from store.core.arguments import loads_json
 from store.core.times import as_utc
+from store.db.index.summaries import action_sql as summary_action_sql
 from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import read_lite
 from store.db.reading.summary_reads import summary_tool_groups
 from store.db.schema.sqlitefile import cwd_pattern, stored_time
-from store.tools.actions import ACTION_ARGUMENT
 from store.tools.names import AliasTable
 
 __all__ = ["ALIASES_SQL", "action_sql", "lite_aliases", "lite_tool_usage", "scope_sql"]
@@ -47,13 +47,7 @@ def lite_aliases(conn: sqlite3.Connection) -> AliasTable:
 
 def action_sql() -> str:
     """``store.audit.sql.action_column`` on SQLite: a call's action (:mod:`store.tools.actions`)."""
-    keys = sorted(set(ACTION_ARGUMENT.values()))
-    if len(keys) == 1:
-        return f"CAST(JSON_EXTRACT(tool_calls.arguments, '$.\"{keys[0]}\"') AS VARCHAR)"
-    return "CASE " + " ".join(
-        f"WHEN (tool_calls.raw_name = '{raw}') THEN "
-        f"CAST(JSON_EXTRACT(tool_calls.arguments, '$.\"{key}\"') AS VARCHAR)"
-        for raw, key in sorted(ACTION_ARGUMENT.items())) + " END"
+    return summary_action_sql(False)
 
 
 def scope_sql(agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:

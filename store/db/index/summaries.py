@@ -39,9 +39,9 @@ from store.usage.prices import TIER_TOKENS
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-__all__ = ["SUMMARY_TABLES", "VERSION", "catch_up_summaries", "check_summaries",
+__all__ = ["SUMMARY_TABLES", "VERSION", "action_sql", "catch_up_summaries", "check_summaries",
            "current_sql", "forget_summaries", "ids_param", "in_ids", "keeps_summaries",
-           "tool_rows_sql", "usage_rows_sql"]
+           "same_response", "sharing_sessions", "tool_rows_sql", "usage_rows_sql"]
 
 #: What the rows mean: a change of the editor tools' action arguments or of the tier makes
 #: every stamp old (the sessions are summarized again, read as before meanwhile).
@@ -68,7 +68,7 @@ def ids_param(pg: bool, ids: Sequence[str]) -> Any:
     return list(ids) if pg else dumps_json(list(ids))
 
 
-def _action_sql(pg: bool) -> str:
+def action_sql(pg: bool) -> str:
     """An editor tool's action (``store.tools.actions``), as ``store.audit.sql.action_column``
     reads it; NULL for every other tool."""
     def extract(key: str) -> str:
@@ -88,7 +88,7 @@ def tool_rows_sql(pg: bool, condition: str) -> str:
     linked = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
               "AND r.call_index = tool_calls.call_index")
     error = "r.is_error" if pg else "r.is_error = 1"
-    action = _action_sql(pg)
+    action = action_sql(pg)
     return ("SELECT tool_calls.session_id AS s, tool_calls.raw_name AS raw, "
             f"{action} AS action, count(*) AS calls, "
             "sum(CASE WHEN tool_calls.arguments_status IN ('ok', 'empty') THEN 0 ELSE 1 END) "
@@ -273,13 +273,19 @@ def check_summaries(conn: Connection, session_id: str | None = None
             for sid in chunk:
                 if kept.get(sid, []) != given.get(sid, []):
                     out.append((sid, f"the {what} summary is not what its rows give"))
-        flags = conn.exec_driver_sql(
-            f"SELECT s.session_id, {_repeats_sql(pg)} FROM sessions AS s "
-            f"WHERE {in_ids(pg, 's.session_id')}", param).all()
-        for sid, flag in flags:
-            if flag and not current[str(sid)]:
-                out.append((str(sid), "a response stored twice is not marked (repeats)"))
+        for sid in sorted(sharing_sessions(conn, chunk)):
+            if not current[sid]:
+                out.append((sid, "a response stored twice is not marked (repeats)"))
     return out
+
+
+def sharing_sessions(conn: Any, ids: Sequence[str]) -> set[str]:
+    """Of these sessions, those holding a usage row whose response another stored row holds
+    (what ``session_summaries.repeats`` says of a summarized one)."""
+    pg = _pg(conn)
+    return {str(sid) for (sid,) in conn.exec_driver_sql(
+        f"SELECT s.session_id FROM sessions AS s WHERE {in_ids(pg, 's.session_id')} AND "
+        f"{_repeats_sql(pg)} = 1", (ids_param(pg, ids),)).all()}
 
 
 def _by_session(rows: Sequence[Any]) -> dict[str, list[tuple[Any, ...]]]:

@@ -35,8 +35,9 @@ from store.db.schema.sqlitefile import (
 
 _T = TypeVar("_T")
 
-__all__ = ["SessionListing", "SessionPage", "lite_session_id", "list_sessions", "open_lite",
-           "open_listing", "read_lite", "sqlite_file"]
+__all__ = ["SESSION_COLUMNS", "SessionListing", "SessionPage", "call_counts",
+           "lite_session_id", "list_sessions", "open_lite", "open_listing", "read_lite",
+           "session_info_of", "sqlite_file"]
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
 _ORDER = {
@@ -48,7 +49,7 @@ _ORDER = {
     "updated": "coalesce(sessions.last_activity_at, sessions.created_at)",  # (old name)
 }
 
-_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
+SESSION_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
             "created_at, updated_at, started_at, last_activity_at, next_position, "
             "parent_session_id, lineage, parent_call_id")
 
@@ -95,34 +96,17 @@ class SessionListing:
             from store.core.errors import UsageError
 
             raise UsageError(f"unknown sort {sort!r}: use {', '.join(_ORDER)}")
-        sql = f"SELECT {_COLUMNS} FROM sessions{where} ORDER BY {_ORDER[sort]} DESC, session_id"
+        sql = (f"SELECT {SESSION_COLUMNS} FROM sessions{where} "
+               f"ORDER BY {_ORDER[sort]} DESC, session_id")
         sql += " LIMIT ? OFFSET ?"
         params += [-1 if limit is None else limit, offset]
         self._conn.execute("BEGIN")
         try:
             rows = self._conn.execute(sql, params).fetchall()
-            ids = [row[0] for row in rows]
-            calls: dict[str, int] = {}
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                marks = ", ".join("?" * len(chunk))
-                calls.update(self._conn.execute(
-                    "SELECT session_id, count(*) FROM tool_calls "
-                    f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk).fetchall())
+            calls = call_counts(self._conn, [row[0] for row in rows])
         finally:
             self._conn.execute("COMMIT")
-        out = []
-        for (sid, title, provider_, model_, cwd, agent_, tags, meta, created, updated,
-             started, ended, next_position, parent_id, lineage, parent_call) in rows:
-            out.append(SessionInfo(sid, title, provider_, model_, cwd, tuple(loads_json(tags)),
-                                   read_time(created), read_time(updated), next_position,
-                                   loads_json(meta), agent_,
-                                   None if started is None else read_time(started),
-                                   None if ended is None else read_time(ended),
-                                   calls.get(sid, 0), session_link({
-                                       "parent_session_id": parent_id, "lineage": lineage,
-                                       "parent_call_id": parent_call})))
-        return out
+        return [session_info_of(row, calls.get(row[0], 0)) for row in rows]
 
     def count_sessions(self, *, provider: str | None = None, model: str | None = None,
                        tag: str | None = None, title_contains: str | None = None,
@@ -169,6 +153,30 @@ def _where(provider: str | None, model: str | None, tag: str | None,
         terms.append("coalesce(started_at, created_at) < ?")
         params.append(stored_time(until))
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
+
+
+def session_info_of(row: Any, calls: int | None = None) -> SessionInfo:
+    """A session's info from its row (:data:`SESSION_COLUMNS`) and its number of calls
+    (``None``: not counted, as the store's own session info leaves it)."""
+    (sid, title, provider, model, cwd, agent, tags, meta, created, updated, started, ended,
+     next_position, parent_id, lineage, parent_call) = row
+    return SessionInfo(sid, title, provider, model, cwd, tuple(loads_json(tags)),
+                       read_time(created), read_time(updated), next_position, loads_json(meta),
+                       agent, None if started is None else read_time(started),
+                       None if ended is None else read_time(ended), calls,
+                       session_link({"parent_session_id": parent_id, "lineage": lineage,
+                                     "parent_call_id": parent_call}))
+
+
+def call_counts(conn: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
+    """Each of these sessions' number of calls (sessions without any left out)."""
+    counts: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        counts.update((str(sid), int(n)) for sid, n in conn.execute(
+            "SELECT session_id, count(*) FROM tool_calls "
+            f"WHERE session_id IN ({', '.join('?' * len(chunk))}) GROUP BY session_id", chunk))
+    return counts
 
 
 def open_lite(url: str, head: Callable[[], str | None]) -> sqlite3.Connection | None:

@@ -15,14 +15,20 @@ both answers on every stored session. Only the happy path: a plain SQLite file a
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 from typing import Any
 
 from store.capture.files import SessionSource
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
-from store.core.lineage import session_link
 from store.core.transcript import SessionInfo, SessionTree, Transcript
-from store.db.reading.lite import lite_session_id, open_lite
+from store.db.reading.lite import (
+    SESSION_COLUMNS,
+    call_counts,
+    lite_session_id,
+    open_lite,
+    session_info_of,
+)
 from store.db.reading.loaded import ancestors_of, transcript_from_rows, tree_of
 from store.db.schema.sqlitefile import read_time
 from store.tools.names import AliasTable
@@ -54,9 +60,7 @@ _TURN = ("SELECT position FROM messages WHERE session_id = ? AND role = 'user' A
 _EARLIEST = "SELECT min(call_position) FROM tool_results WHERE session_id = ? AND position >= ?"
 _ALIASES = ("SELECT json_group_array(json_array(agent, raw_name, current_name)) "
             "FROM tool_aliases")
-_INFO = ("SELECT session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
-         "created_at, updated_at, started_at, last_activity_at, next_position, "
-         "parent_session_id, lineage, parent_call_id FROM sessions")
+_INFO = f"SELECT {SESSION_COLUMNS} FROM sessions"
 _CHUNK = 500
 
 
@@ -123,25 +127,16 @@ class LiteSession:
         found = self._conn.execute(_INFO + " WHERE session_id = ?", (session_id,)).fetchone()
         if found is None:
             raise SessionNotFound(session_id)
-        return _info_of(found)
+        return session_info_of(found)
 
     def _children(self, parents: list[str]) -> list[SessionInfo]:
         out: list[SessionInfo] = []
         for start in range(0, len(parents), _CHUNK):
             chunk = parents[start:start + _CHUNK]
-            out += [_info_of(row) for row in self._conn.execute(
+            out += [session_info_of(row) for row in self._conn.execute(
                 _INFO + f" WHERE parent_session_id IN ({', '.join('?' * len(chunk))}) "
                 "ORDER BY created_at, session_id", chunk)]
         return out
-
-    def _call_counts(self, ids: list[str]) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start:start + _CHUNK]
-            counts.update((str(sid), int(n)) for sid, n in self._conn.execute(
-                "SELECT session_id, count(*) FROM tool_calls WHERE session_id IN "
-                f"({', '.join('?' * len(chunk))}) GROUP BY session_id", chunk))
-        return counts
 
     def ancestors(self, session_id: str) -> list[SessionInfo]:
         """``TranscriptStore.session_ancestors``."""
@@ -149,18 +144,7 @@ class LiteSession:
 
     def tree(self, session_id: str) -> SessionTree:
         """``TranscriptStore.session_tree``."""
-        return tree_of(session_id, self._info, self._children, self._call_counts)
-
-
-def _info_of(row: Any) -> SessionInfo:
-    (sid, title, provider, model, cwd, agent, tags, meta, created, updated, started, ended,
-     next_position, parent_id, lineage, parent_call) = row
-    return SessionInfo(sid, title, provider, model, cwd, tuple(loads_json(tags)),
-                       read_time(created), read_time(updated), next_position, loads_json(meta),
-                       agent, None if started is None else read_time(started),
-                       None if ended is None else read_time(ended),
-                       parent=session_link({"parent_session_id": parent_id,
-                                            "lineage": lineage, "parent_call_id": parent_call}))
+        return tree_of(session_id, self._info, self._children, partial(call_counts, self._conn))
 
 
 def open_show(url: str) -> LiteSession | None:

@@ -26,16 +26,22 @@ from store.core.times import as_utc
 from store.db.index.summaries import (
     VERSION,
     current_sql,
-    day_sql,
     ids_param,
     in_ids,
     keeps_summaries,
-    same_response,
+    sharing_sessions,
     tool_rows_sql,
     usage_rows_sql,
 )
-from store.db.reading.usage import UsageSums, scope_where
-from store.db.schema.sqlitefile import read_time, stored_time
+from store.db.reading.usage import (
+    UsageSums,
+    repeated_sessions,
+    scope_where,
+    usage_groups,
+    usage_sums,
+)
+from store.db.schema.sqlitefile import stored_time
+from store.usage.prices import TIER_TOKENS
 
 __all__ = ["ToolGroups", "summary_tool_groups", "summary_usage_groups"]
 
@@ -185,93 +191,17 @@ def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
         return None
     places = {sid: (agent_name, folder) for sid, agent_name, folder in others}
     # the unsummarized sessions holding a response another row holds too: as if marked
-    stale = _sharing(conn, pg, sorted(places)) if places else set()
+    stale = sharing_sessions(conn, sorted(places)) if places else set()
     suspects = sorted({str(row[1]) for row in rows if row[16]} | stale)
-    again = _repeated(conn, pg, suspects, agent, cwd) if suspects else set()
-    out = [UsageSums(str(row[0]), str(row[1]), row[2], row[3], row[4], int(row[5]),
-                     (int(row[6]), int(row[7]), int(row[8]), int(row[9]), int(row[10])),
-                     (int(row[11]), int(row[12]), int(row[13]), int(row[14])),
-                     read_time(row[15]))
-           for row in rows if str(row[1]) not in again]
+    again = (repeated_sessions(conn, suspects, agent=agent, cwd=cwd) if suspects
+             else set())
+    out = [usage_sums(row) for row in rows if str(row[1]) not in again]
     plain = sorted(set(places) - again)
     if plain:  # every row of theirs counts: summed as the summaries sum them
-        for row in conn.exec_driver_sql(usage_rows_sql(pg, in_ids(pg, "u.session_id")),
-                                        (ids_param(pg, plain),)).all():
-            agent_name, folder = places[str(row[0])]
-            out.append(UsageSums(str(row[1]), str(row[0]), agent_name, folder, row[2],
-                                 int(row[3]), (int(row[4]), int(row[5]), int(row[6]),
-                                               int(row[7]), int(row[8])),
-                                 (int(row[9]), int(row[10]), int(row[11]), int(row[12])),
-                                 read_time(row[13])))
+        for sid, day, model, *sums in conn.exec_driver_sql(
+                usage_rows_sql(pg, in_ids(pg, "u.session_id")), (ids_param(pg, plain),)).all():
+            out.append(usage_sums((day, sid, *places[str(sid)], model, *sums)))
     if again:
-        out.extend(_counted_once(conn, pg, sorted(again), agent, cwd))
-    return out
-
-
-def _sharing(conn: Any, pg: bool, ids: Sequence[str]) -> set[str]:
-    """Of these sessions, those holding a usage row whose response another row holds."""
-    return {str(sid) for (sid,) in conn.exec_driver_sql(
-        "SELECT DISTINCT x.session_id FROM message_usage AS x JOIN message_usage AS y ON "
-        f"{same_response(pg, 'x', 'y')} AND (y.session_id <> x.session_id OR "
-        f"y.position <> x.position) WHERE {in_ids(pg, 'x.session_id')} "
-        "AND x.response_id IS NOT NULL", (ids_param(pg, ids),)).all()}
-
-
-def _candidates(pg: bool) -> str:
-    """The usage rows of the bound sessions and every row holding one of their responses."""
-    return ("SELECT u.session_id AS sid, u.position AS pos FROM message_usage AS u WHERE "
-            f"{in_ids(pg, 'u.session_id')} UNION SELECT y.session_id, y.position FROM "
-            f"message_usage AS x JOIN message_usage AS y ON {same_response(pg, 'x', 'y')} "
-            f"WHERE {in_ids(pg, 'x.session_id')} AND x.response_id IS NOT NULL")
-
-
-def _numbered(pg: bool, scope: str) -> str:
-    """The candidate rows in scope, numbered within their response as the reports count."""
-    return (f"SELECT {day_sql(pg)} AS day, u.session_id AS session_id, s.agent AS agent, "
-            "s.cwd AS cwd, u.model AS model, m.created_at AS created_at, u.input_tokens, "
-            "u.output_tokens, u.cache_creation_tokens, u.cache_read_tokens, "
-            "u.reasoning_tokens, CASE WHEN u.response_id IS NULL THEN 1 ELSE row_number() "
-            "OVER (PARTITION BY u.response_id, u.request_id ORDER BY m.created_at, "
-            "u.session_id, u.position) END AS n "
-            f"FROM ({_candidates(pg)}) AS c JOIN message_usage AS u ON u.session_id = c.sid "
-            "AND u.position = c.pos JOIN messages AS m ON m.session_id = u.session_id AND "
-            "m.position = u.position JOIN sessions AS s ON s.session_id = u.session_id"
-            + (f" WHERE {scope[5:]}" if scope else ""))
-
-
-def _repeated(conn: Any, pg: bool, suspects: Sequence[str], agent: str | None,
-              cwd: str | None) -> set[str]:
-    """The sessions in scope holding a usage row that repeats an earlier one in scope."""
-    scope, params = _scope(conn, agent, cwd)
-    param = ids_param(pg, suspects)
-    return {str(sid) for (sid,) in conn.exec_driver_sql(
-        f"SELECT DISTINCT session_id FROM ({_numbered(pg, scope)}) AS counted WHERE n > 1",
-        (param, param, *params)).all()}
-
-
-def _counted_once(conn: Any, pg: bool, ids: Sequence[str], agent: str | None,
-                  cwd: str | None) -> list[UsageSums]:
-    """The groups of these sessions, each response in scope counted once."""
-    from store.usage.prices import TIER_TOKENS
-
-    scope, params = _scope(conn, agent, cwd)
-    param = ids_param(pg, ids)
-    counts = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens")
-    tier = int(TIER_TOKENS)
-    past = ", ".join(f"sum(CASE WHEN {c} > {tier} THEN {c} - {tier} ELSE 0 END)"
-                     for c in counts)
-    sql = ("SELECT day, session_id, agent, cwd, model, count(*), sum(input_tokens), "
-           "sum(output_tokens), sum(cache_creation_tokens), sum(cache_read_tokens), "
-           f"sum(reasoning_tokens), {past}, max(created_at) FROM ({_numbered(pg, scope)}) "
-           f"AS counted WHERE n = 1 AND {in_ids(pg, 'session_id')} "
-           "GROUP BY day, session_id, agent, cwd, model")
-    out = []
-    for row in conn.exec_driver_sql(sql, (param, param, *params, param)).all():
-        (day_text, sid, agent_name, folder, model, responses, *sums) = row
-        *totals, last = sums
-        numbers = [int(n or 0) for n in totals]
-        out.append(UsageSums(str(day_text), str(sid), agent_name, folder, model,
-                             int(responses), (numbers[0], numbers[1], numbers[2], numbers[3],
-                                              numbers[4]),
-                             (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last)))
+        out.extend(usage_groups(conn, tier=TIER_TOKENS, agent=agent, cwd=cwd,
+                                among=sorted(again)))
     return out

@@ -11,19 +11,20 @@ Appends never write it (the write path stays as it was).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from store.db.index.summaries import forget_summaries
+from store.db.index.summaries import forget_summaries, ids_param, in_ids, same_response
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
 if TYPE_CHECKING:  # (the reports read the rows on a stdlib connection too)
     from sqlalchemy import Connection
 
-__all__ = ["USAGE_COLUMNS", "UsageSums", "record_usage", "scope_where", "usage_groups"]
+__all__ = ["USAGE_COLUMNS", "UsageSums", "record_usage", "repeated_sessions", "scope_where",
+           "usage_groups", "usage_sums"]
 
 USAGE_COLUMNS = ("model", "request_id", "response_id", "input_tokens", "output_tokens",
                  "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens")
@@ -110,47 +111,92 @@ class UsageSums:
 
 def usage_groups(conn: Connection, *, tier: int, since: datetime | None = None,
                  until: datetime | None = None, session_id: str | None = None,
-                 agent: str | None = None, cwd: str | None = None) -> Iterator[UsageSums]:
+                 agent: str | None = None, cwd: str | None = None,
+                 among: Sequence[str] | None = None) -> Iterator[UsageSums]:
     """The usage rows within the filters, each response counted once (the first row of a
     ``response_id`` / ``request_id`` pair in time order, then session and position), summed
     per (UTC day, session, model): a report folds thousands of groups, not a row per
     response. ``tier``: the threshold of tiered prices (the tokens past it are summed apart,
-    so that a group's cost is the sum of its responses' costs)."""
+    so that a group's cost is the sum of its responses' costs). ``among``: the groups of
+    these sessions only, each of their rows numbered among the rows in scope holding its
+    response (read by the response index, not a pass over every row)."""
     pg = conn.dialect.name == "postgresql"
     where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
                                 session=("u.session_id", session_id))
-    day = ("to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')" if pg
-           else "substr(m.created_at, 1, 10)")
     counts = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens")
     past = ", ".join(f"sum(CASE WHEN {c} > {int(tier)} THEN {c} - {int(tier)} ELSE 0 END)"
                      for c in counts)
+    numbered = _numbered(pg, where, window=among is not None or _repeats(conn),
+                         among=among is not None, timed=since is not None or until is not None)
+    outer = "" if among is None else f" AND {in_ids(pg, 'session_id')}"
     sql = ("SELECT day, session_id, agent, cwd, model, count(*), sum(input_tokens), "
            "sum(output_tokens), sum(cache_creation_tokens), sum(cache_read_tokens), "
-           f"sum(reasoning_tokens), {past}, max(created_at) FROM ("
-           f"SELECT {day} AS day, u.session_id AS session_id, s.agent AS agent, s.cwd AS cwd, "
-           "u.model AS model, m.created_at AS created_at, "
-           + ", ".join(f"u.{c} AS {c}" for c in (*counts, "reasoning_tokens"))
-           + (", CASE WHEN u.response_id IS NULL THEN 1 ELSE row_number() OVER ("
-              "PARTITION BY u.response_id, u.request_id "
-              "ORDER BY m.created_at, u.session_id, u.position) END AS n "
-              if _repeats(conn) else ", 1 AS n ")
-           + "FROM message_usage u JOIN messages m"
-           # SQLite: the message's time from the covering index, not from the message row
-           # (past its texts: most of the statement's time when read from the row), unless
-           # a time range lets the time index drive the statement
-           + ("" if pg or since is not None or until is not None
-              else " INDEXED BY ix_messages_time")
-           + " ON m.session_id = u.session_id "
-             "AND m.position = u.position JOIN sessions s ON s.session_id = u.session_id"
-           + (" WHERE " + " AND ".join(where) if where else "")
-           + ") AS counted WHERE n = 1 GROUP BY day, session_id, agent, cwd, model")
+           f"sum(reasoning_tokens), {past}, max(created_at) FROM ({numbered}) AS counted "
+           f"WHERE n = 1{outer} GROUP BY day, session_id, agent, cwd, model")
+    if among is not None:
+        ids = ids_param(pg, among)
+        params = [ids, ids, *params, ids]
     for row in conn.exec_driver_sql(sql, tuple(params)):
-        (day_text, sid, agent_name, folder, model, responses, *sums) = row
-        *totals, last = sums
-        numbers = [int(n or 0) for n in totals]
-        yield UsageSums(str(day_text), str(sid), agent_name, folder, model, int(responses),
-                         (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]),
-                         (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last))
+        yield usage_sums(row)
+
+
+def usage_sums(row: Sequence[Any]) -> UsageSums:
+    """A group from its row: day, session, agent, folder, model, responses, the five token
+    sums, the four sums past the tier, the last time."""
+    (day_text, sid, agent_name, folder, model, responses, *sums) = row[:16]
+    *totals, last = sums
+    numbers = [int(n or 0) for n in totals]
+    return UsageSums(str(day_text), str(sid), agent_name, folder, model, int(responses),
+                     (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]),
+                     (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last))
+
+
+def repeated_sessions(conn: Connection, suspects: Sequence[str], *, agent: str | None,
+                      cwd: str | None) -> set[str]:
+    """Of the sessions in scope, those holding a usage row that repeats an earlier one in
+    scope (found from the rows of ``suspects`` and every row holding one of their
+    responses: a session holding a repeat is one of them or shares a response with one)."""
+    pg = conn.dialect.name == "postgresql"
+    where, params = scope_where(conn, since=None, until=None, agent=agent, cwd=cwd)
+    ids = ids_param(pg, suspects)
+    return {str(sid) for (sid,) in conn.exec_driver_sql(
+        f"SELECT DISTINCT session_id FROM ({_numbered(pg, where, window=True, among=True)}) "
+        "AS counted WHERE n > 1", (ids, ids, *params)).all()}
+
+
+def _numbered(pg: bool, where: Sequence[str], *, window: bool, among: bool,
+              timed: bool = False) -> str:
+    """The usage rows in scope (``where``), each with its UTC day, session, agent, folder,
+    model, time and token counts, and ``n``: its rank among the rows of its response (1
+    without ``window``). ``among``: only the rows of the sessions bound (twice) first and
+    every row holding one of their responses."""
+    day = ("to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')" if pg
+           else "substr(m.created_at, 1, 10)")
+    counts = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
+              "reasoning_tokens")
+    if among:
+        source = ("(SELECT x.session_id AS sid, x.position AS pos FROM message_usage AS x "
+                  f"WHERE {in_ids(pg, 'x.session_id')} UNION SELECT y.session_id, y.position "
+                  f"FROM message_usage AS x JOIN message_usage AS y ON "
+                  f"{same_response(pg, 'x', 'y')} WHERE {in_ids(pg, 'x.session_id')} AND "
+                  "x.response_id IS NOT NULL) AS c JOIN message_usage AS u ON "
+                  "u.session_id = c.sid AND u.position = c.pos JOIN messages AS m")
+    else:
+        # SQLite: the message's time from the covering index, not from the message row (past
+        # its texts: most of the statement's time when read from the row), unless a time
+        # range lets the time index drive the statement
+        source = "message_usage u JOIN messages m" + (
+            "" if pg or timed else " INDEXED BY ix_messages_time")
+    return (f"SELECT {day} AS day, u.session_id AS session_id, s.agent AS agent, s.cwd AS cwd, "
+            "u.model AS model, m.created_at AS created_at, "
+            + ", ".join(f"u.{c} AS {c}" for c in counts)
+            + (", CASE WHEN u.response_id IS NULL THEN 1 ELSE row_number() OVER ("
+               "PARTITION BY u.response_id, u.request_id "
+               "ORDER BY m.created_at, u.session_id, u.position) END AS n " if window
+               else ", 1 AS n ")
+            + f"FROM {source} ON m.session_id = u.session_id AND m.position = u.position "
+              "JOIN sessions s ON s.session_id = u.session_id"
+            + (" WHERE " + " AND ".join(where) if where else ""))
 
 
 def _repeats(conn: Connection) -> bool:
