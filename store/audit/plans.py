@@ -138,12 +138,13 @@ def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
 # -- maintenance ------------------------------------------------------------------------------
 
 
-def refill_search_index(store: TranscriptStore) -> bool:
+def refill_search_index(store: TranscriptStore, *, workers: int | None = 1) -> bool:
     """Forget the search indexes (calls and messages) and build them again from the tables
     (to repair them, or to drop the unreachable full-text rows that deleted sessions leave on
     SQLite, or the rows ``verify`` found edited: search items, full-text entries, argument
     views and secret digests, all derived from the transcript). Returns whether there was a
-    full-text index to rebuild (the views and digests are rebuilt either way)."""
+    full-text index to rebuild (the views and digests are rebuilt either way). ``workers``:
+    as for ``TranscriptStore.update_search_index``."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from store.db.index.message_index import rebuild_message_index
@@ -162,5 +163,5 @@ def refill_search_index(store: TranscriptStore) -> bool:
             forget_summaries(conn)  # and the summaries (store/db/index/summaries.py)
     except SQLAlchemyError as exc:
         raise DatabaseError(f"{store.url}: {driver_reason(exc)}") from exc
-    store.update_search_index()
+    store.update_search_index(workers=workers)
     return indexed

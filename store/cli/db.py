@@ -139,12 +139,12 @@ def db_index(db_url: str | None, rebuild: bool) -> None:
     with open_store(db_url) as opened:
         if rebuild:
             started = time.perf_counter()
-            store.refill_search_index(opened)
+            store.refill_search_index(opened, workers=None)
             calls = opened.count_calls()
             click.echo(f"search index rebuilt from the transcript: {calls} calls in "
                        f"{time.perf_counter() - started:.2f} s")
             return
-        done = opened.update_search_index()
+        done = opened.update_search_index(workers=None)
     click.echo(f"search index: {done.calls} calls, {done.results} results and "
                f"{done.messages} messages of {done.sessions} sessions indexed, usage of "
                f"{done.summarized} sessions summarized in {done.seconds:.2f} s")

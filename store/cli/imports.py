@@ -129,7 +129,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
                                 files=f"{done.sessions}/{waiting} sessions",
                                 description="indexing for search")
 
-            index = opened.update_search_index(progress=indexed)
+            index = opened.update_search_index(progress=indexed, workers=workers or None)
             if checker.active:
                 progress.update(task, total=None, completed=0, files="",
                                 description="checking the rules")

@@ -314,19 +314,29 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
     # -- search index ---------------------------------------------------------------------------
 
     def update_search_index(
-        self, *, progress: Callable[[IndexUpdate, int], None] | None = None
+        self, *, progress: Callable[[IndexUpdate, int], None] | None = None,
+        workers: int | None = 1,
     ) -> IndexUpdate:
         """Bring the search indexes (calls, then messages: ``store/db/index/message_index.py``) up
         to date with every committed message, in bulk (a chunk of
         sessions per transaction). Searches do it themselves first when the store is writable,
         and ``transcript-store import`` at the end of a run; this is the explicit step.
-        ``progress(done_so_far, sessions_waiting)`` is called after each chunk. A read-only
-        store does nothing (its searches scan what is not indexed yet)."""
+        ``progress(done_so_far, sessions_waiting)`` is called after each chunk. ``workers`` >
+        1: when many sessions wait, the texts of the next chunks are made in that many worker
+        processes while this one writes (forked: call it where forking is safe, as the import
+        does; the rows written are the same); None: as many as the import's
+        (``TRANSCRIPT_STORE_IMPORT_WORKERS``, else the cores). A read-only store does nothing
+        (its searches scan what is not indexed yet)."""
         if self.read_only:
             return IndexUpdate()
+        if workers is None:
+            from store.importers.parallel import default_workers
+
+            workers = default_workers()
         try:
             with self._engine.connect() as conn:
-                calls = catch_up(self._retrying, conn, progress=progress)
+                calls = catch_up(self._retrying, conn, progress=progress,
+                                 workers=workers)
 
                 def shown(done: MessageIndexUpdate, waiting: int) -> None:
                     if progress is not None:
@@ -334,7 +344,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                                              calls.seconds + done.seconds, done.messages),
                                  waiting)
 
-                texts = catch_up_messages(self._retrying, conn, progress=shown)
+                texts = catch_up_messages(self._retrying, conn, progress=shown,
+                                          workers=workers)
                 started = time.perf_counter()
                 summarized = catch_up_summaries(self._retrying, conn)  # (tools usage, usage)
                 return IndexUpdate(max(calls.sessions, texts.sessions), calls.calls,

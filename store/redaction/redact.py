@@ -70,6 +70,76 @@ def _outside_markers(start: int, end: int, starts: list[int], ends: list[int]
         yield start, end
 
 
+class _KeywordGates:
+    """Which detectors of a list pass their keyword gate in a text, in one pass: an RE2 set
+    (google-re2, linear) of every keyword, whose matches name the detectors to run. The
+    answer is exactly the inline gate's (a keyword is a literal: RE2 finds it in the
+    lower-cased text exactly where ``in`` does); without RE2, or for a text RE2 cannot take
+    (a lone surrogate), :meth:`passing` gives ``None`` and the gates are checked inline."""
+
+    __slots__ = ("_always", "_known", "_owners", "_set")
+
+    def __init__(self, detectors: tuple[Detector, ...]) -> None:
+        self._always = tuple(rank for rank, det in enumerate(detectors) if not det.keywords)
+        self._known: dict[tuple[int, ...], tuple[int, ...]] = {}
+        words = sorted({word for det in detectors for word in det.keywords})
+        owners: dict[str, list[int]] = {word: [] for word in words}
+        for rank, det in enumerate(detectors):
+            for word in det.keywords:
+                owners[word].append(rank)
+        self._owners = [tuple(owners[word]) for word in words]
+        self._set: Any = None
+        if words:
+            try:
+                import re2  # type: ignore[import-untyped]  # google-re2
+            except ImportError:  # pragma: no cover - a base dependency; the inline gates stand in
+                return
+            found = re2.Set.SearchSet(re2.Options())
+            for word in words:
+                found.Add(re2.escape(word))
+            found.Compile()
+            self._set = found
+
+    def passing(self, lowered: str) -> tuple[int, ...] | None:
+        """The ranks (ascending) of the detectors whose keyword gate ``lowered`` (the
+        lower-cased text) passes, the detectors without keywords included; None: check the
+        gates inline."""
+        if self._set is None:
+            return None if self._owners else self._always
+        try:
+            hits = self._set.Match(lowered)
+        except UnicodeError:  # a lone surrogate: RE2 takes UTF-8 only
+            return None
+        if not hits:
+            return self._always
+        key = tuple(hits)
+        ranks = self._known.get(key)
+        if ranks is None:
+            found = set(self._always)
+            for hit in hits:
+                found.update(self._owners[hit])
+            ranks = tuple(sorted(found))
+            if len(self._known) < 4096:
+                self._known[key] = ranks
+        return ranks
+
+
+#: The gates of each list of detectors, by the list's identity (the list is kept, so its id
+#: is not reused): hashing thirty detectors per text would cost more than the gates save.
+_GATES: dict[int, tuple[tuple[Detector, ...], _KeywordGates]] = {}
+
+
+def _keyword_gates(detectors: tuple[Detector, ...]) -> _KeywordGates:
+    known = _GATES.get(id(detectors))
+    if known is not None and known[0] is detectors:
+        return known[1]
+    if len(_GATES) >= 64:  # (lists made per call: keep the most recent few)
+        _GATES.clear()
+    gates = _KeywordGates(detectors)
+    _GATES[id(detectors)] = (detectors, gates)
+    return gates
+
+
 def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
                  ) -> list[tuple[int, int, str]]:
     """The secrets in ``text`` as sorted, non-overlapping ``(start, end, kind)`` spans.
@@ -83,9 +153,12 @@ def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
     ends = [e for _, e in marks]
     lowered = text.lower()  # for the keyword gates only (its offsets are never used)
     candidates: list[tuple[int, int, int, str]] = []
-    for rank, det in enumerate(detectors):
+    listed = detectors if type(detectors) is tuple else tuple(detectors)
+    ranks = _keyword_gates(listed).passing(lowered)
+    for rank in range(len(listed)) if ranks is None else ranks:
+        det = listed[rank]
         keywords = det.keywords
-        if keywords:  # the keyword gate here, inline: most texts pass no gate at all
+        if ranks is None and keywords:  # the keyword gate inline (most texts pass none)
             for word in keywords:
                 if word in lowered:
                     break
@@ -94,7 +167,7 @@ def find_secrets(text: str, detectors: Iterable[Detector] = BUILTIN_DETECTORS,
         gate = det.gate
         if gate is not None and gate.search(text) is None:
             continue
-        for start, end in det.spans(text, lowered):
+        for start, end in det.spans(text, lowered, gated=True):
             pieces = _outside_markers(start, end, starts, ends) if marks else ((start, end),)
             for s, e in pieces:
                 candidates.append((s, -e, rank, det.kind))

@@ -24,14 +24,18 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
 from store.db.schema.distribute import is_citus
 from store.records.messagetext import message_rows
+
+if TYPE_CHECKING:
+    from store.db.index.ahead import Ahead
 
 __all__ = [
     "IndexProblem",
@@ -96,27 +100,46 @@ def messages_behind(conn: Connection, session_id: str | None = None) -> int:
 
 def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
                       read_conn: Connection, *,
-                      progress: Callable[[MessageIndexUpdate, int], None] | None = None
-                      ) -> MessageIndexUpdate:
+                      progress: Callable[[MessageIndexUpdate, int], None] | None = None,
+                      workers: int = 1) -> MessageIndexUpdate:
     """Index every committed message not indexed yet, a chunk of sessions per transaction
     run through ``write`` (the store's retrying write transaction). ``progress`` gets the
-    running totals and the number of sessions that were behind at the start."""
+    running totals and the number of sessions that were behind at the start. ``workers`` >
+    1: the rows of the chunks ahead are made in that many worker processes meanwhile
+    (``store/db/index/ahead.py``; the same rows are written)."""
     total = MessageIndexUpdate()
     if not has_message_index(read_conn):
         return total
-    waiting = messages_behind(read_conn)
+    behind = read_conn.exec_driver_sql(_LAGGING + " ORDER BY session_id").all()
+    waiting = len(behind)
     if not waiting:
         return total
     started = time.perf_counter()
-    while True:
-        done: MessageIndexUpdate = write(_chunk)
-        if not done.sessions:
-            break
-        total = MessageIndexUpdate(total.sessions + done.sessions,
-                                   total.messages + done.messages, total.rows + done.rows,
-                                   time.perf_counter() - started)
-        if progress is not None:
-            progress(total, waiting)
+    ahead: Ahead[Any] | None = None
+    size = CHUNK_SESSIONS
+    if workers > 1:
+        from store.db.index.ahead import MIN_SESSIONS, Ahead, can_fork, chunk_size
+
+        if waiting >= MIN_SESSIONS and can_fork():
+            size = chunk_size(waiting, CHUNK_SESSIONS)
+            plan = [[(str(s), int(i), int(n)) for s, i, n in behind[at:at + size]]
+                    for at in range(0, waiting, size)]
+            ahead = Ahead(workers, plan, _read_ahead(read_conn), make_rows)
+    try:
+        while True:
+            if ahead is not None:
+                ahead.next_chunk()
+            done: MessageIndexUpdate = write(partial(_chunk, ahead=ahead, size=size))
+            if not done.sessions:
+                break
+            total = MessageIndexUpdate(total.sessions + done.sessions,
+                                       total.messages + done.messages, total.rows + done.rows,
+                                       time.perf_counter() - started)
+            if progress is not None:
+                progress(total, waiting)
+    finally:
+        if ahead is not None:
+            ahead.close()
     if read_conn.dialect.name == "postgresql" and not is_citus(read_conn) \
             and total.rows >= _SETTLE_ROWS:
         write(_settle)
@@ -168,20 +191,62 @@ def _fetched(cursor: Any, pg: bool, sid: str, start: int, stop: int
 
 
 def _made(sid: str, found: list[Any], calls: dict[int, list[tuple[str, str]]],
-          results: dict[int, list[str]]) -> Iterator[tuple[str, int, str, str]]:
+          results: dict[int, list[str]], ahead: Ahead[Any] | None = None
+          ) -> Iterator[tuple[str, int, str, str]]:
     """The index rows of fetched messages (their redacted texts, per part)."""
+    for inputs in _inputs(found, calls, results):
+        pos = inputs[0]
+        rows = ahead.made((sid, pos), inputs) if ahead is not None else None
+        for name, body in rows if rows is not None else rows_made(inputs):
+            yield sid, pos, name, body
+
+
+def _inputs(found: list[Any], calls: dict[int, list[tuple[str, str]]],
+            results: dict[int, list[str]]) -> Iterator[tuple[Any, ...]]:
     for pos, role, text, parts in found:
-        for name, body in message_rows(str(role), text or "", parts or "",
-                                       calls.get(int(pos), ()), results.get(int(pos), ())):
-            yield sid, int(pos), name, body
+        pos = int(pos)
+        yield (pos, str(role), text or "", parts or "", tuple(calls.get(pos, ())),
+               tuple(results.get(pos, ())))
 
 
-def _chunk(conn: Connection) -> MessageIndexUpdate:
+def rows_made(inputs: tuple[Any, ...]) -> list[tuple[str, str]]:
+    """One message's index rows (role, body) from (position, role, text, parts, its calls'
+    (raw name, wire), its results' contents)."""
+    _, role, text, parts, calls, results = inputs
+    return list(message_rows(role, text, parts, calls, results))
+
+
+def make_rows(inputs: list[tuple[Any, ...]]) -> list[list[tuple[str, str]]]:
+    """:func:`rows_made` of each (a worker's job)."""
+    return [rows_made(i) for i in inputs]
+
+
+def _read_ahead(conn: Connection) -> Callable[[Sequence[tuple[str, int, int]]],
+                                              list[tuple[Any, Any]]]:
+    """The messages of a planned chunk as :class:`store.db.index.ahead.Ahead` takes them."""
+    pg = conn.dialect.name == "postgresql"
+
+    def read(chunk: Sequence[tuple[str, int, int]]) -> list[tuple[Any, Any]]:
+        cursor = conn.connection.cursor()
+        try:
+            out: list[tuple[Any, Any]] = []
+            for sid, start, stop in chunk:
+                _, found, calls, results = _fetched(cursor, pg, sid, start, stop)
+                out += [((sid, i[0]), i) for i in _inputs(found, calls, results)]
+            return out
+        finally:
+            cursor.close()
+
+    return read
+
+
+def _chunk(conn: Connection, ahead: Ahead[Any] | None = None,
+           size: int = CHUNK_SESSIONS) -> MessageIndexUpdate:
     pg = conn.dialect.name == "postgresql"
     citus = pg and is_citus(conn)
     lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
     chunk = conn.exec_driver_sql(
-        _LAGGING + f" ORDER BY session_id LIMIT {CHUNK_SESSIONS}{lock}").all()
+        _LAGGING + f" ORDER BY session_id LIMIT {int(size)}{lock}").all()
     if citus:  # row locks only in a statement routed to one shard: one session at a time
         locked = []
         for sid, _, _ in chunk:
@@ -207,11 +272,11 @@ def _chunk(conn: Connection) -> MessageIndexUpdate:
             with cursor.copy(f"COPY {MESSAGE_SEARCH} (session_id, position, role, body) "
                              "FROM STDIN") as copy:
                 for one in fetched:
-                    for index_row in _made(*one):
+                    for index_row in _made(*one, ahead):
                         copy.write_row(index_row)
                         made += 1
         else:
-            rows = [index_row for one in fetched for index_row in _made(*one)]
+            rows = [index_row for one in fetched for index_row in _made(*one, ahead)]
             made = len(rows)
             cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
                            f"WHERE name = '{MESSAGE_SEARCH}'), 0), "

@@ -46,16 +46,24 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from store.core.arguments import loads_json
+from store.db.index.item_texts import (
+    call_made,
+    make_items,
+    result_made,
+    searchable,
+    view_texts,
+)
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
-from store.records.searchtext import call_search_text, fold, result_search_text, text_matches
-from store.tools.vocabulary import VIEW_NAMES, argument_views
+from store.records.searchtext import call_search_text, result_search_text, text_matches
 from store.trust.secrets import index_text
 
 if TYPE_CHECKING:  # (the read side runs on a stdlib connection too: store/db/reading/driver.py)
     from sqlalchemy import Connection, Engine
+
+    from store.db.index.ahead import Ahead
 
 __all__ = [
     "CALL_VIEWS",
@@ -224,45 +232,53 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     return calls, found
 
 
-def _searchable(build: Callable[[str], str], stored: str, sid: str, position: int) -> str:
-    """The search text of one stored item; an item whose text cannot be built (a value no
-    reader can walk, stored before append refused it) is indexed with none and logged, so it
-    never stops the chunk or the search (``verify`` reports it)."""
-    try:
-        return build(stored)
-    except (ValueError, RecursionError, MemoryError) as exc:
-        _log.warning("session %r, message %d: no search text (%s: %s)", sid, position,
-                     type(exc).__name__, exc)
-        return ""
-
-
-
 def nul_safe(text: str) -> str:
     """The text PostgreSQL's ``search_items.body`` holds (NUL made U+FFFD)."""
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
-             *, progress: Callable[[IndexUpdate, int], None] | None = None) -> IndexUpdate:
+             *, progress: Callable[[IndexUpdate, int], None] | None = None,
+             workers: int = 1) -> IndexUpdate:
     """Index every committed message not indexed yet, a chunk of sessions per transaction
     run through ``write`` (the store's retrying write transaction). ``progress`` gets the
-    running totals and the number of sessions that were lagging at the start."""
+    running totals and the number of sessions that were lagging at the start. ``workers``
+    > 1: the texts of the chunks ahead are made in that many worker processes meanwhile
+    (``store/db/index/ahead.py``; the same rows are written)."""
     total = IndexUpdate()
     if has_search_index(read_conn) and not _marked(read_conn):
         write(_refold)  # an index built before the one folding: built again, folded
-    waiting = len(lagging(read_conn))
+    behind = lagging(read_conn)
+    waiting = len(behind)
     if not waiting:
         return total
     started = time.perf_counter()
-    while True:
-        done: IndexUpdate = write(_catch_up_chunk)
-        if not done.sessions:
-            break
-        total = total + done
-        total = IndexUpdate(total.sessions, total.calls, total.results,
-                            time.perf_counter() - started)
-        if progress is not None:
-            progress(total, waiting)
+    ahead: Ahead[Any] | None = None
+    size = CHUNK_SESSIONS
+    if workers > 1:
+        from store.db.index.ahead import MIN_SESSIONS, Ahead, can_fork, chunk_size
+
+        if waiting >= MIN_SESSIONS and can_fork():
+            size = chunk_size(waiting, CHUNK_SESSIONS)
+            ahead = Ahead(workers, list(chunks(behind, size)),
+                          _read_ahead(read_conn, has_search_index(read_conn)), make_items)
+    try:
+        while True:
+            if ahead is not None:
+                ahead.next_chunk()
+            done: IndexUpdate = write(partial(_catch_up_chunk, ahead=ahead, size=size))
+            if not done.sessions:
+                break
+            total = total + done
+            total = IndexUpdate(total.sessions, total.calls, total.results,
+                                time.perf_counter() - started)
+            if progress is not None:
+                progress(total, waiting)
+    finally:
+        if ahead is not None:
+            ahead.close()
+            _log.info("index texts made ahead: %d used, %d made in the transaction",
+                      ahead.hits, ahead.misses)
     from store.db.schema.distribute import is_citus
 
     if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
@@ -318,14 +334,39 @@ def _quietly(conn: Connection, statement: str) -> bool:
     return True
 
 
-def _catch_up_chunk(conn: Connection) -> IndexUpdate:
+def _read_ahead(conn: Connection, indexed: bool) -> Callable[[Sequence[tuple[str, int, int]]],
+                                                            list[tuple[Any, Any]]]:
+    """The rows of a planned chunk as :class:`store.db.index.ahead.Ahead` takes them."""
+    pg = conn.dialect.name == "postgresql"
+
+    def read(chunk: Sequence[tuple[str, int, int]]) -> list[tuple[Any, Any]]:
+        out: list[tuple[Any, Any]] = []
+        cursor = conn.connection.cursor()
+        try:
+            for sid, start, stop in chunk:
+                call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
+                                               f"{_VIEWS}, {_TEXT}")
+                out += [((sid, KIND_CALL, pos, idx), (sid, pos, raw_name, arguments, wire,
+                                                      indexed))
+                        for pos, idx, raw_name, arguments, wire in call_rows]
+                out += [((sid, KIND_RESULT, pos, idx), (sid, pos, content))
+                        for pos, idx, _cpos, _cidx, content in result_rows]
+        finally:
+            cursor.close()
+        return out
+
+    return read
+
+
+def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
+                    size: int = CHUNK_SESSIONS) -> IndexUpdate:
     pg = conn.dialect.name == "postgresql"
     from store.db.schema.distribute import is_citus
 
     citus = pg and is_citus(conn)
     lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
     chunk = conn.exec_driver_sql(
-        _LAGGING + f" ORDER BY session_id LIMIT {CHUNK_SESSIONS}{lock}").all()
+        _LAGGING + f" ORDER BY session_id LIMIT {int(size)}{lock}").all()
     if citus:
         # Citus locks rows only in a statement routed to one shard: lock the chunk's sessions
         # one by one (in the same order), reading their positions again under the lock.
@@ -356,21 +397,24 @@ def _catch_up_chunk(conn: Connection) -> IndexUpdate:
         def made() -> Iterator[tuple[tuple[Any, ...], str]]:
             for sid, (call_rows, result_rows) in fetched:
                 for pos, idx, raw_name, arguments, wire in call_rows:
-                    body, secrets = index_text(_searchable(call_search_text, wire, sid, pos))
+                    inputs = (sid, pos, raw_name, arguments, wire, indexed)
+                    call = ahead.made((sid, KIND_CALL, pos, idx), inputs) if ahead else None
+                    folded, secrets, call_views = call or call_made(inputs)
                     if secrets:
                         found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx,
                                                  secrets))
-                    if indexed:
-                        yield (sid, pos, KIND_CALL, idx, pos, idx), fold(body)
-                    for view, value in view_texts(raw_name, arguments):
+                    if folded is not None:
+                        yield (sid, pos, KIND_CALL, idx, pos, idx), folded
+                    for view, value in call_views:
                         views.append((sid, pos, idx, view, value))
                 for pos, idx, cpos, cidx, content in result_rows:
-                    body, secrets = index_text(_searchable(result_search_text, content, sid,
-                                                           pos))
+                    given = (sid, pos, content)
+                    result = ahead.made((sid, KIND_RESULT, pos, idx), given) if ahead else None
+                    folded, secrets = result or result_made(given)
                     if secrets:
                         found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
                                                  secrets))
-                    yield (sid, pos, KIND_RESULT, idx, cpos, cidx), fold(body)
+                    yield (sid, pos, KIND_RESULT, idx, cpos, cidx), folded
 
         mark = "%s" if pg else "?"
         if pg and indexed:
@@ -447,36 +491,16 @@ def tail_keys(conn: Connection, needle: str, *, results: bool,
         for sid, start in sessions:
             call_rows, result_rows = _rows(cursor, pg, sid, start, None, results, _TEXT)
             for pos, idx, wire in call_rows:
-                if text_matches(index_text(_searchable(call_search_text, wire, sid, pos))[0],
+                if text_matches(index_text(searchable(call_search_text, wire, sid, pos))[0],
                                 needle):
                     keys.add((sid, pos, idx))
             for _pos, _idx, cpos, cidx, content in result_rows:
                 if cpos is not None and text_matches(index_text(
-                        _searchable(result_search_text, content, sid, _pos))[0], needle):
+                        searchable(result_search_text, content, sid, _pos))[0], needle):
                     keys.add((sid, int(cpos), int(cidx)))
     finally:
         cursor.close()
     return sorted(keys)
-
-
-def _redacted(value: str) -> str:
-    return index_text(value)[0]
-
-
-def view_texts(raw_name: str, arguments: Any, redact: Callable[[str], str] = _redacted
-               ) -> Iterator[tuple[str, str]]:
-    """(view, text) of each argument view a call has (``store.tools.vocabulary.argument_views``,
-    from the stored queryable copy of its arguments: JSON text on SQLite, JSONB on PostgreSQL,
-    whose NUL the writer made U+FFFD, as the views do)."""
-    if arguments is None:
-        return
-    if isinstance(arguments, str | bytes):
-        arguments = loads_json(arguments)
-    if type(arguments) is not dict:
-        return
-    for view, value in zip(VIEW_NAMES, argument_views(raw_name, arguments), strict=True):
-        if value is not None:
-            yield view, redact(value)
 
 
 def view_tail(conn: Connection, view: str, *, session_id: str | None = None,

@@ -72,16 +72,19 @@ class Detector:
         if self.pattern is not None and (not self.pattern.pattern or self.pattern.match("")):
             raise UsageError(f"redaction pattern {self.pattern.pattern!r} matches empty text")
 
-    def spans(self, text: str, lowered: str | None = None) -> Iterator[Span]:
+    def spans(self, text: str, lowered: str | None = None, *, gated: bool = False
+              ) -> Iterator[Span]:
         """The ``(start, end)`` of each secret this detector finds in ``text`` (``lowered``:
-        ``text.lower()``, when the caller has it already)."""
-        if self.keywords:
-            if lowered is None:
-                lowered = text.lower()
-            if not any(word in lowered for word in self.keywords):
+        ``text.lower()``, when the caller has it already; ``gated``: the caller has checked
+        the keywords and the gate already)."""
+        if not gated:
+            if self.keywords:
+                if lowered is None:
+                    lowered = text.lower()
+                if not any(word in lowered for word in self.keywords):
+                    return
+            if self.gate is not None and self.gate.search(text) is None:
                 return
-        if self.gate is not None and self.gate.search(text) is None:
-            return
         if self.func is not None:
             yield from self.func(text)
             return

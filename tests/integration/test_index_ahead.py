@@ -1,0 +1,151 @@
+"""The catch-ups' texts made ahead in worker processes (``store/db/index/ahead.py``, issue 39),
+on both backends: the rows written (search items, argument views, secret digests, message
+index rows) are exactly those of a catch-up without workers; a row that changed after it was
+read ahead is made again in the transaction; a worker that dies leaves the catch-up to finish
+alone; ``verify`` finds nothing wrong afterwards."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import pytest
+from sqlalchemy import text as sql
+
+from store import TranscriptStore, refill_search_index
+from store.db.index import message_index, search_index
+from store.db.index.ahead import MIN_SESSIONS, Ahead
+
+SESSIONS = MIN_SESSIONS + 8
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+
+
+def _session(number: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": f"task {number}: deploy the app"}]
+    for turn in range(3):
+        call_id = f"c{number}_{turn}"
+        command = (f"git push origin main --token {SECRET}" if turn == 1
+                   else f"ls -la /srv/app{number}/{turn}")
+        arguments = ('{"command": ' + f'"{command}"' + ', "timeout": 30}' if turn != 2
+                     else '{"file_path": "/srv/app/main.py", "old_string": "a", '
+                          '"new_string": "b"}')
+        out.append({"role": "assistant", "content": f"step {turn} of {number}",
+                    "tool_calls": [{"id": call_id, "type": "function", "function": {
+                        "name": "bash" if turn != 2 else "edit", "arguments": arguments}}]})
+        out.append({"role": "tool", "tool_call_id": call_id,
+                    "content": f"done {number}.{turn} password=hunter2secret{number}"})
+    return out
+
+
+@pytest.fixture
+def filled(store: TranscriptStore) -> TranscriptStore:
+    for number in range(SESSIONS):
+        store.append(f"s{number:03d}", _session(number))
+    return store
+
+
+def _derived(store: TranscriptStore) -> dict[str, list[tuple[Any, ...]]]:
+    queries = {
+        "items": "SELECT session_id, position, kind, item_index, call_position, call_index, "
+                 "body FROM search_items",
+        "views": "SELECT session_id, position, call_index, view, text FROM call_views",
+        "secrets": "SELECT * FROM call_secrets",
+        "messages": "SELECT session_id, position, role, body FROM message_search",
+        "marks": "SELECT session_id, indexed_position, message_indexed_position FROM sessions",
+    }
+    with store.engine.connect() as conn:
+        return {name: sorted(tuple(row) for row in conn.execute(sql(query)).all())
+                for name, query in queries.items()}
+
+
+def test_the_rows_are_those_of_a_catch_up_without_workers(filled, caplog):
+    with caplog.at_level(logging.INFO, logger="store.db.index"):
+        done = filled.update_search_index(workers=2)
+    assert (done.sessions, done.calls, done.results) == (SESSIONS, 3 * SESSIONS, 3 * SESSIONS)
+    assert done.messages == 7 * SESSIONS
+    used = [r.getMessage() for r in caplog.records if "made ahead" in r.getMessage()]
+    assert used and used[0].startswith(f"index texts made ahead: {6 * SESSIONS} used, 0 ")
+    ahead = _derived(filled)
+    assert ahead["secrets"]  # (the secrets were found: redaction ran in the workers)
+    assert all(SECRET not in body for *_, body in ahead["items"])
+    assert filled.verify().ok
+
+    refill_search_index(filled, workers=1)
+    alone = _derived(filled)
+    assert ahead == alone
+
+
+def _stale_calls(conn: Any, indexed: bool) -> Any:
+    read = _original_read_ahead(conn, indexed)
+
+    def stale(chunk: Any) -> Any:
+        # every call read ahead with other wire text than the one stored: none may be used
+        return [(key, (*inputs[:4], inputs[4].replace("ls", "rm").replace("git", "got"),
+                       inputs[5]))
+                if len(inputs) == 6 else (key, inputs) for key, inputs in read(chunk)]
+
+    return stale
+
+
+_original_read_ahead = search_index._read_ahead
+
+
+def test_a_row_changed_after_it_was_read_ahead_is_made_again(filled, monkeypatch, caplog):
+    monkeypatch.setattr(search_index, "_read_ahead", _stale_calls)
+    with caplog.at_level(logging.INFO, logger="store.db.index"):
+        filled.update_search_index(workers=2)
+    used = [r.getMessage() for r in caplog.records if "made ahead" in r.getMessage()]
+    # the results and the edits were used, the changed calls made again in the transaction
+    assert used == [f"index texts made ahead: {4 * SESSIONS} used, {2 * SESSIONS} made in "
+                    "the transaction"]
+    ahead = _derived(filled)
+    assert not any("rm -la" in body or "got push" in body for *_, body in ahead["items"])
+    refill_search_index(filled, workers=1)
+    assert ahead == _derived(filled)
+
+
+def _dying(inputs: list[Any]) -> list[Any]:
+    os._exit(3)
+
+
+def test_a_worker_that_dies_leaves_the_catch_up_to_finish_alone(filled, monkeypatch, caplog):
+    monkeypatch.setattr(search_index, "make_items", _dying)
+    monkeypatch.setattr(message_index, "make_rows", _dying)
+    with caplog.at_level(logging.WARNING, logger="store.db.index"):
+        done = filled.update_search_index(workers=2)
+    assert any("died" in r.getMessage() for r in caplog.records)
+    assert (done.sessions, done.calls, done.messages) == (SESSIONS, 3 * SESSIONS, 7 * SESSIONS)
+    kept = _derived(filled)
+    assert filled.verify().ok
+    refill_search_index(filled, workers=1)
+    assert kept == _derived(filled)
+
+
+def _double(inputs: list[int]) -> list[int]:
+    return [2 * i for i in inputs]
+
+
+def test_ahead_gives_what_was_made_only_for_the_same_inputs():
+    chunks = [[1, 2], [3], [4, 5]]
+    with Ahead(2, chunks, lambda chunk: [(n, n) for n in chunk], _double) as ahead:
+        ahead.next_chunk()
+        assert ahead.made(1, 1) == 2 and ahead.made(2, 2) == 4
+        assert ahead.made(2, 3) is None  # changed since it was read
+        assert ahead.made(3, 3) is None  # the next chunk's: not yet
+        ahead.next_chunk()
+        assert ahead.made(3, 3) == 6 and ahead.made(1, 1) is None  # the last one's forgotten
+        ahead.next_chunk()
+        assert ahead.made(5, 5) == 10
+        ahead.next_chunk()  # nothing left
+        assert ahead.made(5, 5) is None
+    assert (ahead.hits, ahead.misses) == (4, 4)
+
+
+def test_few_sessions_waiting_start_no_workers(store, caplog):
+    for number in range(MIN_SESSIONS - 1):
+        store.append(f"s{number:03d}", _session(number))
+    with caplog.at_level(logging.INFO, logger="store.db.index"):
+        store.update_search_index(workers=2)
+    assert not [r for r in caplog.records if "made ahead" in r.getMessage()]
+    assert store.verify().ok
