@@ -243,9 +243,32 @@ def dumps_json(value: Any) -> str:
                 f"tool call arguments expected JSON text or an object, got {exc}",
             ) from None
     # orjson writes NaN and infinities as null: refuse them instead of fabricating a value.
-    if type(arguments) is not str and b"null" in text:
-        _check_jsonable(arguments)
+    if type(arguments) is not str and b"null" in text and _has_nonfinite(arguments):
+        _check_jsonable(arguments)  # (names where)
     return text.decode("utf-8")
+
+
+def _has_nonfinite(value: object) -> bool:
+    """Whether a value orjson has just written holds a NaN or an infinite float (all it
+    writes as ``null`` that is not ``None``: its keys are strings, its strings valid and it
+    has no cycle, or orjson would have refused it)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            extend(item.values())  # type: ignore[attr-defined]
+        elif kind is list or kind is tuple:
+            extend(item)  # type: ignore[arg-type]
+        elif kind is float:
+            if not math.isfinite(item):  # type: ignore[arg-type]
+                return True
+        elif isinstance(item, Mapping):
+            extend(item.values())
+        elif isinstance(item, list | tuple):
+            extend(item)
+    return False
 
 
 def _check_jsonable(value: object) -> None:

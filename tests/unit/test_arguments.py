@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import pytest
 
@@ -174,6 +175,24 @@ class TestDumpsArguments:
             dumps_arguments(value)
         assert info.value.kind == "unsupported_type"
         assert fragment in str(info.value)
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            {"a": None, "b": [1.5, {"c": math.nan}]},
+            {"a": OrderedDict({"b": None, "c": -math.inf})},
+            {"x": None, "y": (1, (math.inf,))},
+        ],
+        ids=["nested", "mapping", "tuple"],
+    )
+    def test_a_non_finite_number_beside_nulls_is_refused(self, value):
+        # (orjson writes both as null: the nulls must not hide it)
+        with pytest.raises(ToolArgumentsError, match="non-finite"):
+            dumps_arguments(value)
+
+    def test_nulls_and_finite_floats_are_written(self):
+        value = {"a": None, "b": [0.5, None, {"c": 1e308, "d": -0.0}], "e": OrderedDict(f=None)}
+        assert dumps_arguments(value) == '{"a":null,"b":[0.5,null,{"c":1e+308,"d":-0.0}],"e":{"f":null}}'
 
     def test_a_cycle_is_refused(self):
         value: dict = {"a": []}
