@@ -34,7 +34,8 @@ from store.cli.rules import RulesOnImport, config_option, read_config, rules_che
               help="Refuse a larger file (MiB): an import holds one file's messages in "
                    "memory, about seven times its size.")
 @click.option("--workers", type=count(0), default=0,
-              help="Processes parsing files while this one stores them (0: the cores, or "
+              help="Processes parsing files while this one stores them, then making the "
+                   "search index's texts while it writes them (0: the cores, or "
                    "$TRANSCRIPT_STORE_IMPORT_WORKERS; 1: no worker). Stores the same.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
