@@ -14,10 +14,11 @@ import pytest
 from sqlalchemy import text as sql
 
 from store import TranscriptStore, refill_search_index
+from store.db.index import ahead as made_ahead
 from store.db.index import message_index, search_index
-from store.db.index.ahead import MIN_SESSIONS, Ahead
+from store.db.index.ahead import Ahead, plan
 
-SESSIONS = MIN_SESSIONS + 8
+SESSIONS = 40  # of 7 messages each
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
 
 
@@ -36,6 +37,13 @@ def _session(number: int) -> list[dict[str, Any]]:
         out.append({"role": "tool", "tool_call_id": call_id,
                     "content": f"done {number}.{turn} password=hunter2secret{number}"})
     return out
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of a few sessions (the real ones hold thousands of messages)."""
+    monkeypatch.setattr(made_ahead, "CHUNK_MESSAGES", 30)
+    monkeypatch.setattr(made_ahead, "MIN_MESSAGES", 100)
 
 
 @pytest.fixture
@@ -129,21 +137,29 @@ def _double(inputs: list[int]) -> list[int]:
 def test_ahead_gives_what_was_made_only_for_the_same_inputs():
     chunks = [[1, 2], [3], [4, 5]]
     with Ahead(2, chunks, lambda chunk: [(n, n) for n in chunk], _double) as ahead:
-        ahead.next_chunk()
+        assert ahead.next_chunk() == 2  # (the sessions of the chunk to take)
         assert ahead.made(1, 1) == 2 and ahead.made(2, 2) == 4
         assert ahead.made(2, 3) is None  # changed since it was read
         assert ahead.made(3, 3) is None  # the next chunk's: not yet
-        ahead.next_chunk()
+        assert ahead.next_chunk() == 1
         assert ahead.made(3, 3) == 6 and ahead.made(1, 1) is None  # the last one's forgotten
-        ahead.next_chunk()
+        assert ahead.next_chunk() == 2
         assert ahead.made(5, 5) == 10
-        ahead.next_chunk()  # nothing left
+        assert ahead.next_chunk() is None  # the plan is done
         assert ahead.made(5, 5) is None
     assert (ahead.hits, ahead.misses) == (4, 4)
 
 
-def test_few_sessions_waiting_start_no_workers(store, caplog):
-    for number in range(MIN_SESSIONS - 1):
+def test_the_plan_cuts_chunks_by_messages():
+    behind = [("a", 0, 10), ("b", 5, 30), ("c", 0, 5), ("d", 0, 100), ("e", 0, 1)]
+    assert plan(behind, 200) == [[("a", 0, 10), ("b", 5, 30)], [("c", 0, 5), ("d", 0, 100)],
+                                 [("e", 0, 1)]]
+    assert plan(behind, 1) == [[b] for b in behind]  # (at most this many sessions)
+    assert plan(behind[:2], 200) is None  # 35 messages: fewer than MIN_MESSAGES
+
+
+def test_few_messages_waiting_start_no_workers(store, caplog):
+    for number in range(14):  # 98 messages
         store.append(f"s{number:03d}", _session(number))
     with caplog.at_level(logging.INFO, logger="store.db.index"):
         store.update_search_index(workers=2)

@@ -14,9 +14,9 @@ from**: a row that changed since it was read ahead (or was not read ahead) is ma
 transaction, as without workers. What is written is the same either way; the transaction,
 its locks and the watermark are unchanged.
 
-At most :data:`LOOKAHEAD` chunks are in the workers at once (memory stays bounded by a few
-chunks). A worker that dies (killed, out of memory) ends the help: the rest is made in the
-transaction.
+Chunks are cut by messages (:data:`CHUNK_MESSAGES`), at most :data:`LOOKAHEAD` are in the
+workers at once: memory stays bounded by a few small chunks. A worker that dies (killed, out
+of memory) ends the help: the rest is made in the transactions.
 """
 
 from __future__ import annotations
@@ -29,16 +29,23 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Generic, TypeVar
 
-__all__ = ["LOOKAHEAD", "MIN_SESSIONS", "Ahead", "can_fork", "chunk_size"]
+__all__ = ["CHUNK_MESSAGES", "LOOKAHEAD", "MIN_MESSAGES", "Ahead", "Chunk", "can_fork", "plan"]
 
 _log = logging.getLogger(__name__)
 
+K = TypeVar("K", bound=Hashable)
+
 #: Chunks read ahead and given to the workers at most (one more is being written).
 LOOKAHEAD = 2
-#: Fewer sessions waiting than this: no workers (starting them costs more than they save).
-MIN_SESSIONS = 32
+#: Messages per chunk when the workers help (a session alone may hold more): what this
+#: process holds read ahead, and each worker, stays a few megabytes whatever the sessions'
+#: sizes, and the first chunk, which nothing overlaps, is short.
+CHUNK_MESSAGES = 2000
+#: Fewer messages waiting than this: no workers (starting them costs more than they save).
+MIN_MESSAGES = 4 * CHUNK_MESSAGES
 
-K = TypeVar("K", bound=Hashable)
+#: A chunk as the catch-ups plan it: (session, first position, end position) of each session.
+Chunk = Sequence[tuple[str, int, int]]
 
 
 def can_fork() -> bool:
@@ -47,11 +54,24 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def chunk_size(waiting: int, most: int) -> int:
-    """Sessions per chunk when the workers help: about a sixteenth of those waiting (so the
-    first chunk, which nothing overlaps, is a small part of the work), at most ``most`` (the
-    catch-up's own chunk) and at least 8."""
-    return max(8, min(most, waiting // 16))
+def plan(behind: Sequence[tuple[str, int, int]], most_sessions: int) -> list[Chunk] | None:
+    """The lagging sessions (in the order the catch-up takes them) cut into chunks of about
+    :data:`CHUNK_MESSAGES` messages (at most ``most_sessions`` sessions each); None when
+    fewer than :data:`MIN_MESSAGES` wait (the catch-up then runs alone)."""
+    if sum(stop - start for _, start, stop in behind) < MIN_MESSAGES:
+        return None
+    chunks: list[Chunk] = []
+    current: list[tuple[str, int, int]] = []
+    count = 0
+    for sid, start, stop in behind:
+        current.append((sid, start, stop))
+        count += stop - start
+        if count >= CHUNK_MESSAGES or len(current) >= most_sessions:
+            chunks.append(current)
+            current, count = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 class Ahead(Generic[K]):
@@ -59,14 +79,15 @@ class Ahead(Generic[K]):
     made in worker processes (``make([inputs...])`` -> [outputs...], a module-level
     function); :meth:`made` gives the outputs of one row when its inputs are still the
     ones it was made from. ``chunks`` lists the chunks in the order the catch-up takes
-    them."""
+    them (:func:`plan`)."""
 
-    def __init__(self, workers: int, chunks: Sequence[Any],
-                 read: Callable[[Any], list[tuple[K, Any]]],
+    def __init__(self, workers: int, chunks: Sequence[Chunk],
+                 read: Callable[[Chunk], list[tuple[K, Any]]],
                  make: Callable[[list[Any]], list[Any]]) -> None:
         self._read, self._make = read, make
-        self._todo: deque[Any] = deque(chunks)
-        self._flying: deque[tuple[list[tuple[K, Any]], Future[list[Any]]]] = deque()
+        self._todo: deque[Chunk] = deque(chunks)
+        self._flying: deque[tuple[int, list[tuple[K, Any]], Future[list[Any]] | None]] = \
+            deque()
         self._ready: dict[K, tuple[Any, Any]] = {}
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=workers, mp_context=multiprocessing.get_context("fork"))
@@ -76,29 +97,29 @@ class Ahead(Generic[K]):
 
     def _fill(self) -> None:
         while self._pool is not None and self._todo and len(self._flying) < LOOKAHEAD:
-            rows = self._read(self._todo.popleft())
-            if rows:
-                self._flying.append((rows, self._pool.submit(self._make,
-                                                             [i for _, i in rows])))
+            chunk = self._todo.popleft()
+            rows = self._read(chunk)
+            future = self._pool.submit(self._make, [i for _, i in rows]) if rows else None
+            self._flying.append((len(chunk), rows, future))
 
-    def next_chunk(self) -> None:
-        """Take what the workers made for the next chunk (waiting for it), forget the last
-        one's, and hand the workers another."""
+    def next_chunk(self) -> int | None:
+        """Take what the workers made for the next planned chunk (waiting for it), forget the
+        last one's, hand the workers another, and give the number of sessions of the chunk
+        to take now; None when the plan is done (or a worker died)."""
         self._ready = {}
         if not self._flying:
-            self._fill()
-        if not self._flying:
-            return
-        rows, future = self._flying.popleft()
+            return None
+        sessions, rows, future = self._flying.popleft()
         try:
-            outputs = future.result()
+            outputs = future.result() if future is not None else []
         except BrokenProcessPool:  # a worker died: the rest is made in the transactions
             _log.warning("a worker making index texts died: the rest is made in this process")
             self.close()
-            return
+            return None
         self._ready = {key: (inputs, out) for (key, inputs), out in
                        zip(rows, outputs, strict=True)}
         self._fill()
+        return sessions
 
     def made(self, key: K, inputs: Any) -> Any | None:
         """The outputs made for ``key`` from exactly ``inputs``, else None."""

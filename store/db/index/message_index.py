@@ -116,19 +116,16 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
         return total
     started = time.perf_counter()
     ahead: Ahead[Any] | None = None
-    size = CHUNK_SESSIONS
     if workers > 1:
-        from store.db.index.ahead import MIN_SESSIONS, Ahead, can_fork, chunk_size
+        from store.db.index import ahead as made_ahead  # (multiprocessing: not on reads)
 
-        if waiting >= MIN_SESSIONS and can_fork():
-            size = chunk_size(waiting, CHUNK_SESSIONS)
-            plan = [[(str(s), int(i), int(n)) for s, i, n in behind[at:at + size]]
-                    for at in range(0, waiting, size)]
-            ahead = Ahead(workers, plan, _read_ahead(read_conn), make_rows)
+        chunks = made_ahead.plan([(str(s), int(i), int(n)) for s, i, n in behind],
+                                 CHUNK_SESSIONS)
+        if chunks is not None and made_ahead.can_fork():
+            ahead = made_ahead.Ahead(workers, chunks, _read_ahead(read_conn), make_rows)
     try:
         while True:
-            if ahead is not None:
-                ahead.next_chunk()
+            size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
             done: MessageIndexUpdate = write(partial(_chunk, ahead=ahead, size=size))
             if not done.sessions:
                 break

@@ -254,18 +254,17 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
         return total
     started = time.perf_counter()
     ahead: Ahead[Any] | None = None
-    size = CHUNK_SESSIONS
     if workers > 1:
-        from store.db.index.ahead import MIN_SESSIONS, Ahead, can_fork, chunk_size
+        from store.db.index import ahead as made_ahead  # (multiprocessing: not on reads)
 
-        if waiting >= MIN_SESSIONS and can_fork():
-            size = chunk_size(waiting, CHUNK_SESSIONS)
-            ahead = Ahead(workers, list(chunks(behind, size)),
-                          _read_ahead(read_conn, has_search_index(read_conn)), make_items)
+        chunks = made_ahead.plan(behind, CHUNK_SESSIONS)
+        if chunks is not None and made_ahead.can_fork():
+            ahead = made_ahead.Ahead(workers, chunks,
+                                     _read_ahead(read_conn, has_search_index(read_conn)),
+                                     make_items)
     try:
         while True:
-            if ahead is not None:
-                ahead.next_chunk()
+            size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
             done: IndexUpdate = write(partial(_catch_up_chunk, ahead=ahead, size=size))
             if not done.sessions:
                 break
