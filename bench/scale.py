@@ -15,7 +15,8 @@ PostgreSQL):
 
 * ``import --yes`` with no paths: wall time, messages/s, MB/s of files, peak memory (the
   child's ``ru_maxrss`` from ``wait4``, the largest process; and the process tree's summed
-  RSS sampled every 50 ms), the import's own JSON summary (its counts are checked);
+  proportional set size sampled every 50 ms: a forked worker's pages shared with its parent
+  count once), the import's own JSON summary (its counts are checked);
 * the database's size against the files' (SQLite: the file and its WAL; PostgreSQL:
   ``pg_database_size`` less an empty database's), and ``db stats --json``'s per table and
   per index sizes;
@@ -99,15 +100,27 @@ class _TreeRss:
             pass
         return found
 
+    @staticmethod
+    def _memory(pid: int) -> int:
+        """The process's proportional set size (PSS: a page shared by n processes counts
+        1/n, so a forked worker's pages shared with its parent are not counted twice), else
+        its resident size."""
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as handle:
+                for line in handle:
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        try:
+            with open(f"/proc/{pid}/statm") as handle:
+                return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            return 0
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            total = 0
-            for pid in self._tree(self.pid):
-                try:
-                    with open(f"/proc/{pid}/statm") as handle:
-                        total += int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-                except OSError:
-                    pass
+            total = sum(self._memory(pid) for pid in self._tree(self.pid))
             self.peak = max(self.peak, total)
             self._stop.wait(0.05)
 
