@@ -192,7 +192,8 @@ class TestDumpsArguments:
 
     def test_nulls_and_finite_floats_are_written(self):
         value = {"a": None, "b": [0.5, None, {"c": 1e308, "d": -0.0}], "e": OrderedDict(f=None)}
-        assert dumps_arguments(value) == '{"a":null,"b":[0.5,null,{"c":1e+308,"d":-0.0}],"e":{"f":null}}'
+        assert dumps_arguments(value) == \
+            '{"a":null,"b":[0.5,null,{"c":1e+308,"d":-0.0}],"e":{"f":null}}'
 
     def test_a_cycle_is_refused(self):
         value: dict = {"a": []}
