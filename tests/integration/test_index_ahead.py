@@ -165,3 +165,16 @@ def test_few_messages_waiting_start_no_workers(store, caplog):
         store.update_search_index(workers=2)
     assert not [r for r in caplog.records if "made ahead" in r.getMessage()]
     assert store.verify().ok
+
+
+def test_a_read_ahead_that_fails_leaves_no_worker_behind():
+    def failing(chunk):
+        if chunk == [2]:  # (the first chunk went to the workers: they were started)
+            raise RuntimeError("the read connection is gone")
+        return [(n, n) for n in chunk]
+
+    with pytest.raises(RuntimeError, match="gone"):
+        Ahead(2, [[1], [2]], failing, _double)
+    import multiprocessing
+
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]

@@ -93,7 +93,11 @@ class Ahead(Generic[K]):
             max_workers=workers, mp_context=multiprocessing.get_context("fork"))
         self.hits = 0
         self.misses = 0
-        self._fill()
+        try:
+            self._fill()
+        except BaseException:  # (a read that failed: no worker is left behind)
+            self.close()
+            raise
 
     def _fill(self) -> None:
         while self._pool is not None and self._todo and len(self._flying) < LOOKAHEAD:
@@ -118,7 +122,11 @@ class Ahead(Generic[K]):
             return None
         self._ready = {key: (inputs, out) for (key, inputs), out in
                        zip(rows, outputs, strict=True)}
-        self._fill()
+        try:
+            self._fill()
+        except BaseException:
+            self.close()
+            raise
         return sessions
 
     def made(self, key: K, inputs: Any) -> Any | None:
