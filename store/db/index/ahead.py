@@ -29,7 +29,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Generic, TypeVar
 
-__all__ = ["CHUNK_MESSAGES", "LOOKAHEAD", "MIN_MESSAGES", "Ahead", "Chunk", "can_fork", "plan"]
+__all__ = ["CHUNK_MESSAGES", "LOOKAHEAD", "MIN_MESSAGES", "Ahead", "Chunk", "can_fork", "plan",
+           "start"]
 
 _log = logging.getLogger(__name__)
 
@@ -74,6 +75,17 @@ def plan(behind: Sequence[tuple[str, int, int]], most_sessions: int) -> list[Chu
     return chunks
 
 
+def start(workers: int, behind: Sequence[tuple[str, int, int]], most_sessions: int,
+          read: Callable[[Chunk], list[tuple[K, Any]]],
+          make: Callable[[list[Any]], list[Any]]) -> Ahead[K] | None:
+    """The help of ``workers`` processes for a catch-up of the lagging sessions ``behind``
+    (:func:`plan`), or None: one worker, too little waiting, or no ``fork`` here."""
+    if workers <= 1 or not can_fork():
+        return None
+    chunks = plan(behind, most_sessions)
+    return None if chunks is None else Ahead(workers, chunks, read, make)
+
+
 class Ahead(Generic[K]):
     """Chunks of rows read ahead (``read(chunk)`` -> [(key, inputs)], in this process) and
     made in worker processes (``make([inputs...])`` -> [outputs...], a module-level
@@ -93,18 +105,18 @@ class Ahead(Generic[K]):
             max_workers=workers, mp_context=multiprocessing.get_context("fork"))
         self.hits = 0
         self.misses = 0
+        self._fill()
+
+    def _fill(self) -> None:
         try:
-            self._fill()
+            while self._pool is not None and self._todo and len(self._flying) < LOOKAHEAD:
+                chunk = self._todo.popleft()
+                rows = self._read(chunk)
+                future = self._pool.submit(self._make, [i for _, i in rows]) if rows else None
+                self._flying.append((len(chunk), rows, future))
         except BaseException:  # (a read that failed: no worker is left behind)
             self.close()
             raise
-
-    def _fill(self) -> None:
-        while self._pool is not None and self._todo and len(self._flying) < LOOKAHEAD:
-            chunk = self._todo.popleft()
-            rows = self._read(chunk)
-            future = self._pool.submit(self._make, [i for _, i in rows]) if rows else None
-            self._flying.append((len(chunk), rows, future))
 
     def next_chunk(self) -> int | None:
         """Take what the workers made for the next planned chunk (waiting for it), forget the
@@ -122,11 +134,7 @@ class Ahead(Generic[K]):
             return None
         self._ready = {key: (inputs, out) for (key, inputs), out in
                        zip(rows, outputs, strict=True)}
-        try:
-            self._fill()
-        except BaseException:
-            self.close()
-            raise
+        self._fill()
         return sessions
 
     def made(self, key: K, inputs: Any) -> Any | None:

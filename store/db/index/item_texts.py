@@ -22,6 +22,7 @@ from store.trust.secrets import index_text
 
 __all__ = ["call_made", "make_items", "result_made", "searchable", "view_texts"]
 
+#: (the catch-up's logger: its warnings keep the name they had before these moved here)
 _log = logging.getLogger("store.db.index.search_index")
 
 
@@ -35,7 +36,6 @@ def searchable(build: Callable[[str], str], stored: str, sid: str, position: int
         _log.warning("session %r, message %d: no search text (%s: %s)", sid, position,
                      type(exc).__name__, exc)
         return ""
-
 
 
 def call_made(inputs: tuple[str, int, str, Any, str, bool]

@@ -117,12 +117,10 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     started = time.perf_counter()
     ahead: Ahead[Any] | None = None
     if workers > 1:
-        from store.db.index import ahead as made_ahead  # (multiprocessing: not on reads)
+        from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
-        chunks = made_ahead.plan([(str(s), int(i), int(n)) for s, i, n in behind],
-                                 CHUNK_SESSIONS)
-        if chunks is not None and made_ahead.can_fork():
-            ahead = made_ahead.Ahead(workers, chunks, _read_ahead(read_conn), make_rows)
+        ahead = start(workers, [(str(s), int(i), int(n)) for s, i, n in behind],
+                      CHUNK_SESSIONS, _read_ahead(read_conn), make_rows)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS

@@ -255,13 +255,10 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     started = time.perf_counter()
     ahead: Ahead[Any] | None = None
     if workers > 1:
-        from store.db.index import ahead as made_ahead  # (multiprocessing: not on reads)
+        from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
-        chunks = made_ahead.plan(behind, CHUNK_SESSIONS)
-        if chunks is not None and made_ahead.can_fork():
-            ahead = made_ahead.Ahead(workers, chunks,
-                                     _read_ahead(read_conn, has_search_index(read_conn)),
-                                     make_items)
+        ahead = start(workers, behind, CHUNK_SESSIONS,
+                      _read_ahead(read_conn, has_search_index(read_conn)), make_items)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
