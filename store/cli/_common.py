@@ -315,12 +315,11 @@ class Column:
 
 def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]],
                  wide: bool = False) -> Any:
-    """A rich table whose rows are one line each and fit :func:`terminal_width`: the flexible
+    """A table whose rows are one line each and fit :func:`terminal_width`: the flexible
     columns give up width first, and every cut cell ends in ``…`` (``wide``: nothing cut).
-    Cells are plain text (made :func:`visible`, never read as markup)."""
+    Cells are plain text (made :func:`visible`, never read as markup). Printed on a rich
+    console, it is drawn as rich's ``Table`` draws it (:class:`store.cli.drawn.DrawnTable`)."""
     from rich.cells import cell_len
-    from rich.table import Table
-    from rich.text import Text
 
     cells = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
     widths = [max([cell_len(column.header), *(cell_len(row[i]) for row in cells)])
@@ -339,14 +338,11 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
             widest = max(shrinkable, key=lambda i: widths[i] / columns[i].weight)
             widths[widest] -= 1
             excess -= 1
-    table = Table(title=title)
-    for column, width in zip(columns, widths, strict=True):
-        table.add_column(column.header, width=width, no_wrap=True, overflow="ellipsis",
-                         justify=column.justify)
-    for row in cells:
-        table.add_row(*(Text(_cut(cell, width)) for cell, width in zip(row, widths,
-                                                                         strict=True)))
-    return table
+    from store.cli.drawn import DrawnTable
+
+    return DrawnTable(title, [c.header for c in columns],
+                      [[_cut(cell, width) for cell, width in zip(row, widths, strict=True)]
+                       for row in cells], justify=[c.justify for c in columns], widths=widths)
 
 
 def _cut(text: str, width: int) -> str:

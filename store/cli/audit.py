@@ -39,7 +39,7 @@ from store.cli._common import (
     visible,
     wide_option,
 )
-from store.cli._common import safe_markup as escape
+from store.cli.drawn import DrawnTable
 from store.cli.trust import audit_secrets, secret_calls
 from store.core.depth import deep_dumps
 
@@ -165,8 +165,6 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
                 cwd: str | None, limit: int, offset: int, by: str | None,
                 as_json: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
-    from rich.table import Table
-
     from store.audit.lite_usage import lite_tool_usage
     from store.db.schema.revisions import default_url
 
@@ -199,17 +197,13 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
                         "calls_without_result": row.calls_without_result,
                    "first_seen": row.first_seen, "last_seen": row.last_seen} for row in rows)
         return
-    table = Table(title="tool usage")
-    for column in ("tool", "raw names", "calls", "sessions", "invalid", "errors", "no result",
-                   "first seen", "last seen"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(escape(row.name), escape(", ".join(row.raw_names)), str(row.calls),
-                      str(row.sessions),
-                      str(row.invalid_calls), str(row.error_results),
-                      str(row.calls_without_result), local_time(row.first_seen),
-                      local_time(row.last_seen))
-    console().print(table)
+    columns = ("tool", "raw names", "calls", "sessions", "invalid", "errors", "no result",
+               "first seen", "last seen")
+    console().print(DrawnTable("tool usage", columns, [
+        [visible(row.name), visible(", ".join(row.raw_names)), str(row.calls),
+         str(row.sessions), str(row.invalid_calls), str(row.error_results),
+         str(row.calls_without_result), local_time(row.first_seen), local_time(row.last_seen)]
+        for row in rows]))
 
 
 @calls.command("search")

@@ -8,9 +8,7 @@ reason: use it for subject requests and leaked data. Both are refused on a held 
 
 from __future__ import annotations
 
-import getpass
 import sys
-import tomllib
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +32,8 @@ from store.cli.timespec import DurationSpec, TimeSpec
 def _actor(given: str | None) -> str | None:
     if given:
         return given
+    import getpass
+
     try:
         return getpass.getuser()
     except (OSError, KeyError):  # no user name known
@@ -120,6 +120,8 @@ def release(db_url: str | None, session_id: str) -> None:
 
 
 def _policy(path: Path) -> store.RetentionPolicy:
+    import tomllib  # (only a policy file needs it: not at every command's start-up)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

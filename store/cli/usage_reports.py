@@ -30,6 +30,7 @@ from store.cli._common import (
     visible,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.drawn import draw_table
 
 __all__ = ["REPORTS", "money", "report_document"]
 
@@ -220,7 +221,7 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
         caption = "prices: " + "; ".join(prices.sources)
         justify = ["left" if c in (first, "Models", "Last Activity") else "right"
                    for c in columns]
-        drawn = _drawn(out, title, caption, columns, justify, lines, total)
+        drawn = draw_table(out, title, columns, justify, lines, caption=caption, total=total)
         if drawn is not None:
             out.print(drawn)
         else:
@@ -246,74 +247,6 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
         noun = "session" if len(m.session_ids) == 1 else "sessions"
         out.print(escape(f"no usage recorded: {len(m.session_ids)} {m.agent} {noun} "
                          f"({ids}{more}), not in the counts above"))
-
-
-def _drawn(out: Any, title: str, caption: str, columns: list[str], justify: list[str],
-           lines: list[tuple[list[str], str | None]], total: tuple[list[str], str]) -> Any:
-    """The report's table as rich draws it (its default box, padding, header, title and
-    caption styles), segment for segment, when every column keeps its natural width in the
-    console; ``None`` when it does not fit, or a cell holds a tab (rich lays those out).
-    Drawing a year of days with rich's ``Table`` took longer than reading them
-    (0.23 s of 0.40 s at 10^6 messages); this is a pass over the cells."""
-    from rich.cells import cell_len
-    from rich.segment import Segment, Segments
-
-    every = [*lines, total]
-    if any("\t" in cell for cells, _ in every for cell in cells):
-        return None
-    widths = [cell_len(c) for c in columns]
-    split = [([cell.split("\n") for cell in cells], style) for cells, style in every]
-    for cells, _ in split:
-        for i, cell in enumerate(cells):
-            widths[i] = max(widths[i], *(cell_len(line) for line in cell))
-    width = sum(widths) + 3 * len(widths) + 1
-    if width > out.width or max(cell_len(title.rstrip()), cell_len(caption.rstrip())) > width:
-        return None  # (rich shrinks the columns, or wraps the title or caption)
-    style = out.get_style
-    segments: list[Segment] = []
-
-    def centered(text: str, name: str) -> None:
-        text = text.rstrip()  # (as rich centres a line)
-        room = width - cell_len(text)
-        left = room // 2
-        segments.append(Segment(" " * left + text + " " * (room - left), style(name)))
-        segments.append(Segment("\n"))
-
-    def border(left: str, fill: str, middle: str, right: str) -> None:
-        segments.append(Segment(left + middle.join(fill * (w + 2) for w in widths) + right
-                                + "\n"))
-
-    def row(cells: list[list[str]], name: str | None, edge: str) -> None:
-        row_style = style(name) if name else None
-        for at in range(max(len(cell) for cell in cells)):
-            segments.append(Segment(edge))
-            for i, cell in enumerate(cells):
-                if at >= len(cell):  # (below a shorter cell: rich pads it in one piece)
-                    segments.append(Segment(" " * (widths[i] + 2), row_style))
-                    segments.append(Segment(edge))
-                    continue
-                text = cell[at]
-                room = " " * (widths[i] - cell_len(text))
-                body = text + room if justify[i] == "left" else room + text
-                if row_style is None:
-                    segments.append(Segment(" " + body + " "))
-                else:
-                    segments.extend((Segment(" ", row_style), Segment(body, row_style),
-                                     Segment(" ", row_style)))
-                segments.append(Segment(edge))
-            segments.append(Segment("\n"))
-
-    centered(title, "table.title")
-    border("┏", "━", "┳", "┓")
-    row([[c] for c in columns], "table.header", "┃")
-    border("┡", "━", "╇", "┩")
-    for cells, name in split[:-1]:
-        row(cells, name, "│")
-    border("├", "─", "┼", "┤")
-    row(*split[-1], "│")
-    border("└", "─", "┴", "┘")
-    centered(caption, "table.caption")
-    return Segments(segments)
 
 
 def _numbers(t: store.UsageTotals) -> list[str]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +132,7 @@ class PriceTable:
     @classmethod
     def shipped(cls) -> PriceTable:
         """The package's own dated table."""
-        text = resources.files("store.usage").joinpath("prices.json").read_bytes()
+        text = Path(__file__).with_name("prices.json").read_bytes()
         return cls.parse(text, "shipped price table")
 
     @classmethod

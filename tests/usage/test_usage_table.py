@@ -1,8 +1,8 @@
-"""The usage reports draw their table themselves (a year of days drawn by rich's ``Table``
-took longer than reading them): segment for segment what rich draws, with colour and
-without, at many widths, for rows of one or several model lines, breakdown rows (dim) and
-the Total row (bold); a table that does not fit, a title wider than the table or a tab is
-left to rich."""
+"""The usage reports draw their table themselves (``store.cli.drawn``; a year of days
+drawn by rich's ``Table`` took longer than reading them): segment for segment what rich
+draws, with colour and without, at many widths, for rows of one or several model lines,
+breakdown rows (dim) and the Total row (bold); a table that does not fit, a title wider than
+the table or a tab is left to rich."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from store.cli.usage_reports import _drawn
+from store.cli.drawn import draw_table
 
 COLUMNS = ["Date", "Models", "Input", "Output", "Cache Create", "Cache Read", "Total Tokens",
            "Cost (USD)"]
@@ -54,7 +54,8 @@ def test_the_drawing_is_richs_own(seed: int) -> None:
         for colour in (False, True):
             width = rng.choice([50, 80, 120, 200])
             ours, theirs = _console(width, colour), _console(width, colour)
-            found = _drawn(ours, title, "prices: shipped", COLUMNS, JUSTIFY, lines, total)
+            found = draw_table(ours, title, COLUMNS, JUSTIFY, lines, caption="prices: shipped",
+                               total=total)
             if found is None:
                 declined += 1
                 continue
@@ -68,4 +69,5 @@ def test_the_drawing_is_richs_own(seed: int) -> None:
 def test_a_tab_is_left_to_rich() -> None:
     lines = [(["2025-01-01", "- a\tb", "1", "2", "3", "4", "10", "$1.00"], None)]
     total = (["Total", "", "1", "2", "3", "4", "10", "$1.00"], "bold")
-    assert _drawn(_console(200, False), "t", "c", COLUMNS, JUSTIFY, lines, total) is None
+    assert draw_table(_console(200, False), "t", COLUMNS, JUSTIFY, lines, caption="c",
+                      total=total) is None

@@ -1,0 +1,79 @@
+"""Every table of one-line cells (``sessions list``, ``calls search``, ``tools usage``, ``db
+stats`` ...) is drawn by ``store.cli.drawn.DrawnTable`` as rich's ``Table`` draws it: with
+the columns fitted to the terminal (cells cut with ``…``) or at their natural widths, with
+colour and without, wide characters included, character for character what rich printed
+before; what it does not lay out (a table wider than the console, a title wider than the
+table, no rows) is rich's own drawing."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from rich.console import Console
+
+from store.cli._common import Column, fitted_table
+from store.cli.drawn import DrawnTable
+
+_WORDS = ["session", "a1b2c3", "漢字テスト", "é", "/home/dev/project", "x" * 40, "", "Bash",
+          "run · tests", "emoji 🚀 here"]
+
+
+def _console(width: int, colour: bool) -> Console:
+    return Console(file=io.StringIO(), width=width, force_terminal=colour,
+                   color_system="truecolor" if colour else None, soft_wrap=False)
+
+
+def _printed(table: object, width: int, colour: bool, *, rich: bool) -> str:
+    out = _console(width, colour)
+    out.print(table.rich_table() if rich else table)  # type: ignore[attr-defined]
+    return out.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _cells(rng: random.Random, columns: int) -> list[str]:
+    return [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 4)))
+            for _ in range(columns)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_fitted_table_is_drawn_as_rich_draws_it(seed: int, monkeypatch) -> None:
+    rng = random.Random(seed)
+    drawn = 0
+    for _ in range(40):
+        width = rng.choice([40, 60, 80, 120, 200])
+        monkeypatch.setenv("COLUMNS", str(width))
+        columns = [Column("session", keep=True), Column("title", flexible=True, weight=3),
+                   Column("msgs", justify="right", keep=True), Column("cwd", flexible=True)]
+        rows = [_cells(rng, 4) for _ in range(rng.randint(1, 8))]
+        table = fitted_table(rng.choice(["3 of 9 sessions", "t"]), columns, rows,
+                             wide=rng.random() < 0.2)
+        for colour in (False, True):
+            ours = _printed(table, width, colour, rich=False)
+            assert ours == _printed(table, width, colour, rich=True)
+            drawn += "┏" in ours
+    assert drawn > 40
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_natural_table_is_drawn_as_rich_draws_it(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(40):
+        columns = ["tool", "raw names", "calls", "first seen"]
+        rows = [_cells(rng, 4) for _ in range(rng.randint(1, 6))]
+        table = DrawnTable(rng.choice(["tool usage", "a title longer than any table " * 3]),
+                           columns, rows, justify=["left", "left", "right", "left"])
+        for width in (30, 80, 200):
+            for colour in (False, True):
+                assert _printed(table, width, colour, rich=False) == \
+                    _printed(table, width, colour, rich=True)
+
+
+def test_what_is_not_drawn_is_left_to_rich() -> None:
+    out = _console(40, False)
+    wide = DrawnTable("t", ["a", "b"], [["x" * 30, "y" * 30]])
+    empty = DrawnTable("t", ["a", "b"], [])
+    for table in (wide, empty):
+        assert table.__rich_console__(out, out.options).__next__().__class__.__name__ == "Table"
+    fits = DrawnTable("t", ["a", "b"], [["x", "y"]])
+    assert fits.__rich_console__(out, out.options).__next__().__class__.__name__ == "Segments"
