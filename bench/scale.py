@@ -24,8 +24,9 @@ PostgreSQL):
   (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
   (every hit, streamed), ``tools usage`` (and for the home's last month), ``sessions list``,
   ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
-* a read-only open in the library (``TranscriptStore.open(read_only=True)`` to the end of
-  its first query, ``list_sessions(limit=1)``), in a fresh process, median of ``--repeat``;
+* a read-only open in the library (``TranscriptStore.open(read_only=True)``, and
+  ``ReadOnlyStore.open``, to the end of its first query, ``list_sessions(limit=1)``), in a
+  fresh process, median of ``--repeat``;
 * ``watch`` over the imported home: after its first pass, its CPU seconds (utime + stime
   from ``/proc``) over ``--watch-seconds`` of idling;
 
@@ -173,7 +174,9 @@ import sys, time
 started = time.perf_counter()
 import store
 imported = time.perf_counter()
-with store.TranscriptStore.open(sys.argv[1], read_only=True) as s:
+opening = (store.ReadOnlyStore.open(sys.argv[1]) if sys.argv[2] == "reader"
+           else store.TranscriptStore.open(sys.argv[1], read_only=True))
+with opening as s:
     opened = time.perf_counter()
     s.list_sessions(limit=1)
     queried = time.perf_counter()
@@ -181,10 +184,13 @@ print(imported - started, opened - imported, queried - opened)
 """
 
 
-def read_only_open(home: Path, url: str, repeat: int) -> dict[str, float]:
+def read_only_open(home: Path, url: str, repeat: int, how: str = "store") -> dict[str, float]:
+    """A fresh process's ``import store``, open and first query (``how``: ``store`` for
+    ``TranscriptStore.open(read_only=True)``, ``reader`` for ``ReadOnlyStore.open``)."""
     runs = []
     for _ in range(repeat):
-        done = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(home, None, None),
+        done = subprocess.run([sys.executable, "-c", _OPEN, url, how],
+                              env=_env(home, None, None),
                               capture_output=True, check=True, text=True)
         runs.append([float(x) for x in done.stdout.split()])
     return {"import_ms": statistics.median(r[0] for r in runs) * 1000,
@@ -347,12 +353,14 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                 ("usage daily", ["usage", "daily"])):
             reads[label] = timed_cli(home, url, command, args.repeat)
         opened = read_only_open(home, library_url, args.repeat)
+        reader = read_only_open(home, library_url, args.repeat, "reader")
         watch = watch_idle(home, url, args.watch_seconds) if args.watch_seconds > 0 else None
         return {"backend": backend, "import": imp,
                 "messages_per_s": stats.messages / imp["seconds"],
                 "mb_per_s": stats.bytes / 2**20 / imp["seconds"],
                 "db_bytes": db_bytes, "ratio_to_files": db_bytes / stats.bytes,
                 "db_stats": breakdown, "reads": reads, "read_only_open": opened,
+                "read_only_reader": reader,
                 "watch_idle": watch}
     finally:
         if pg_name is not None and not args.keep:
@@ -390,7 +398,11 @@ def table(size: dict[str, Any]) -> str:
                            f"({r['reads'][label]['out_lines']} lines)" for r in runs])
     row("read-only open to first query (library)",
         [f"{r['read_only_open']['open_to_first_query_ms']:.0f} ms "
-         f"(import store {r['read_only_open']['import_ms']:.0f} ms)" for r in runs])
+         f"(open {r['read_only_open']['open_ms']:.0f} ms; import store "
+         f"{r['read_only_open']['import_ms']:.0f} ms)" for r in runs])
+    row("`ReadOnlyStore.open` to first query (library)",
+        [f"{r['read_only_reader']['open_to_first_query_ms']:.0f} ms "
+         f"(open {r['read_only_reader']['open_ms']:.0f} ms)" for r in runs])
     if runs[0]["watch_idle"] is not None:
         row("`watch` idle", [f"{r['watch_idle']['cpu_s_per_30s']:.2f} CPU s per 30 s"
                              for r in runs])

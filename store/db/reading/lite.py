@@ -18,18 +18,17 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.lineage import session_link
 from store.core.transcript import SessionInfo
-from store.db.schema.sqlitefile import (
-    connect_read_only,
+from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported here)
     cwd_pattern,
     escape_like,
+    open_lite,
     read_time,
+    sqlite_file,
     stored_time,
 )
 
@@ -52,21 +51,6 @@ _ORDER = {
 SESSION_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, metadata_json, "
             "created_at, updated_at, started_at, last_activity_at, next_position, "
             "parent_session_id, lineage, parent_call_id")
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The file of a plain SQLite file URL (``sqlite:///path``, ``sqlite+pysqlite:///path``)
-    or path; ``None`` for any other form (query options, ``file:`` URIs, memory, servers)."""
-    if "://" not in url:
-        return Path(url).expanduser().resolve() if url.strip() else None
-    scheme, _, rest = url.partition("://")
-    if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/"):
-        return None
-    database = rest[1:]
-    if not database or "?" in database or "#" in database or database.startswith("file:") \
-            or database == ":memory:":
-        return None
-    return Path(unquote(database)).expanduser()
 
 
 class SessionListing:
@@ -177,30 +161,6 @@ def call_counts(conn: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
             "SELECT session_id, count(*) FROM tool_calls "
             f"WHERE session_id IN ({', '.join('?' * len(chunk))}) GROUP BY session_id", chunk))
     return counts
-
-
-def open_lite(url: str, head: Callable[[], str | None]) -> sqlite3.Connection | None:
-    """A read-only stdlib connection to the SQLite file ``url`` names when it exists at
-    revision ``head()``; ``None`` for anything else (the caller opens the store instead,
-    which words every error). Each stdlib reader (the listing, ``store.audit.lite_usage``,
-    ``store.audit.lite_search`` ...) opens its file here."""
-    path = sqlite_file(url)
-    if path is None or not path.is_file():
-        return None
-    try:
-        conn = connect_read_only(path)
-    except sqlite3.Error:
-        return None
-    try:
-        found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
-        wanted = head()
-        if wanted is None or [row[0] for row in found] != [wanted]:
-            conn.close()
-            return None
-    except sqlite3.Error:
-        conn.close()
-        return None
-    return conn
 
 
 def lite_session_id(conn: sqlite3.Connection, prefix: str) -> str | None:

@@ -103,6 +103,18 @@ def _current_on(conn: Connection) -> str | None:
     return str(heads[0]) if heads else None
 
 
+def _has_version_table(conn: Connection) -> bool:
+    """Whether ``alembic_version`` exists, asked of the catalog in one statement (as
+    SQLAlchemy's ``has_table`` answers it, without building an inspector: a read-only open
+    reflects nothing)."""
+    if conn.dialect.name == "postgresql":
+        sql = "SELECT to_regclass('alembic_version') IS NOT NULL"
+    else:
+        sql = ("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' "
+               "AND name = 'alembic_version')")
+    return bool(conn.exec_driver_sql(sql).scalar())
+
+
 def current(engine: Engine) -> str | None:
     """The database's revision, ``None`` for a database that was never migrated (read from
     ``alembic_version`` as Alembic does, without importing it)."""
@@ -110,7 +122,7 @@ def current(engine: Engine) -> str | None:
 
     try:
         with engine.connect() as conn:
-            if not inspect(conn).has_table("alembic_version"):
+            if not _has_version_table(conn):
                 return None
             rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
     except SQLAlchemyError as exc:

@@ -5,18 +5,18 @@ read the same file the same way."""
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
-
-from store.core.jsonexact import json_at, json_same
+from urllib.parse import quote, unquote
 
 __all__ = ["SQLITE_BUSY_TIMEOUT_MS", "connect_read_only", "cwd_pattern", "escape_like",
-           "read_time", "register_functions", "stored_time"]
+           "open_lite", "read_time", "register_functions", "sqlite_file", "stored_time"]
 
 #: How long a connection waits for another one's lock before "database is locked".
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -80,7 +80,48 @@ def register_functions(connection: Any) -> None:
     ``x REGEXP p`` (Python's re; the audit's regular expressions keep to the syntax both
     understand), a Unicode ``unicode_lower`` (SQLite's lower() folds ASCII only), and the exact
     JSON helpers of ``store.core.jsonexact`` (``json_at``, ``json_same``)."""
+    from store.core.jsonexact import json_at, json_same  # (orjson: loaded by the first read)
+
     connection.create_function("regexp", 2, _regexp, deterministic=True)
     connection.create_function("unicode_lower", 1, _lower, deterministic=True)
     connection.create_function("json_at", 2, json_at, deterministic=True)
     connection.create_function("json_same", 2, json_same, deterministic=True)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a plain SQLite file URL (``sqlite:///path``, ``sqlite+pysqlite:///path``)
+    or path; ``None`` for any other form (query options, ``file:`` URIs, memory, servers)."""
+    if "://" not in url:
+        return Path(os.path.expanduser(url)).resolve() if url.strip() else None
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/"):
+        return None
+    database = rest[1:]
+    if not database or "?" in database or "#" in database or database.startswith("file:") \
+            or database == ":memory:":
+        return None
+    return Path(os.path.expanduser(unquote(database)))
+
+
+def open_lite(url: str, head: Callable[[], str | None]) -> sqlite3.Connection | None:
+    """A read-only stdlib connection to the SQLite file ``url`` names when it exists at
+    revision ``head()``; ``None`` for anything else (the caller opens the store instead,
+    which words every error). Each stdlib reader (the listing, ``store.audit.lite_usage``,
+    ``store.audit.lite_search`` ...) opens its file here."""
+    path = sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        conn = connect_read_only(path)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        wanted = head()
+        if wanted is None or [row[0] for row in found] != [wanted]:
+            conn.close()
+            return None
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return conn

@@ -1,0 +1,289 @@
+"""``ReadOnlyStore``: a store opened for reading in a few milliseconds (persistence; no
+SQLAlchemy on its common reads).
+
+Opening :class:`~store.TranscriptStore` read-only imports SQLAlchemy and the whole store, a
+third of a second before the first query, however small the question. An auditor's script,
+a status line or a hook asks one or two questions: :meth:`ReadOnlyStore.open` checks the
+SQLite file (it exists, at this library's head revision) on the stdlib driver and answers the
+common reads there, with the SQL and the code the command line's stdlib readers share with
+the store (:mod:`store.db.reading.lite`, :mod:`store.db.reading.lite_show`,
+:mod:`store.audit.lite_usage`; tests compare their answers with the store's):
+``list_sessions``, ``count_sessions``, ``get_session``, ``resolve_session_id``, ``load``,
+``session_sources``, ``session_ancestors``, ``session_tree`` and ``tool_usage``.
+
+Everything else, and every read off that path (PostgreSQL, a ``load`` with ``strict`` or a
+time window, a prefix that needs the store's wording, a lock held too long), goes to a
+``TranscriptStore`` opened read-only on first need (:attr:`ReadOnlyStore.store`; any other
+attribute is the store's own). Opening a URL that is not a plain SQLite file at head opens
+that store at once, so every error is the one ``TranscriptStore.open(read_only=True)``
+raises. Like every read, nothing is created, migrated or written: each read opens its own
+read-only connection (as the store's read-only engine does), in one snapshot.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from store.core.errors import SessionNotFound, UsageError
+from store.db.schema.revisions import default_url, scripted_head
+from store.db.schema.sqlitefile import (
+    connect_read_only,
+    open_lite,
+    register_functions,
+    sqlite_file,
+)
+
+if TYPE_CHECKING:
+    from store.audit.usage_fold import ToolUsage
+    from store.capture.files import SessionSource
+    from store.core.transcript import SessionInfo, SessionTree, Transcript
+    from store.db.store import TranscriptStore
+
+__all__ = ["ReadOnlyStore"]
+
+_T = TypeVar("_T")
+#: The deepest ``session_tree`` goes by default (``store.db.reading.loaded.MAX_TREE_DEPTH``,
+#: a test keeps them equal; the readers' modules load with the first read, not the open).
+MAX_TREE_DEPTH = 64
+
+
+class _Miss(Exception):
+    """The stdlib path cannot answer (the store does)."""
+
+
+class ReadOnlyStore:
+    """A read-only store: the common reads on the stdlib driver, the rest through a
+    ``TranscriptStore`` opened read-only when first needed (see the module docstring).
+    A context manager; safe to share between threads."""
+
+    def __init__(self, url: str, path: Path | None,
+                 store: TranscriptStore | None = None) -> None:
+        self._url = url
+        self._path = path
+        self._store = store
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Self:
+        """The store at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the user's SQLite
+        file), for reading. A plain SQLite file at this library's head is opened on the stdlib
+        driver (a few milliseconds); anything else is ``TranscriptStore.open(url,
+        read_only=True)``, which raises what it raises (no database, an older schema ...)."""
+        given = url or default_url()
+        checked = open_lite(given, scripted_head)
+        if checked is None:
+            from store.db.store import TranscriptStore
+
+            return cls(given, None, TranscriptStore.open(given, read_only=True))
+        checked.close()
+        return cls(given, sqlite_file(given))
+
+    # -- the store behind it ------------------------------------------------------------------
+
+    @property
+    def store(self) -> TranscriptStore:
+        """The ``TranscriptStore`` (read-only) behind this one, opened on first use: for the
+        reads answered only there, and for the functions that take a store
+        (``store.search_calls(reader.store, ...)``)."""
+        with self._lock:
+            if self._store is None:
+                from store.db.store import TranscriptStore
+
+                self._store = TranscriptStore.open(self._url, read_only=True)
+            return self._store
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.store, name)
+
+    @property
+    def url(self) -> str:
+        """The URL this store was opened with (a password hidden, as the store shows it)."""
+        if self._store is not None:
+            return self._store.url
+        return self._url if self._path is None else f"sqlite:///{self._path}"
+
+    @property
+    def read_only(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """Close the store behind it, if it was opened (the stdlib reads hold nothing; as
+        with ``TranscriptStore``, a read after ``close`` opens what it needs again)."""
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def _lite(self, work: Callable[[sqlite3.Connection], _T], *, begin: bool = True) -> _T:
+        """``work`` on a read-only stdlib connection in one snapshot; :class:`_Miss` off the
+        stdlib path (a driver error included: the store answers, or words it)."""
+        if self._path is None:
+            raise _Miss
+        try:
+            conn = connect_read_only(self._path)
+        except sqlite3.Error:
+            raise _Miss from None
+        try:
+            register_functions(conn)
+            if begin:
+                conn.execute("BEGIN")
+            return work(conn)
+        except sqlite3.Error:
+            raise _Miss from None
+        finally:
+            conn.close()
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def list_sessions(self, **filters: Any) -> list[SessionInfo]:
+        """``TranscriptStore.list_sessions`` (the same filters, sort, limit and offset)."""
+        from store.db.reading.lite import SessionListing
+
+        try:
+            return self._lite(lambda conn: SessionListing(conn).list_sessions(**filters),
+                              begin=False)
+        except _Miss:
+            return self.store.list_sessions(**filters)
+
+    def count_sessions(self, **filters: Any) -> int:
+        """``TranscriptStore.count_sessions``."""
+        from store.db.reading.lite import SessionListing
+
+        try:
+            return self._lite(lambda conn: SessionListing(conn).count_sessions(**filters))
+        except _Miss:
+            return self.store.count_sessions(**filters)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """``TranscriptStore.get_session``: a session's metadata (``SessionNotFound``)."""
+        if "\x00" in session_id:
+            raise SessionNotFound(session_id)
+
+        try:
+            return self._lite(lambda conn: _info(conn)(session_id))
+        except _Miss:
+            return self.store.get_session(session_id)
+
+    def resolve_session_id(self, prefix: str) -> str:
+        """``TranscriptStore.resolve_session_id``: the one session ``prefix`` names."""
+        from store.db.reading.lite import lite_session_id
+
+        def work(conn: sqlite3.Connection) -> str:
+            found = lite_session_id(conn, prefix)
+            if found is None:
+                raise _Miss  # (none, several: the store words it)
+            return found
+
+        try:
+            return self._lite(work)
+        except _Miss:
+            return self.store.resolve_session_id(prefix)
+
+    def load(self, session_id: str, *, strict: bool = False, last_turns: int | None = None,
+             since_position: int | None = None, since: datetime | None = None) -> Transcript:
+        """``TranscriptStore.load``: the session's transcript in one snapshot (the whole
+        session, or its last turns; ``strict`` and the windows by position or time are the
+        store's)."""
+        if strict or since_position is not None or since is not None or "\x00" in session_id:
+            return self.store.load(session_id, strict=strict, last_turns=last_turns,
+                                   since_position=since_position, since=since)
+        from store.db.reading.lite_show import LiteSession
+
+        try:
+            return self._lite(lambda conn: LiteSession(conn).load(session_id,
+                                                                  last_turns=last_turns))
+        except _Miss:
+            return self.store.load(session_id, last_turns=last_turns)
+
+    def session_sources(self, session_id: str) -> list[SessionSource]:
+        """``TranscriptStore.session_sources``: the files the session was read from."""
+        from store.db.reading.lite_show import LiteSession
+
+        def work(conn: sqlite3.Connection) -> list[SessionSource]:
+            if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?",
+                            (session_id,)).fetchone() is None:
+                raise _Miss  # (the store says what is not found)
+            return LiteSession(conn).sources(session_id)
+
+        try:
+            return self._lite(work)
+        except _Miss:
+            return self.store.session_sources(session_id)
+
+    def session_ancestors(self, session_id: str) -> list[SessionInfo]:
+        """``TranscriptStore.session_ancestors``: its parent first, up to the root."""
+        from store.db.reading.loaded import ancestors_of
+
+        try:
+            return self._lite(lambda conn: ancestors_of(session_id, _info(conn)))
+        except _Miss:
+            return self.store.session_ancestors(session_id)
+
+    def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
+        """``TranscriptStore.session_tree``: the session and its descendants."""
+        if max_depth < 0:
+            raise UsageError("max_depth must not be negative")
+        from store.db.reading.lite import call_counts
+        from store.db.reading.lite_show import LiteSession
+        from store.db.reading.loaded import tree_of
+
+        def work(conn: sqlite3.Connection) -> SessionTree:
+            lite = LiteSession(conn)
+            return tree_of(session_id, _info(conn), lite._children,
+                           lambda ids: call_counts(conn, ids), max_depth)
+
+        try:
+            return self._lite(work)
+        except _Miss:
+            return self.store.session_tree(session_id, max_depth=max_depth)
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def tool_usage(self, *, since: datetime | None = None, until: datetime | None = None,
+                   session_id: str | None = None, agent: str | None = None,
+                   cwd: str | None = None, limit: int | None = 100, offset: int = 0,
+                   with_children: bool = False) -> list[ToolUsage]:
+        """``store.tool_usage(store, ...)``: usage per current tool name, most called first."""
+        from store.audit.lite_usage import lite_tool_usage
+
+        if (limit is not None and limit < 0) or offset < 0:  # (as store.audit.sql.check_page)
+            raise UsageError("limit and offset must not be negative")
+        every = None
+        if self._path is not None and not with_children:
+            every = lite_tool_usage(self._url, since=since, until=until, session=session_id,
+                                    agent=agent, cwd=cwd)
+        if every is None:
+            from store.audit.usage import tool_usage
+
+            return tool_usage(self.store, since=since, until=until, session_id=session_id,
+                              agent=agent, cwd=cwd, limit=limit, offset=offset,
+                              with_children=with_children)
+        return every[offset:] if limit is None else every[offset:offset + limit]
+
+
+def _info(conn: sqlite3.Connection) -> Callable[[str], SessionInfo]:
+    """A session's info read on ``conn`` (``SessionNotFound`` when it is not stored)."""
+    from store.db.reading.lite import SESSION_COLUMNS, session_info_of
+
+    def info(session_id: str) -> SessionInfo:
+        row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?",
+                           (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFound(session_id)
+        return session_info_of(row)
+
+    return info
