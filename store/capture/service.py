@@ -136,4 +136,4 @@ def hook_transcript(agent: str, text: str) -> Path:
     if not isinstance(path, str) or not path:
         raise UsageError(f"the {agent} hook input has no 'transcript_path' (a JSON object "
                          "with it is expected on standard input)")
-    return Path(path).expanduser()
+    return Path(os.path.expanduser(path))

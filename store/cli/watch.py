@@ -10,6 +10,7 @@ read store nothing twice.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -261,7 +262,7 @@ def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: f
     command = [sys.executable, "-m", "store", "watch", "--quiet"]
     if db_url:
         is_file = "://" not in db_url
-        command += ["--db", str(Path(db_url).expanduser().resolve()) if is_file else db_url]
+        command += ["--db", str(Path(os.path.expanduser(db_url)).resolve()) if is_file else db_url]
     if settle != 300.0:
         command += ["--settle", str(settle)]
     if idle != 60.0:
@@ -271,8 +272,8 @@ def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: f
     if rules_check:
         command.append("--rules-check")
     if config_file is not None:
-        command += ["--config", str(config_file.expanduser().resolve())]
-    command += [str(p.expanduser().resolve()) for p in paths]
+        command += ["--config", str(Path(os.path.expanduser(config_file)).resolve())]
+    command += [str(Path(os.path.expanduser(p)).resolve()) for p in paths]
     written = store.service_file(command)
     click.echo(visible(f"wrote {written.kind}: {written.path}"))
     for label, lines in (("start it (and at every log-in)", written.start),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import random
 import threading
 import time
@@ -145,7 +146,7 @@ class StoreBase:
         database = engine.url.database
         if (engine.dialect.name == "sqlite" and not read_only and database
                 and database != ":memory:" and not database.startswith("file:")):
-            path = Path(database).expanduser().resolve()
+            path = Path(os.path.expanduser(database)).resolve()
             self._checkpointer = Checkpointer(path)
             # Held while the store is open: no close() elsewhere in the process can let
             # another process delete the WAL under it (db/presence.py, issue 37).

@@ -175,6 +175,22 @@ def test_every_cli_option_refuses_random_strings(tmp_path: Path, monkeypatch) ->
     run()
 
 
+@pytest.mark.sqlite
+def test_a_tilde_naming_no_user_is_a_path_not_a_crash(tmp_path: Path,
+                                                      monkeypatch) -> None:
+    """``~0`` (found by the fuzz above): pathlib's ``expanduser`` raised RuntimeError for a
+    user that does not exist; every path now expands as a shell does (left as written), so
+    the command says what is missing."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    config = runner.invoke(cli, ["import", "--db", str(tmp_path / "t.sqlite"), "--config",
+                                 "~0", str(tmp_path)])
+    assert config.exit_code == 1 and "~0: cannot read the configuration" in config.output
+    listing = runner.invoke(cli, ["sessions", "list", "--db", "~no-such-user-0/x.sqlite"])
+    assert listing.exit_code == 1 and "no database at" in listing.output
+    assert "~no-such-user-0" in listing.output and not (tmp_path / "~no-such-user-0").exists()
+
+
 PAGES = {
     "/sessions": ["page", "q", "provider", "model", "tag", "since", "until", "tool"],
     "/tools": ["page", "since", "until"],

@@ -143,7 +143,7 @@ def _uri_file(database: str, query: Mapping[str, Any]) -> Path | None:
     name = unquote(rest)
     if not name or name == ":memory:":
         return None
-    return Path(name).expanduser()
+    return Path(os.path.expanduser(name))
 
 
 def create_store_engine(
@@ -262,7 +262,7 @@ def database_url(value: str | URL) -> str | URL:
             raise ConfigurationError(
                 f"not a database URL or file path: {value!r} (use sqlite:///path/to/file, "
                 "postgresql+psycopg://user@host/db, or a plain file path)")
-        return f"sqlite:///{Path(value).expanduser().resolve()}"
+        return f"sqlite:///{Path(os.path.expanduser(value)).resolve()}"
     scheme, _, rest = value.partition("://")
     if scheme.startswith("sqlite") and rest and not rest.startswith("/") and rest != ":memory:":
         raise ConfigurationError(
@@ -309,11 +309,11 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
                    read_only: bool) -> Engine:
     database = url.database
     if read_only and database and database != ":memory:" and not database.startswith("file:"):
-        return _sqlite_read_only_engine(url, Path(database).expanduser().resolve(), options)
+        return _sqlite_read_only_engine(url, Path(os.path.expanduser(database)).resolve(), options)
     if not read_only and database and database != ":memory:":
         # Create it readable by its owner only (0600, folders 0700): transcripts hold secrets.
         target = (_uri_file(database, url.query) if database.startswith("file:")
-                  else Path(database).expanduser())
+                  else Path(os.path.expanduser(database)))
         try:
             if target is not None and not target.exists():
                 create_private_file(target)
