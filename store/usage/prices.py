@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +59,17 @@ class ModelPrice:
     cache_creation: float = 0.0
     cache_read: float = 0.0
     above: tuple[tuple[str, float], ...] = ()
+
     def cost_of_sums(self, totals: Sequence[int], past: Sequence[int]) -> float:
         """What many responses cost together, from their summed input, output, cache creation
         and cache read tokens (``totals``) and, per count, the tokens past the tier
         threshold summed over the responses past it (``past``): each response's
         ``tier * price + (tokens - tier) * higher`` summed is ``price * total + (higher -
         price) * past``."""
+        if not self.above and len(totals) == 4:  # (the same sums in the same order, unrolled)
+            return (0.0 + totals[0] * float(self.input) + totals[1] * float(self.output)
+                    + totals[2] * float(self.cache_creation)
+                    + totals[3] * float(self.cache_read))
         tiered = dict(self.above)
         total = 0.0
         for name, tokens, beyond in zip(_COUNTS, totals, past, strict=True):
@@ -108,6 +113,9 @@ class PriceTable:
 
     prices: Mapping[str, ModelPrice]
     sources: tuple[str, ...]
+    #: Each model name asked already and its price (a report prices thousands of groups).
+    _found: dict[str | None, ModelPrice | None] = field(default_factory=dict, init=False,
+                                                        compare=False, repr=False)
 
     @classmethod
     def parse(cls, text: str | bytes, source: str) -> PriceTable:
@@ -151,6 +159,13 @@ class PriceTable:
     def price(self, model: str | None) -> ModelPrice | None:
         """The price of ``model`` (exact name, case aside; or without / with a provider
         prefix), ``None`` when the table has none."""
+        if model in self._found:
+            return self._found[model]
+        found = self._look_up(model)
+        self._found[model] = found
+        return found
+
+    def _look_up(self, model: str | None) -> ModelPrice | None:
         if not model:
             return None
         name = model.lower()
