@@ -60,7 +60,7 @@ from store.db.proofs.trust import TrustMixin
 from store.db.proofs.verify import VerifyReport, verify
 from store.db.reading.lineage import LineageMixin
 from store.db.reading.loaded import transcript_from_rows
-from store.db.reading.usage import record_usage
+from store.db.reading.usage import record_usage, write_usage
 from store.db.schema.distribute import is_citus
 from store.db.schema.engine import Durability, create_store_engine, default_url, redact_url
 from store.db.schema.migrate import current, ensure_at_head, head, known_revision, newer_database
@@ -160,6 +160,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         source: FileState | None = None,
         parent: SessionLink | None = None,
         activity: tuple[datetime | None, datetime | None] | None = None,
+        usage: Mapping[str, TokenUsage] | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -180,6 +181,11 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         recorded them; the importers pass ``ParsedSession.started_at`` / ``ended_at``) and
         the messages' own times (``metadata["timestamp"]`` ...); the append's time only when
         neither gives one.
+
+        ``usage``: token usage by message key, stored (as :meth:`record_usage` stores it) in
+        the same transaction, after the messages: the importer gives a file's usage with its
+        last batch, so that the file's read state, its messages and their usage are
+        committed together.
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
@@ -194,7 +200,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         states = self._session_states
         # PostgreSQL: what this store's last append left of the session lets a plain append
         # go in one flight (writer.write_append); a stale memory costs one failed flight.
-        known = states.get(sid) if dialect == "postgresql" and source is None else None
+        known = (states.get(sid) if dialect == "postgresql" and source is None and not usage
+                 else None)
         if known is not None and self._contended:
             known = self._skip_contended(sid, known)
 
@@ -203,6 +210,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         def work(cursor: Any, known: SessionState | None, lost: tuple[int, str] | None
                  ) -> tuple[AppendResult, SessionState]:
             done = write_append(cursor, dialect, sid, prepared, new_session, check, known, lost)
+            if usage:
+                write_usage(cursor, dialect == "postgresql", sid, usage, count=False)
             if source is not None:
                 write_source(cursor, dialect, source)
             attempted.append(done)

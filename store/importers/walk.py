@@ -300,22 +300,30 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     summary.sessions += 1
     summary.sessions_created += created
 
+    # The session's usage goes with its last batch (one transaction with the file's state),
+    # unless that batch is refused and stored message by message (then recorded after).
+    usage_written = False
+
     def append(items: list[Message], keys: list[str], check: bool = False,
-               source: FileState | None = None) -> AppendResult:
-        return store.append(sid, items, keys=keys, title=session.title,
-                            provider=session.provider, model=session.model, cwd=session.cwd,
-                            tags=session.tags, agent=session.agent,
-                            on_key_conflict="raise" if check else "skip", source=source,
-                            parent=session.parent,
-                            activity=(session.started_at, session.ended_at))
+               source: FileState | None = None, usage: bool = False) -> AppendResult:
+        nonlocal usage_written
+        result = store.append(sid, items, keys=keys, title=session.title,
+                              provider=session.provider, model=session.model, cwd=session.cwd,
+                              tags=session.tags, agent=session.agent,
+                              on_key_conflict="raise" if check else "skip", source=source,
+                              parent=session.parent,
+                              activity=(session.started_at, session.ended_at),
+                              usage=session.usage if usage else None)
+        usage_written = usage_written or (usage and bool(session.usage))
+        return result
 
     results: list[AppendResult] = []
     try:
         for start in range(0, len(session.items), _CHUNK):
-            final = last and start + _CHUNK >= len(session.items)
+            ends = start + _CHUNK >= len(session.items)
             results += _append_chunk(append, path, session, sid, start, summary,
                                      check=depth < _MAX_DIVERGENCE,
-                                     carry=carry if final else None)
+                                     carry=carry if last and ends else None, usage=ends)
     except KeyConflictError as conflict:
         # The file was rewritten: import it whole beside what is stored, and say so.
         if created:
@@ -332,7 +340,7 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
         return
     for result in results:
         _count(result, summary)
-    if session.usage and (not created or any(r.stored for r in results)):
+    if session.usage and not usage_written and (not created or any(r.stored for r in results)):
         store.record_usage(sid, session.usage)
     if created and not any(r.stored for r in results):
         # Nothing of it could be stored: leave no empty session behind.
@@ -343,14 +351,17 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
 
 def _append_chunk(append: Callable[..., AppendResult], path: Path, session: ParsedSession,
                   sid: str, start: int, summary: ImportSummary,
-                  check: bool, carry: _Carry | None = None) -> list[AppendResult]:
+                  check: bool, carry: _Carry | None = None,
+                  usage: bool = False) -> list[AppendResult]:
     """One batch of a session's messages (the file's last batch carries the file's new state
-    into its transaction); when the store refuses one, the batch again message by message,
-    so that only the refused ones are reported (with their lines)."""
+    into its transaction, a session's last batch its token usage); when the store refuses
+    one, the batch again message by message, so that only the refused ones are reported
+    (with their lines)."""
     end = start + _CHUNK
     source = carry.take() if carry is not None else None
     try:
-        return [append(session.items[start:end], session.keys[start:end], check, source)]
+        return [append(session.items[start:end], session.keys[start:end], check, source,
+                       usage)]
     except BaseException as exc:
         if carry is not None and source is not None:
             carry.put_back()  # rolled back with the batch

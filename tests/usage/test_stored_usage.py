@@ -144,3 +144,41 @@ def test_a_price_file_that_is_not_json_is_a_clear_error(tmp_path: Path) -> None:
         load_prices(bad)
     with pytest.raises(ConfigurationError, match="cannot read"):
         load_prices(tmp_path / "missing.json")
+
+
+def test_a_files_usage_is_committed_with_its_messages_and_read_state(
+    db: TranscriptStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last batch of a session carries its usage into the append's transaction (with
+    the file's read state): when that write fails, nothing of the batch is kept and the
+    next import reads the file again, usage included; it never marks a file read whose
+    usage was lost."""
+    import store.db.store as store_module
+
+    path = write_jsonl(tmp_path / "p" / "s1.jsonl", claude_lines("s1", "2025-09-03"))
+    real = store_module.write_usage
+
+    def broken(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("killed between the messages and their usage")
+
+    monkeypatch.setattr(store_module, "write_usage", broken)
+    with pytest.raises(RuntimeError, match="killed"):
+        import_paths(db, [path], format="claude-code", settle=0)
+    assert rows(db) == []
+    assert db.list_sessions() == [] or db.load("s1").messages == ()
+    monkeypatch.setattr(store_module, "write_usage", real)
+    import_paths(db, [path], format="claude-code", settle=0)
+    assert [r[:5] for r in rows(db)] == [("s1", 1, SONNET, "req_m1", "msg_m1"),
+                                         ("s1", 3, SONNET, "req_m2", "msg_m2")]
+
+
+def test_append_stores_usage_by_key_in_its_transaction(db: TranscriptStore) -> None:
+    usage = {"k2": TokenUsage(model=SONNET, input_tokens=3, output_tokens=5,
+                              response_id="msg_a"),
+             "no-such-key": TokenUsage(model=SONNET, input_tokens=1, response_id="msg_b")}
+    db.append("u1", [{"role": "user", "content": "hi"},
+                     {"role": "assistant", "content": "hello"}], keys=["k1", "k2"],
+              usage=usage)
+    assert [r[:3] + r[5:7] for r in rows(db)] == [("u1", 1, SONNET, 3, 5)]
+    db.append("u1", [{"role": "user", "content": "again"}], keys=["k3"], usage=usage)
+    assert len(rows(db)) == 1  # (a row already there is kept)

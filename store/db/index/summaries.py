@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 __all__ = ["SUMMARY_TABLES", "VERSION", "action_sql", "catch_up_summaries", "check_summaries",
-           "current_sql", "forget_summaries", "ids_param", "in_ids", "keeps_summaries",
-           "same_response", "sharing_sessions", "tool_rows_sql", "usage_rows_sql"]
+           "current_sql", "forget_stamp", "forget_summaries", "ids_param", "in_ids",
+           "keeps_summaries", "same_response", "sharing_sessions", "tool_rows_sql",
+           "usage_rows_sql"]
 
 #: What the rows mean: a change of the editor tools' action arguments or of the tier makes
 #: every stamp old (the sessions are summarized again, read as before meanwhile).
@@ -145,16 +146,32 @@ def current_sql(mark: str) -> str:
             f"AND ss.version = {mark}")
 
 
+def _kept_sql(pg: bool) -> str:
+    if pg:
+        return ("SELECT to_regclass('session_summaries') IS NOT NULL AND NOT EXISTS ("
+                "SELECT 1 FROM pg_extension WHERE extname = 'citus')")
+    return ("SELECT count(*) = 1 FROM sqlite_master WHERE type = 'table' "
+            "AND name = 'session_summaries'")
+
+
 def keeps_summaries(conn: Any) -> bool:
     """Whether summaries are kept and read here: the tables are there, not on Citus (one
     statement, asked each time: a reader's statements do not depend on what it read before)."""
-    if _pg(conn):
-        return bool(conn.exec_driver_sql(
-            "SELECT to_regclass('session_summaries') IS NOT NULL AND NOT EXISTS ("
-            "SELECT 1 FROM pg_extension WHERE extname = 'citus')").scalar())
-    return bool(conn.exec_driver_sql(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-        "AND name = 'session_summaries'").scalar() == 1)
+    return bool(conn.exec_driver_sql(_kept_sql(_pg(conn))).scalar())
+
+
+def forget_stamp(cursor: Any, pg: bool, session_id: str) -> None:
+    """:func:`forget_summaries` of one session on a DBAPI cursor (an append's transaction
+    that stores the session's token usage)."""
+    cursor.execute(_kept_sql(pg))
+    if not cursor.fetchone()[0]:
+        return
+    mark = "%s" if pg else "?"
+    if pg:  # (a catch-up summarizing it holds its row: wait for it, then drop its stamp)
+        cursor.execute(f"SELECT 1 FROM sessions WHERE session_id = {mark} FOR SHARE",
+                       (session_id,))
+        cursor.fetchall()
+    cursor.execute(f"DELETE FROM session_summaries WHERE session_id = {mark}", (session_id,))
 
 
 def _lagging(pg: bool) -> str:

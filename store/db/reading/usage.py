@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from store.db.index.summaries import forget_summaries, ids_param, in_ids, same_response
+from store.db.index.summaries import forget_stamp, ids_param, in_ids, same_response
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # (the reports read the rows on a stdlib connection too)
     from sqlalchemy import Connection
 
 __all__ = ["USAGE_COLUMNS", "UsageSums", "record_usage", "repeated_sessions", "scope_where",
-           "usage_groups", "usage_sums"]
+           "usage_groups", "usage_sums", "write_usage"]
 
 USAGE_COLUMNS = ("model", "request_id", "response_id", "input_tokens", "output_tokens",
                  "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens")
@@ -35,7 +35,20 @@ def record_usage(conn: Connection, session_id: str, usage: Mapping[str, TokenUsa
     no stored message is passed over); the number of rows written."""
     if not usage:
         return 0
-    pg = conn.dialect.name == "postgresql"
+    cursor = conn.connection.cursor()
+    try:
+        return write_usage(cursor, conn.dialect.name == "postgresql", session_id, usage)
+    finally:
+        cursor.close()
+
+
+def write_usage(cursor: Any, pg: bool, session_id: str, usage: Mapping[str, TokenUsage],
+                *, count: bool = True) -> int:
+    """:func:`record_usage` on a DBAPI cursor, in the caller's transaction (an append that
+    stores a file's messages and their usage together); ``count=False``: the rows written
+    are not counted (0; two reads fewer)."""
+    if not usage:
+        return 0
     mark = "%s" if pg else "?"
     sql = (f"INSERT INTO message_usage (session_id, position, {', '.join(USAGE_COLUMNS)}) "
            f"SELECT session_id, position, {', '.join([mark] * len(USAGE_COLUMNS))} "
@@ -50,16 +63,12 @@ def record_usage(conn: Connection, session_id: str, usage: Mapping[str, TokenUsa
             for key, u in usage.items()]
     totals = [(*row, SESSION_TOTALS) for row in rows if row[2] == SESSION_TOTALS]
     # (the session's usage summary no longer holds: store/db/index/summaries.py)
-    forget_summaries(conn, session_id)
-    cursor = conn.connection.cursor()
-    try:
-        before = _count(cursor, mark, session_id)
-        cursor.executemany(sql, [row for row in rows if row[2] != SESSION_TOTALS])
-        if totals:
-            cursor.executemany(replace, totals)
-        return _count(cursor, mark, session_id) - before
-    finally:
-        cursor.close()
+    forget_stamp(cursor, pg, session_id)
+    before = _count(cursor, mark, session_id) if count else 0
+    cursor.executemany(sql, [row for row in rows if row[2] != SESSION_TOTALS])
+    if totals:
+        cursor.executemany(replace, totals)
+    return _count(cursor, mark, session_id) - before if count else 0
 
 
 def _count(cursor: Any, mark: str, session_id: str) -> int:
