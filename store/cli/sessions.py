@@ -26,6 +26,7 @@ from store.cli._common import (
     open_store,
     page_limit,
     plural,
+    print_markup,
     redaction_options,
     redactor_from,
     resolve_session,
@@ -245,7 +246,7 @@ def sessions_show(db_url: str | None, session_id: str, last_turns: int | None,
         lines.append(f"\n[yellow]{len(orphans)} result(s) without a call[/yellow]")
     # No highlighter (rich colours every number and quote it finds: a third of the command)
     # and no hard wrap: the terminal wraps a long line itself, and a pipe gets it whole.
-    out.print("\n".join(lines), highlight=False, soft_wrap=True)
+    print_markup(out, "\n".join(lines))
 
 
 @sessions.command("fork")

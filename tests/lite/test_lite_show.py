@@ -102,3 +102,41 @@ def test_a_window_moves_back_to_the_call_a_result_answers(tmp_path: Path) -> Non
             assert [m.position for m in lite.load("w", last_turns=1)] == [1, 2, 3, 4]
             with pytest.raises(store.UsageError):
                 lite.load("w", last_turns=0)
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_the_transcript_prints_as_richs_print_does(lite_db: Path, colour: bool) -> None:
+    """``sessions show`` prints its markup with ``print_markup`` (no wrapping pass): the
+    same characters as ``Console.print(text, highlight=False, soft_wrap=True)`` for every
+    stored session, with colour and without, and for markup-like text, control
+    characters, emoji codes and wide characters."""
+    import io
+
+    from rich.console import Console
+
+    from store.cli._common import print_markup, safe_markup
+
+    def printed(text: str, ours: bool) -> str:
+        out = Console(file=io.StringIO(), width=80, force_terminal=colour,
+                      color_system="truecolor" if colour else None, soft_wrap=False)
+        if ours:
+            print_markup(out, text)
+        else:
+            out.print(text, highlight=False, soft_wrap=True)
+        return out.file.getvalue()  # type: ignore[attr-defined]
+
+    with store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        texts = []
+        for info in db.list_sessions(limit=None):
+            transcript = db.load(info.session_id)
+            results = {(c.position, c.index): c.result for c in transcript.calls()}
+            lines = []
+            for stored in transcript:
+                lines.append(f"\n[bold green]#{stored.position} {stored.message.role}"
+                             "[/bold green]")
+                lines += sessions_cli._part_lines(stored.message, results, stored.position)
+            texts.append("\n".join(lines))
+    texts += [safe_markup("[bold]not markup[/bold] \x1b[31m red \x07 :smile: 漢字 é\ttab"),
+              "[dim]a[/dim]\n\n[yellow]b[/yellow] " + "x" * 300, ""]
+    for text in texts:
+        assert printed(text, True) == printed(text, False)
