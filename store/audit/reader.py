@@ -53,8 +53,11 @@ _T = TypeVar("_T")
 MAX_TREE_DEPTH = 64
 
 
-class _Miss(Exception):
-    """The stdlib path cannot answer (the store does)."""
+class _Missing:
+    """What a stdlib read gives when it cannot answer (the store does)."""
+
+
+_MISS = _Missing()
 
 
 class ReadOnlyStore:
@@ -128,24 +131,27 @@ class ReadOnlyStore:
                  trace: TracebackType | None) -> None:
         self.close()
 
-    def _lite(self, work: Callable[[sqlite3.Connection], _T], *, begin: bool = True) -> _T:
-        """``work`` on a read-only stdlib connection in one snapshot; :class:`_Miss` off the
-        stdlib path (a driver error included: the store answers, or words it)."""
-        if self._path is None:
-            raise _Miss
-        try:
-            conn = connect_read_only(self._path)
-        except sqlite3.Error:
-            raise _Miss from None
-        try:
-            register_functions(conn)
-            if begin:
-                conn.execute("BEGIN")
-            return work(conn)
-        except sqlite3.Error:
-            raise _Miss from None
-        finally:
-            conn.close()
+    def _lite(self, work: Callable[[sqlite3.Connection], _T | _Missing],
+              fallback: Callable[[], _T], *, begin: bool = True) -> _T:
+        """``work`` on a read-only stdlib connection in one snapshot; ``fallback()`` (the
+        store) when it gives :data:`_MISS` or cannot run (not on the stdlib path, a driver
+        error: the store answers, or words it)."""
+        found: _T | _Missing = _MISS
+        if self._path is not None:
+            try:
+                conn = connect_read_only(self._path)
+            except sqlite3.Error:
+                return fallback()
+            try:
+                register_functions(conn)
+                if begin:
+                    conn.execute("BEGIN")
+                found = work(conn)
+            except sqlite3.Error:
+                found = _MISS
+            finally:
+                conn.close()
+        return fallback() if isinstance(found, _Missing) else found
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -153,45 +159,34 @@ class ReadOnlyStore:
         """``TranscriptStore.list_sessions`` (the same filters, sort, limit and offset)."""
         from store.db.reading.lite import SessionListing
 
-        try:
-            return self._lite(lambda conn: SessionListing(conn).list_sessions(**filters),
-                              begin=False)
-        except _Miss:
-            return self.store.list_sessions(**filters)
+        return self._lite(lambda conn: SessionListing(conn).list_sessions(**filters),
+                          lambda: self.store.list_sessions(**filters), begin=False)
 
     def count_sessions(self, **filters: Any) -> int:
         """``TranscriptStore.count_sessions``."""
         from store.db.reading.lite import SessionListing
 
-        try:
-            return self._lite(lambda conn: SessionListing(conn).count_sessions(**filters))
-        except _Miss:
-            return self.store.count_sessions(**filters)
+        return self._lite(lambda conn: SessionListing(conn).count_sessions(**filters),
+                          lambda: self.store.count_sessions(**filters))
 
     def get_session(self, session_id: str) -> SessionInfo:
         """``TranscriptStore.get_session``: a session's metadata (``SessionNotFound``)."""
         if "\x00" in session_id:
             raise SessionNotFound(session_id)
-
-        try:
-            return self._lite(lambda conn: _info(conn)(session_id))
-        except _Miss:
-            return self.store.get_session(session_id)
+        return self._lite(lambda conn: _info(conn)(session_id),
+                          lambda: self.store.get_session(session_id))
 
     def resolve_session_id(self, prefix: str) -> str:
         """``TranscriptStore.resolve_session_id``: the one session ``prefix`` names."""
         from store.db.reading.lite import lite_session_id
 
-        def work(conn: sqlite3.Connection) -> str:
+        def work(conn: sqlite3.Connection) -> str | _Missing:
             found = lite_session_id(conn, prefix)
             if found is None:
-                raise _Miss  # (none, several: the store words it)
+                return _MISS  # (none, several: the store words it)
             return found
 
-        try:
-            return self._lite(work)
-        except _Miss:
-            return self.store.resolve_session_id(prefix)
+        return self._lite(work, lambda: self.store.resolve_session_id(prefix))
 
     def load(self, session_id: str, *, strict: bool = False, last_turns: int | None = None,
              since_position: int | None = None, since: datetime | None = None) -> Transcript:
@@ -203,35 +198,28 @@ class ReadOnlyStore:
                                    since_position=since_position, since=since)
         from store.db.reading.lite_show import LiteSession
 
-        try:
-            return self._lite(lambda conn: LiteSession(conn).load(session_id,
-                                                                  last_turns=last_turns))
-        except _Miss:
-            return self.store.load(session_id, last_turns=last_turns)
+        return self._lite(lambda conn: LiteSession(conn).load(session_id,
+                                                              last_turns=last_turns),
+                          lambda: self.store.load(session_id, last_turns=last_turns))
 
     def session_sources(self, session_id: str) -> list[SessionSource]:
         """``TranscriptStore.session_sources``: the files the session was read from."""
         from store.db.reading.lite_show import LiteSession
 
-        def work(conn: sqlite3.Connection) -> list[SessionSource]:
+        def work(conn: sqlite3.Connection) -> list[SessionSource] | _Missing:
             if conn.execute("SELECT 1 FROM sessions WHERE session_id = ?",
                             (session_id,)).fetchone() is None:
-                raise _Miss  # (the store says what is not found)
+                return _MISS  # (the store says what is not found)
             return LiteSession(conn).sources(session_id)
 
-        try:
-            return self._lite(work)
-        except _Miss:
-            return self.store.session_sources(session_id)
+        return self._lite(work, lambda: self.store.session_sources(session_id))
 
     def session_ancestors(self, session_id: str) -> list[SessionInfo]:
         """``TranscriptStore.session_ancestors``: its parent first, up to the root."""
         from store.db.reading.loaded import ancestors_of
 
-        try:
-            return self._lite(lambda conn: ancestors_of(session_id, _info(conn)))
-        except _Miss:
-            return self.store.session_ancestors(session_id)
+        return self._lite(lambda conn: ancestors_of(session_id, _info(conn)),
+                          lambda: self.store.session_ancestors(session_id))
 
     def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
         """``TranscriptStore.session_tree``: the session and its descendants."""
@@ -246,10 +234,8 @@ class ReadOnlyStore:
             return tree_of(session_id, _info(conn), lite._children,
                            lambda ids: call_counts(conn, ids), max_depth)
 
-        try:
-            return self._lite(work)
-        except _Miss:
-            return self.store.session_tree(session_id, max_depth=max_depth)
+        return self._lite(work, lambda: self.store.session_tree(session_id,
+                                                                max_depth=max_depth))
 
     # -- tools --------------------------------------------------------------------------------
 

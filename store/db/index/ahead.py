@@ -114,6 +114,9 @@ class Ahead(Generic[K]):
                 rows = self._read(chunk)
                 future = self._pool.submit(self._make, [i for _, i in rows]) if rows else None
                 self._flying.append((len(chunk), rows, future))
+        except BrokenProcessPool:  # a worker died before this chunk was handed out
+            _log.warning("a worker making index texts died: the rest is made in this process")
+            self.close()
         except BaseException:  # (a read that failed: no worker is left behind)
             self.close()
             raise
