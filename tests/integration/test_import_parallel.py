@@ -1,6 +1,7 @@
 """A parallel import (files parsed in worker processes, one writer) stores exactly what a
-serial import stores, on both backends: sessions, messages in order with their keys, usage,
-the per-file read states; and a second import of the same files stores nothing."""
+serial import stores, on both backends: sessions, messages in order with their keys, the
+rows' JSON as stored, usage, the per-file read states; and a second import of the same
+files stores nothing."""
 
 from __future__ import annotations
 
@@ -62,7 +63,17 @@ def _dump(opened: TranscriptStore) -> dict[str, Any]:
         usage = conn.exec_driver_sql(
             "SELECT session_id, position, input_tokens, output_tokens FROM message_usage "
             "ORDER BY session_id, position").all()
-    return {"sessions": sessions, "states": states, "usage": [tuple(r) for r in usage]}
+        # the rows as stored (the JSON texts as the writer encoded them)
+        rows = [tuple(r) for sql in (
+            "SELECT session_id, position, message_key, role, text, parts_json, extras_json, "
+            "metadata_json FROM messages ORDER BY session_id, position",
+            "SELECT session_id, position, call_index, call_id, raw_name, wire_json, "
+            "arguments_status, extras_json FROM tool_calls ORDER BY 1, 2, 3",
+            "SELECT session_id, position, result_index, call_position, content_json, "
+            "extras_json FROM tool_results ORDER BY 1, 2, 3")
+            for r in conn.exec_driver_sql(sql).all()]
+    return {"sessions": sessions, "states": states, "usage": [tuple(r) for r in usage],
+            "rows": rows}
 
 
 def _summary(summary: Any) -> tuple[Any, ...]:
