@@ -109,9 +109,10 @@ class ReadOnlyStore:
     @property
     def url(self) -> str:
         """The URL this store was opened with (a password hidden, as the store shows it)."""
-        if self._store is not None:
-            return self._store.url
-        return self._url if self._path is None else f"sqlite:///{self._path}"
+        return self._store.url if self._store is not None else self._url
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyStore({self.url!r})"
 
     @property
     def read_only(self) -> bool:

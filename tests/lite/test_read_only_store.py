@@ -53,6 +53,8 @@ def test_every_common_read_is_the_stores(lite_db: Path) -> None:
                       {"limit": 3, "offset": 1}):
             assert reader.tool_usage(**scope) == store.tool_usage(db, **scope), scope
         assert reader._store is None  # (every answer above came from the stdlib path)
+        assert reader.url == str(lite_db) == db.url and reader.read_only
+        assert repr(reader) == f"ReadOnlyStore({str(lite_db)!r})"
         with pytest.raises(store.SessionNotFound):
             reader.get_session("no-such-session")
         with pytest.raises(store.SessionNotFound):
