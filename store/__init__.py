@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         describe_agent_folders,
     )
     from store.capture.config import StoreConfig, load_config
-    from store.capture.files import FileState, SessionSource
+    from store.capture.files import FileState
     from store.capture.service import ServiceFile, hook_transcript, service_file
     from store.core.arguments import (
         ARGUMENT_STATUSES,
@@ -107,6 +107,7 @@ if TYPE_CHECKING:
         AppendResult,
         LoadedCall,
         SessionInfo,
+        SessionSource,
         SessionTree,
         StoredMessage,
         ToolDefinition,
@@ -426,7 +427,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "agent_folders": ("store.capture.agents", "agent_folders"),
     "describe_agent_folders": ("store.capture.agents", "describe_agent_folders"),
     "FileState": ("store.capture.files", "FileState"),
-    "SessionSource": ("store.capture.files", "SessionSource"),
+    "SessionSource": ("store.core.transcript", "SessionSource"),
     "ServiceFile": ("store.capture.service", "ServiceFile"),
     "service_file": ("store.capture.service", "service_file"),
     "hook_transcript": ("store.capture.service", "hook_transcript"),

@@ -41,8 +41,7 @@ from store.db.schema.sqlitefile import (
 
 if TYPE_CHECKING:
     from store.audit.usage_fold import ToolUsage
-    from store.capture.files import SessionSource
-    from store.core.transcript import SessionInfo, SessionTree, Transcript
+    from store.core.transcript import SessionInfo, SessionSource, SessionTree, Transcript
     from store.db.store import TranscriptStore
 
 __all__ = ["ReadOnlyStore"]

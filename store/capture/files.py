@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from store.agents.registry import agents
+from store.core.transcript import SessionSource  # (defined there: a light module)
 
 __all__ = ["LINE_FORMATS", "Change", "FileState", "SessionSource", "change_of", "identity_of",
            "window_digest"]
@@ -104,13 +105,3 @@ def change_of(state: FileState | None, info: os.stat_result, fd: int, *, now: fl
     if window_digest(fd, state.offset) != state.digest:
         return "reread"
     return "grown"
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSource:
-    """A file a session came from: where it is (was), when it was last read, and since when
-    it is gone (``None`` while it exists)."""
-
-    path: str
-    read_at: datetime
-    gone_at: datetime | None

@@ -43,6 +43,7 @@ __all__ = [
     "CallRef",
     "LoadedCall",
     "SessionInfo",
+    "SessionSource",
     "SessionTree",
     "StoredMessage",
     "ToolDefinition",
@@ -57,6 +58,16 @@ CallRef = tuple[int, int]
 
 def _no_extras() -> Mapping[str, Any]:
     return EMPTY_EXTRAS
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSource:
+    """A file a session came from: where it is (was), when it was last read, and since when
+    it is gone (``None`` while it exists)."""
+
+    path: str
+    read_at: datetime
+    gone_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)

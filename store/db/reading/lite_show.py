@@ -18,10 +18,9 @@ import sqlite3
 from functools import partial
 from typing import Any
 
-from store.capture.files import SessionSource
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
-from store.core.transcript import SessionInfo, SessionTree, Transcript
+from store.core.transcript import SessionInfo, SessionSource, SessionTree, Transcript
 from store.db.reading.lite import (
     SESSION_COLUMNS,
     call_counts,
