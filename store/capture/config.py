@@ -20,7 +20,6 @@ An unknown table or key, or a value of the wrong type, is a
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from store.core.errors import ConfigurationError
+from store.core.paths import expand_home
 from store.trust.retention import RetentionPolicy
 
 __all__ = ["RulesConfig", "StoreConfig", "load_config", "parse_config"]
@@ -56,7 +56,7 @@ class StoreConfig:
 
 def load_config(path: str | Path) -> StoreConfig:
     """The configuration in ``path``; ``ConfigurationError`` when it cannot be read or used."""
-    file = Path(os.path.expanduser(path))
+    file = expand_home(path)
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -100,7 +100,7 @@ def _rules(table: Any, origin: str) -> RulesConfig:
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise ConfigurationError(f"{origin}: rules.paths must be a list of paths")
     base = Path(origin).parent if origin and Path(origin).is_file() else Path()
-    resolved = tuple(str(base / Path(os.path.expanduser(p))) for p in paths)
+    resolved = tuple(str(base / expand_home(p)) for p in paths)
     level = table.get("min_level")
     if level is not None and level not in _LEVELS:
         raise ConfigurationError(f"{origin}: rules.min_level must be one of "

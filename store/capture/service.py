@@ -19,6 +19,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import UsageError
+from store.core.paths import expand_home
 
 __all__ = ["HOOK_AGENTS", "LAUNCHD_LABEL", "SYSTEMD_UNIT", "ServiceFile", "hook_transcript",
            "service_file"]
@@ -136,4 +137,4 @@ def hook_transcript(agent: str, text: str) -> Path:
     if not isinstance(path, str) or not path:
         raise UsageError(f"the {agent} hook input has no 'transcript_path' (a JSON object "
                          "with it is expected on standard input)")
-    return Path(os.path.expanduser(path))
+    return expand_home(path)

@@ -10,7 +10,6 @@ read store nothing twice.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -26,6 +25,7 @@ import click
 import store
 from store.cli._common import db_option, open_store, plural, visible
 from store.cli.rules import RulesOnImport, config_option, read_config, rules_check_option
+from store.core.paths import expand_home
 
 #: Seconds between polls right after a change, and at most when idle (polling back-off;
 #: ``--idle`` lowers the cap): a poll pass over 150 files costs about 30 ms.
@@ -262,7 +262,7 @@ def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: f
     command = [sys.executable, "-m", "store", "watch", "--quiet"]
     if db_url:
         is_file = "://" not in db_url
-        command += ["--db", str(Path(os.path.expanduser(db_url)).resolve()) if is_file else db_url]
+        command += ["--db", str(expand_home(db_url).resolve()) if is_file else db_url]
     if settle != 300.0:
         command += ["--settle", str(settle)]
     if idle != 60.0:
@@ -272,8 +272,8 @@ def _install(db_url: str | None, paths: tuple[Path, ...], settle: float, idle: f
     if rules_check:
         command.append("--rules-check")
     if config_file is not None:
-        command += ["--config", str(Path(os.path.expanduser(config_file)).resolve())]
-    command += [str(Path(os.path.expanduser(p)).resolve()) for p in paths]
+        command += ["--config", str(expand_home(config_file).resolve())]
+    command += [str(expand_home(p).resolve()) for p in paths]
     written = store.service_file(command)
     click.echo(visible(f"wrote {written.kind}: {written.path}"))
     for label, lines in (("start it (and at every log-in)", written.start),

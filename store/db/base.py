@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import random
 import threading
 import time
@@ -18,7 +17,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, ParamSpec, Self, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, event
@@ -28,6 +26,7 @@ from store.core.arguments import dumps_json, loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import ConnectionLost, DatabaseError
 from store.core.lineage import SessionLink
+from store.core.paths import expand_home
 from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
@@ -146,7 +145,7 @@ class StoreBase:
         database = engine.url.database
         if (engine.dialect.name == "sqlite" and not read_only and database
                 and database != ":memory:" and not database.startswith("file:")):
-            path = Path(os.path.expanduser(database)).resolve()
+            path = expand_home(database).resolve()
             self._checkpointer = Checkpointer(path)
             # Held while the store is open: no close() elsewhere in the process can let
             # another process delete the WAL under it (db/presence.py, issue 37).

@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from store.core.errors import LogProofError
+from store.core.paths import expand_home
 from store.tlog.note import Signer
 
 __all__ = ["KEY_ENV", "default_key_path", "load_signer"]
@@ -24,7 +25,7 @@ KEY_ENV = "TRANSCRIPT_STORE_LOG_KEY"
 
 def default_key_path() -> Path:
     if os.environ.get(KEY_ENV):
-        return Path(os.path.expanduser(os.environ[KEY_ENV]))
+        return expand_home(os.environ[KEY_ENV])
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "transcript-store" / "log.key"
 
@@ -32,7 +33,7 @@ def default_key_path() -> Path:
 def load_signer(path: str | Path | None = None, *, create: bool = True) -> Signer:
     """The signing key of ``path`` (default :func:`default_key_path`), made (mode 0600) when
     it does not exist and ``create``; a key file others can read is refused."""
-    where = Path(os.path.expanduser(path)) if path is not None else default_key_path()
+    where = expand_home(path) if path is not None else default_key_path()
     if not where.exists():
         if not create:
             raise LogProofError(f"no log key at {where} (`transcript-store log key` makes one)")

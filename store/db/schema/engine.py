@@ -44,6 +44,7 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from store.core.errors import ConfigurationError, DatabaseError
+from store.core.paths import expand_home
 from store.db.schema.revisions import default_url
 from store.db.schema.sqlitefile import (
     SQLITE_BUSY_TIMEOUT_MS,
@@ -143,7 +144,7 @@ def _uri_file(database: str, query: Mapping[str, Any]) -> Path | None:
     name = unquote(rest)
     if not name or name == ":memory:":
         return None
-    return Path(os.path.expanduser(name))
+    return expand_home(name)
 
 
 def create_store_engine(
@@ -262,7 +263,7 @@ def database_url(value: str | URL) -> str | URL:
             raise ConfigurationError(
                 f"not a database URL or file path: {value!r} (use sqlite:///path/to/file, "
                 "postgresql+psycopg://user@host/db, or a plain file path)")
-        return f"sqlite:///{Path(os.path.expanduser(value)).resolve()}"
+        return f"sqlite:///{expand_home(value).resolve()}"
     scheme, _, rest = value.partition("://")
     if scheme.startswith("sqlite") and rest and not rest.startswith("/") and rest != ":memory:":
         raise ConfigurationError(
@@ -309,11 +310,11 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
                    read_only: bool) -> Engine:
     database = url.database
     if read_only and database and database != ":memory:" and not database.startswith("file:"):
-        return _sqlite_read_only_engine(url, Path(os.path.expanduser(database)).resolve(), options)
+        return _sqlite_read_only_engine(url, expand_home(database).resolve(), options)
     if not read_only and database and database != ":memory:":
         # Create it readable by its owner only (0600, folders 0700): transcripts hold secrets.
         target = (_uri_file(database, url.query) if database.startswith("file:")
-                  else Path(os.path.expanduser(database)))
+                  else expand_home(database))
         try:
             if target is not None and not target.exists():
                 create_private_file(target)

@@ -5,7 +5,6 @@ read the same file the same way."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from collections.abc import Callable
@@ -14,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
+
+from store.core.paths import expand_home
 
 __all__ = ["SQLITE_BUSY_TIMEOUT_MS", "connect_read_only", "cwd_pattern", "escape_like",
            "open_lite", "read_time", "register_functions", "sqlite_file", "stored_time"]
@@ -92,7 +93,7 @@ def sqlite_file(url: str) -> Path | None:
     """The file of a plain SQLite file URL (``sqlite:///path``, ``sqlite+pysqlite:///path``)
     or path; ``None`` for any other form (query options, ``file:`` URIs, memory, servers)."""
     if "://" not in url:
-        return Path(os.path.expanduser(url)).resolve() if url.strip() else None
+        return expand_home(url).resolve() if url.strip() else None
     scheme, _, rest = url.partition("://")
     if scheme not in ("sqlite", "sqlite+pysqlite") or not rest.startswith("/"):
         return None
@@ -100,7 +101,7 @@ def sqlite_file(url: str) -> Path | None:
     if not database or "?" in database or "#" in database or database.startswith("file:") \
             or database == ":memory:":
         return None
-    return Path(os.path.expanduser(unquote(database)))
+    return expand_home(unquote(database))
 
 
 def open_lite(url: str, head: Callable[[], str | None]) -> sqlite3.Connection | None:
