@@ -32,12 +32,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from store.core.errors import SessionNotFound, UsageError
 from store.db.schema.revisions import default_url, scripted_head
-from store.db.schema.sqlitefile import (
-    connect_read_only,
-    open_lite,
-    register_functions,
-    sqlite_file,
-)
+from store.db.schema.sqlitefile import connect_read_only, open_lite, sqlite_file
 
 if TYPE_CHECKING:
     from store.audit.usage_fold import ToolUsage
@@ -143,7 +138,6 @@ class ReadOnlyStore:
             except sqlite3.Error:
                 return fallback()
             try:
-                register_functions(conn)
                 if begin:
                     conn.execute("BEGIN")
                 found = work(conn)
@@ -171,9 +165,11 @@ class ReadOnlyStore:
 
     def get_session(self, session_id: str) -> SessionInfo:
         """``TranscriptStore.get_session``: a session's metadata (``SessionNotFound``)."""
+        from store.db.reading.lite_show import LiteSession
+
         if "\x00" in session_id:
             raise SessionNotFound(session_id)
-        return self._lite(lambda conn: _info(conn)(session_id),
+        return self._lite(lambda conn: LiteSession(conn).info(session_id),
                           lambda: self.store.get_session(session_id))
 
     def resolve_session_id(self, prefix: str) -> str:
@@ -216,26 +212,19 @@ class ReadOnlyStore:
 
     def session_ancestors(self, session_id: str) -> list[SessionInfo]:
         """``TranscriptStore.session_ancestors``: its parent first, up to the root."""
-        from store.db.reading.loaded import ancestors_of
+        from store.db.reading.lite_show import LiteSession
 
-        return self._lite(lambda conn: ancestors_of(session_id, _info(conn)),
+        return self._lite(lambda conn: LiteSession(conn).ancestors(session_id),
                           lambda: self.store.session_ancestors(session_id))
 
     def session_tree(self, session_id: str, *, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
         """``TranscriptStore.session_tree``: the session and its descendants."""
+        from store.db.reading.lite_show import LiteSession
+
         if max_depth < 0:
             raise UsageError("max_depth must not be negative")
-        from store.db.reading.lite import call_counts
-        from store.db.reading.lite_show import LiteSession
-        from store.db.reading.loaded import tree_of
-
-        def work(conn: sqlite3.Connection) -> SessionTree:
-            lite = LiteSession(conn)
-            return tree_of(session_id, _info(conn), lite._children,
-                           lambda ids: call_counts(conn, ids), max_depth)
-
-        return self._lite(work, lambda: self.store.session_tree(session_id,
-                                                                max_depth=max_depth))
+        return self._lite(lambda conn: LiteSession(conn).tree(session_id, max_depth),
+                          lambda: self.store.session_tree(session_id, max_depth=max_depth))
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -260,16 +249,3 @@ class ReadOnlyStore:
                               with_children=with_children)
         return every[offset:] if limit is None else every[offset:offset + limit]
 
-
-def _info(conn: sqlite3.Connection) -> Callable[[str], SessionInfo]:
-    """A session's info read on ``conn`` (``SessionNotFound`` when it is not stored)."""
-    from store.db.reading.lite import SESSION_COLUMNS, session_info_of
-
-    def info(session_id: str) -> SessionInfo:
-        row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE session_id = ?",
-                           (session_id,)).fetchone()
-        if row is None:
-            raise SessionNotFound(session_id)
-        return session_info_of(row)
-
-    return info

@@ -28,7 +28,12 @@ from store.db.reading.lite import (
     open_lite,
     session_info_of,
 )
-from store.db.reading.loaded import ancestors_of, transcript_from_rows, tree_of
+from store.db.reading.loaded import (
+    MAX_TREE_DEPTH,
+    ancestors_of,
+    transcript_from_rows,
+    tree_of,
+)
 from store.db.schema.sqlitefile import read_time
 from store.tools.names import AliasTable
 
@@ -122,7 +127,8 @@ class LiteSession:
                     "session_sources AS s ON s.path = f.path WHERE s.session_id = ? "
                     "ORDER BY f.path", (session_id,))]
 
-    def _info(self, session_id: str) -> SessionInfo:
+    def info(self, session_id: str) -> SessionInfo:
+        """``TranscriptStore.get_session`` (``SessionNotFound`` when it is not stored)."""
         found = self._conn.execute(_INFO + " WHERE session_id = ?", (session_id,)).fetchone()
         if found is None:
             raise SessionNotFound(session_id)
@@ -139,11 +145,12 @@ class LiteSession:
 
     def ancestors(self, session_id: str) -> list[SessionInfo]:
         """``TranscriptStore.session_ancestors``."""
-        return ancestors_of(session_id, self._info)
+        return ancestors_of(session_id, self.info)
 
-    def tree(self, session_id: str) -> SessionTree:
+    def tree(self, session_id: str, max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
         """``TranscriptStore.session_tree``."""
-        return tree_of(session_id, self._info, self._children, partial(call_counts, self._conn))
+        return tree_of(session_id, self.info, self._children, partial(call_counts, self._conn),
+                       max_depth)
 
 
 def open_show(url: str) -> LiteSession | None:
