@@ -115,8 +115,7 @@ class Ahead(Generic[K]):
                 future = self._pool.submit(self._make, [i for _, i in rows]) if rows else None
                 self._flying.append((len(chunk), rows, future))
         except BrokenProcessPool:  # a worker died before this chunk was handed out
-            _log.warning("a worker making index texts died: the rest is made in this process")
-            self.close()
+            self._worker_died()
         except BaseException:  # (a read that failed: no worker is left behind)
             self.close()
             raise
@@ -132,8 +131,7 @@ class Ahead(Generic[K]):
         try:
             outputs = future.result() if future is not None else []
         except BrokenProcessPool:  # a worker died: the rest is made in the transactions
-            _log.warning("a worker making index texts died: the rest is made in this process")
-            self.close()
+            self._worker_died()
             return None
         self._ready = {key: (inputs, out) for (key, inputs), out in
                        zip(rows, outputs, strict=True)}
@@ -148,6 +146,10 @@ class Ahead(Generic[K]):
             return found[1]
         self.misses += 1
         return None
+
+    def _worker_died(self) -> None:
+        _log.warning("a worker making index texts died: the rest is made in this process")
+        self.close()
 
     def close(self) -> None:
         pool, self._pool = self._pool, None

@@ -241,18 +241,16 @@ def summarize(conn: Connection, ids: Sequence[str]) -> None:
 def forget_summaries(conn: Connection, session_id: str | None = None) -> None:
     """Drop the stamp of one session (its usage changed) or of all (a rebuild): their
     rows are unused until summarized again."""
-    if not keeps_summaries(conn):
-        return
     if session_id is None:
-        for table in SUMMARY_TABLES:
-            conn.exec_driver_sql(f"DELETE FROM {table}")
+        if keeps_summaries(conn):
+            for table in SUMMARY_TABLES:
+                conn.exec_driver_sql(f"DELETE FROM {table}")
         return
-    mark = "%s" if _pg(conn) else "?"
-    if _pg(conn):  # (a catch-up summarizing it holds its row: wait for it, then drop its stamp)
-        conn.exec_driver_sql(f"SELECT 1 FROM sessions WHERE session_id = {mark} FOR SHARE",
-                             (session_id,))
-    conn.exec_driver_sql(f"DELETE FROM session_summaries WHERE session_id = {mark}",
-                         (session_id,))
+    cursor = conn.connection.cursor()  # (forget_stamp asks whether summaries are kept)
+    try:
+        forget_stamp(cursor, _pg(conn), session_id)
+    finally:
+        cursor.close()
 
 
 def check_summaries(conn: Connection, session_id: str | None = None
