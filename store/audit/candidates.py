@@ -3,12 +3,12 @@
 
 :func:`candidates` returns which calls ``rules check`` must map and evaluate, or ``None``
 (evaluate every call) when a rule has no requirement or the store has no usable search index
-(an SQLite library without FTS5 trigram, an index of unfolded text). The candidates are:
+(an SQLite library without FTS5 trigram). The candidates are:
 
-* **index hits**: the calls whose indexed text (``search_items.body``: decoded, folded,
+* **index hits**: the calls whose indexed text (``tool_calls.search_body``: decoded, folded,
   redacted) meets every clause of some rule's requirement: one FTS5 ``MATCH`` over
   ``search_fts`` on SQLite (``(a OR b) AND c OR ...``, each term's trigrams), ``LIKE`` over the
-  pg_trgm GIN of ``search_items.body`` on PostgreSQL (bitmap scans ORed and ANDed); each
+  pg_trgm GIN of ``search_body`` on PostgreSQL (bitmap scans ORed and ANDed); each
   such call is then evaluated against only the rules whose requirement its text meets;
 * **spliced command lines**: the calls whose command view (``call_views``) has a quote or a
   backslash between two word characters (``cu''rl``, ``of="/dev/sda"``), which the shell
@@ -41,8 +41,8 @@ from sqlalchemy import Connection
 
 from store.audit.sql import connect
 from store.db.index.index_check import suspect_sessions
-from store.db.index.search_index import CALL_VIEWS, KIND_CALL, has_search_index, index_folded
-from store.db.index.search_schema import fts_trigrams, like_pattern
+from store.db.index.search_index import CALL_VIEWS, KIND_CALL, has_search_index
+from store.db.index.search_schema import fts_rows_sql, fts_trigrams, like_pattern
 from store.records.searchtext import fold
 from store.rules.evasion import TRIGGERS, may_unmask
 from store.rules.prefilter import AGENT, SECRET_TERM, Requirement, Term
@@ -96,7 +96,7 @@ def candidates(opened: TranscriptStore, rules: Sequence[Rule], *,
             return None
         needs.append(rule.needs)
     with connect(opened) as conn:
-        if not has_search_index(conn) or not index_folded(conn):
+        if not has_search_index(conn):
             return None
         found = Candidates()
         contexts = {t.context for need in needs for clause in need for t in clause
@@ -179,7 +179,7 @@ def _index_hits(conn: Connection, needs: Iterable[Requirement], session_id: str 
                 ) -> set[tuple[str, int, int]]:
     unique = sorted({tuple(sorted(need, key=sorted)) for need in needs})
     if conn.dialect.name == "postgresql":
-        params: dict[str, Any] = {"kind": KIND_CALL}
+        params: dict[str, Any] = {}
         ors: list[str] = []
         for need in unique:
             ands = []
@@ -188,13 +188,13 @@ def _index_hits(conn: Connection, needs: Iterable[Requirement], session_id: str 
                 for term in sorted(clause):
                     name = f"p{len(params)}"
                     params[name] = like_pattern(term.text)
-                    test = f"body LIKE %({name})s"
+                    test = f"search_body LIKE %({name})s"
                     if term.also:
                         alts = []
                         for also in term.also:
                             extra = f"p{len(params)}"
                             params[extra] = like_pattern(also)
-                            alts.append(f"body LIKE %({extra})s")
+                            alts.append(f"search_body LIKE %({extra})s")
                         test = f"({test} AND ({' OR '.join(alts)}))"
                     likes.append(test)
                 ands.append("(" + " OR ".join(likes) + ")")
@@ -202,18 +202,16 @@ def _index_hits(conn: Connection, needs: Iterable[Requirement], session_id: str 
         scoped = ""
         if session_id is not None:
             scoped, params["sid"] = " AND session_id = %(sid)s", session_id
-        sql = (f"SELECT session_id, position, item_index FROM search_items "
-               f"WHERE kind = %(kind)s{scoped} AND ({' OR '.join(ors)})")
+        sql = ("SELECT session_id, position, call_index FROM tool_calls "
+               f"WHERE search_body IS NOT NULL{scoped} AND ({' OR '.join(ors)})")
         return {(str(s), int(p), int(i)) for s, p, i in conn.exec_driver_sql(sql, params)}
     query = " OR ".join(
         "(" + " AND ".join("(" + " OR ".join(_fts_term(t) for t in sorted(clause)) + ")"
                            for clause in need) + ")" for need in unique)
-    scoped_sqlite = " AND session_id = ?" if session_id is not None else ""
-    args: tuple[Any, ...] = (KIND_CALL, *((session_id,) if session_id is not None else ()),
-                             query)
-    sql = ("SELECT session_id, position, item_index FROM search_items "
-           f"WHERE kind = ?{scoped_sqlite} AND id IN "
-           "(SELECT rowid FROM search_fts WHERE search_fts MATCH ?)")
+    scoped_sqlite = " AND c.session_id = :sid" if session_id is not None else ""
+    sql = fts_rows_sql(KIND_CALL, "c.session_id, c.position, c.call_index", ":query",
+                       f"c.search_body IS NOT NULL{scoped_sqlite}")
+    args = {"query": query, "sid": session_id} if session_id is not None else {"query": query}
     return {(str(s), int(p), int(i)) for s, p, i in conn.exec_driver_sql(sql, args)}
 
 

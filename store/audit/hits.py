@@ -1,15 +1,15 @@
 """The keys of the calls a search finds through the derived rows, and what it scans exactly
 instead (persistence; ``store.audit.search`` builds its statement from them).
 
-The search index (``search_items``; SQLite ``search_fts``) and the argument views
-(``call_views``) are derived from the transcript off the write path
+The search text (``search_body`` of each call and result; SQLite ``search_fts``) and the
+argument views (``call_views``) are derived from the transcript off the write path
 (``store/db/index/search_index.py``); the chain does not cover them. Before a search relies on
-them, :func:`trust_for` checks by their keys (``store.db.index.index_check.index_gaps``: anti-joins
-in SQL) that every call and result below its session's watermark has its item and that no
-item or view is there that no stored call accounts for. A session that fails is scanned
-exactly, from its start, like the part of a session the catch-up has not reached yet, its
-derived rows unused, and the caller is warned (``calls search`` on stderr). What keys
-cannot show (an edited text, a removed view, an edited SQLite FTS entry) ``verify``
+them, :func:`trust_for` checks (``store.db.index.index_check.index_gaps``: a few probes of
+the partial indexes of the rows without text) that every call and result below its
+session's watermark has its text. A session that fails is scanned exactly, from its start,
+like the part of a session the catch-up has not reached yet, its derived rows unused, and
+the caller is warned (``calls search`` on stderr). What that cannot show (an edited text, a
+view edited, added or removed, an edited SQLite FTS entry) ``verify``
 recomputes; a search that must not depend on any derived row is ``exact``
 (``CallQuery(exact=True)``, ``calls search --exact``): every call scanned.
 """

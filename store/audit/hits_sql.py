@@ -23,12 +23,12 @@ from store.db.index.index_check import index_gaps
 from store.db.index.search_index import (
     CALL_VIEWS,
     KIND_CALL,
+    KIND_RESULT,
     has_search_index,
-    index_folded,
     tail_keys,
     view_tail,
 )
-from store.db.index.search_schema import fts_trigrams, like_pattern
+from store.db.index.search_schema import fts_rows_sql, fts_trigrams, like_pattern
 from store.records.searchtext import fold
 
 __all__ = ["Trust", "hits_sql", "view_condition_sql", "trust_for"]
@@ -64,15 +64,16 @@ def trust_for(conn: Any, session_id: str | None, *, exact: bool = False,
     return Trust(distrusted=frozenset(found))
 
 
-def _excluded(dialect: str, name: str, trust: Trust, params: dict[str, Any]) -> str:
-    """`` AND session_id`` not one of the distrusted sessions (bound as ``name``)."""
+def _excluded(dialect: str, name: str, trust: Trust, params: dict[str, Any],
+              column: str = "session_id") -> str:
+    """`` AND column`` not one of the distrusted sessions (bound as ``name``)."""
     if not trust.distrusted:
         return ""
     if dialect == "postgresql":
         params[name] = sorted(trust.distrusted)
-        return f" AND session_id <> ALL(CAST(:{name} AS TEXT[]))"
+        return f" AND {column} <> ALL(CAST(:{name} AS TEXT[]))"
     params[name] = orjson.dumps(sorted(trust.distrusted)).decode()
-    return f" AND session_id NOT IN (SELECT value FROM json_each(:{name}))"
+    return f" AND {column} NOT IN (SELECT value FROM json_each(:{name}))"
 
 
 def view_condition_sql(conn: Any, number: int, view: ViewCondition,
@@ -123,28 +124,37 @@ def hits_sql(conn: Any, needle: str, *, results: bool, prefix: str, trust: Trust
     ``trust`` does not vouch for. With ``session_id``, of that session only (on Citus: one
     shard)."""
     dialect = conn.dialect.name
-    # (an index of text not folded the one way, built by 0.2.0, is not used until a writable
-    # catch-up builds it again: every row is scanned exactly meanwhile)
-    indexed = has_search_index(conn) and index_folded(conn) and not trust.exact
+    pg = dialect == "postgresql"
+    # (an SQLite library without FTS5 trigram has no full-text index: every row is scanned
+    # exactly, as the tail is)
+    indexed = has_search_index(conn) and not trust.exact
     tail = tail_keys(conn, needle, results=results, everything=not indexed,
                      session_id=session_id, also=trust.distrusted)
     folded = fold(needle)
     parts: list[str] = []
     params: dict[str, Any] = {}
-    kind = "" if results else f" AND kind = {KIND_CALL}"
+    scope = ""
     if session_id is not None:
-        kind += f" AND session_id = :{prefix}_sid"
+        scope = f" AND c.session_id = :{prefix}_sid"
         params[f"{prefix}_sid"] = session_id
-    kind += _excluded(dialect, f"{prefix}_x", trust, params)
-    if indexed and dialect == "postgresql":  # ix_search_items_body_trgm
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     f"FROM search_items WHERE body LIKE :{prefix}_like{kind}")
+    scope += _excluded(dialect, f"{prefix}_x", trust, params, "c.session_id")
+    kinds = (KIND_CALL, KIND_RESULT) if results else (KIND_CALL,)
+    for kind in kinds if indexed else ():
+        # a result is a hit of its linked call (an orphan's is none)
+        columns = ("c.session_id, c.position, c.call_index" if kind == KIND_CALL else
+                   "c.session_id, c.call_position, c.call_index")
+        linked = "" if kind == KIND_CALL else " AND c.call_position IS NOT NULL"
+        if pg:  # ix_tool_calls_search_trgm / ix_tool_results_search_trgm
+            table = "tool_calls" if kind == KIND_CALL else "tool_results"
+            parts.append(f"SELECT {columns} FROM {table} AS c WHERE c.search_body LIKE "
+                         f":{prefix}_like{linked}{scope}")
+        else:  # search_fts (FTS5 trigram): the rows with its trigrams, the text decides
+            parts.append(fts_rows_sql(
+                kind, columns, f":{prefix}_fts",
+                f"instr(c.search_body, :{prefix}_needle) > 0{linked}{scope}"))
+    if indexed and pg:
         params[f"{prefix}_like"] = like_pattern(folded)
-    elif indexed:  # search_fts (FTS5 trigram): the items with its trigrams, the text decides
-        parts.append("SELECT DISTINCT session_id, call_position AS position, call_index "
-                     "FROM search_items WHERE id IN (SELECT rowid FROM search_fts "
-                     f"WHERE search_fts MATCH :{prefix}_fts) "
-                     f"AND instr(body, :{prefix}_needle) > 0{kind}")
+    elif indexed:
         params[f"{prefix}_fts"] = fts_trigrams(folded)
         params[f"{prefix}_needle"] = folded
     if tail:

@@ -109,7 +109,7 @@ def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
 #: plans show them as their table's and index's names, the same as on one server.
 _SHARD_SUFFIX = re.compile(
     r"\b((?:ix|ux|pk)_[a-z_]+?|sessions|messages|tool_calls|tool_results|tool_definitions|"
-    r"tool_aliases|search_items)_\d{4,}\b")
+    r"tool_aliases|call_views)_\d{4,}\b")
 
 
 def _explain(conn: Connection, statement: Any, enable_seqscan: bool) -> str:
@@ -148,7 +148,7 @@ def refill_search_index(store: TranscriptStore, *, workers: int | None = 1) -> b
     from sqlalchemy.exc import SQLAlchemyError
 
     from store.db.index.message_index import rebuild_message_index
-    from store.db.index.search_index import has_search_index, mark_folded
+    from store.db.index.search_index import has_search_index
     from store.db.index.summaries import forget_summaries
 
     engine = store.engine
@@ -157,8 +157,6 @@ def refill_search_index(store: TranscriptStore, *, workers: int | None = 1) -> b
             indexed = has_search_index(conn)
             for statement in rebuild_statements(engine.dialect.name, indexed=indexed):
                 conn.exec_driver_sql(statement)
-            if indexed:
-                mark_folded(conn)  # (the catch-up below builds it folded)
             rebuild_message_index(conn)  # and the message index (store/db/index/message_index.py)
             forget_summaries(conn)  # and the summaries (store/db/index/summaries.py)
     except SQLAlchemyError as exc:

@@ -49,6 +49,7 @@ from store.db.schema.tables import (
     tool_calls,
     tool_definitions,
     tool_results,
+    written_columns,
 )
 from store.normalize.definitions import normalize_tool_definitions
 from store.tools.names import AliasTable
@@ -393,7 +394,7 @@ class SessionsMixin(StoreBase):
                 "parent_session_id": session_id, "lineage": "fork",
             }])
             for table in (messages, tool_calls, tool_results, tool_definitions):
-                columns = [c for c in table.columns if c.name != "session_id"]
+                columns = [c for c in written_columns(table) if c.name != "session_id"]
                 query = select(literal(new_id).label("session_id"), *columns).where(
                     table.c.session_id == session_id)
                 if "position" in table.c:

@@ -133,7 +133,6 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "tool_calls": ("distributed", "created", 18),
         "tool_results": ("distributed", "created", 18),
         "tool_definitions": ("distributed", "created", 0),
-        "search_items": ("distributed", "created", 0),  # the search index: not caught up yet
         "message_search": ("distributed", "created", 0),  # the message index (revision 0017)
         "call_views": ("distributed", "created", 0),  # the argument views: the same
         "source_files": ("reference", "created", 0),  # capture (revision 0010)
@@ -157,7 +156,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
     tables = layout(url)
     assert tables["tool_aliases"] == ("reference", None)
     colocation = {tables[t][1] for t in ("sessions", "messages", "tool_calls", "tool_results",
-                                         "tool_definitions", "search_items", "call_views",
+                                         "tool_definitions", "call_views",
                                          "findings")}
     assert len(colocation) == 1 and None not in colocation
     assert "alembic_version" not in tables  # stays a local table of the coordinator
@@ -204,14 +203,14 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert ": distributed; distributed on Citus" in first.output
     assert second.exit_code == 0 and "already distributed, nothing changed" in second.output
     assert check.exit_code == 0 and "schema matches the code" in check.output
-    assert ("17 tables by session_id in 4 co-located shards, reference: alias_seeds, "
+    assert ("16 tables by session_id in 4 co-located shards, reference: alias_seeds, "
             "chain_heads, log_leaves, log_state, source_files, tool_aliases, trust_keys"
             ) in check.output
     assert current.exit_code == 0 and "distributed on Citus" in current.output
     rows = [json.loads(line) for line in as_json.output.splitlines()]
     assert {r["table"]: r["outcome"] for r in rows} == dict.fromkeys(
         ("tool_aliases", "source_files", "sessions", "messages", "tool_definitions",
-         "tool_calls", "tool_results", "search_items", "message_search", "call_views",
+         "tool_calls", "tool_results", "message_search", "call_views",
          "session_sources", "message_usage", "findings", "tombstones", "session_holds",
          "call_secrets", "chain_heads", "trust_keys", "log_leaves", "log_state", "alias_seeds",
          "session_summaries", "tool_summary", "usage_summary"),
@@ -235,9 +234,9 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
     # ``db distribute`` completes the layout
     report = store.distribute_database(url)
     assert {a.table for a in report.actions if a.outcome == "created"} == {
-        "messages", "tool_calls", "tool_results", "tool_definitions", "search_items",
-        "message_search", "call_views", "source_files", "session_sources", "message_usage",
-        "findings", "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys",
+        "messages", "tool_calls", "tool_results", "tool_definitions", "message_search",
+        "call_views", "source_files", "session_sources", "message_usage", "findings",
+        "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys",
         "log_leaves", "log_state", "alias_seeds", "session_summaries", "tool_summary",
         "usage_summary"}
     assert store.check_database(url).distributed

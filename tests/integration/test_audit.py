@@ -504,7 +504,7 @@ class TestQueryPlans:
         plan = _plan(planned, CallQuery(where=(ArgumentCondition("command", "contains",
                                                                  "rm -rf"),)))
 
-        expected = "search_fts" if planned.dialect == "sqlite" else "ix_search_items_body_trgm"
+        expected = "search_fts" if planned.dialect == "sqlite" else "ix_tool_calls_search_trgm"
         assert expected in plan
 
     def test_full_text_uses_the_search_index(self, planned):
@@ -514,7 +514,7 @@ class TestQueryPlans:
             assert "search_fts VIRTUAL TABLE" in plan
             assert "SCAN tool_calls " not in plan
         else:
-            assert "ix_search_items_body_trgm" in plan, plan
+            assert "ix_tool_calls_search_trgm" in plan, plan
 
     def test_a_time_range_uses_the_message_time_index(self, planned):
         plan = _plan(planned, CallQuery(since=at(DAY), until=at(DAY + 5)))

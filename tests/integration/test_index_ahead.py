@@ -84,8 +84,8 @@ def test_the_rows_are_those_of_a_catch_up_without_workers(filled, caplog):
     assert ahead == alone
 
 
-def _stale_calls(conn: Any, indexed: bool) -> Any:
-    read = _original_read_ahead(conn, indexed)
+def _stale_calls(conn: Any) -> Any:
+    read = _original_read_ahead(conn)
 
     def stale(chunk: Any) -> Any:
         # every call read ahead with other wire text than the one stored: none may be used

@@ -71,8 +71,11 @@ def behind(store: TranscriptStore) -> int:
 
 
 def items(store: TranscriptStore) -> int:
+    """The calls and results with their search text (revision 0023: in their rows)."""
     with store.engine.connect() as conn:
-        return int(conn.execute(sql("SELECT count(*) FROM search_items")).scalar_one())
+        return int(conn.execute(sql(
+            "SELECT (SELECT count(*) FROM tool_calls WHERE search_body IS NOT NULL) "
+            "+ (SELECT count(*) FROM tool_results WHERE search_body IS NOT NULL)")).scalar_one())
 
 
 ESCAPES = [
@@ -470,45 +473,3 @@ def test_full_text_and_argument_search_agree_with_the_reference(
     sample = next(iter(arguments.items()))
     if isinstance(sample[1], dict) and isinstance(sample[1].get("command"), str):
         assert sample[0] in equal(store, "command", sample[1]["command"])
-
-
-# -- an index built before the one case folding (issue 23) -----------------------------------------
-
-
-def test_an_index_of_unfolded_text_is_not_used_and_is_built_again(
-        store: TranscriptStore, store_url: str) -> None:
-    """An index built by 0.2.0 holds the text as written (no mark): a search must not trust
-    it (its answers would depend on the database's lower()); a read-only store scans every
-    row exactly, and a writable store's catch-up builds it again, folded, and marks it."""
-    store.append("s", [assistant(chat_call("c1", '{"q": "ΣΟΦΟΣ straße"}')),
-                       tool("c1", "Done Fine")])
-    store.update_search_index()
-    assert items(store) == 2
-    postgres = store.dialect == "postgresql"
-    with store.engine.begin() as conn:  # what 0.2.0 left: no mark, text not folded
-        if postgres:
-            conn.execute(sql("COMMENT ON TABLE search_items IS NULL"))
-            conn.execute(sql("UPDATE search_items SET body = 'ΣΟΦΟΣ STRAßE'"))
-        else:
-            conn.execute(sql("PRAGMA user_version = 0"))
-            # (the external-content index of revision 0008 mirrors search_items.body)
-            conn.execute(sql("INSERT INTO search_fts(search_fts) VALUES ('delete-all')"))
-            conn.execute(sql("UPDATE search_items SET body = 'ΣΟΦΟΣ STRAßE'"))
-            conn.execute(sql("INSERT INTO search_fts(search_fts) VALUES ('rebuild')"))
-    needles = ("σοφος", "STRASSE", "done fine")
-    with TranscriptStore.open(store_url, read_only=True) as reader:
-        for needle in needles:  # the old index would miss both
-            assert [m.call_id for m in iter_calls(reader, CallQuery(text=needle))] == ["c1"]
-    with TranscriptStore.open(store_url) as writer:
-        for needle in needles:  # the first search builds it again
-            assert [m.call_id for m in iter_calls(writer, CallQuery(text=needle))] == ["c1"]
-        with writer.engine.connect() as conn:
-            if postgres:
-                mark = conn.execute(sql("SELECT obj_description('search_items'::regclass, "
-                                        "'pg_class')")).scalar()
-                assert mark is not None and "folded" in mark
-                bodies = conn.execute(sql("SELECT body FROM search_items")).scalars().all()
-                assert sorted(bodies) == ["\ndone fine\n", "\nq\nσοφοσ strasse\n"]
-            else:
-                assert conn.execute(sql("PRAGMA user_version")).scalar() == 1
-        assert items(writer) == 2

@@ -1,7 +1,8 @@
-"""Issue 37 item 2: the rows derived from the transcript (search index, argument views, secret
+"""Issue 37 item 2: the rows derived from the transcript (search text, argument views, secret
 digests, SQLite full-text entries) are checked by ``verify``, rebuilt by ``db index
---rebuild``, and never hide a call from ``rules check`` (nor, by their keys, from a search),
-on both backends."""
+--rebuild``, and never hide a call from ``rules check`` (nor, when a text is missing, from a
+search), on both backends. Since revision 0023 (issue 39) the search text is a column of the
+call or result it is derived from: it cannot be deleted or moved apart from its row."""
 
 from __future__ import annotations
 
@@ -59,27 +60,22 @@ def found(store: TranscriptStore, needle: str, **kwargs) -> list[str]:
     return [m.call_id for m in search_calls(store, CallQuery(text=needle, **kwargs))]
 
 
-_FAKE_ITEM = ("INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
-              "call_index, body) VALUES ('quiet', 1, 0, 5, 1, 5, 'rm -rf /etc')")
-
 #: (id, statements, the check verify reports, the session and position it names, whether
-#: the keys show it, so that a search scans that session exactly, whether the rules
-#: prefilter uses the rows touched, so that it evaluates that session whole and warns)
+#: the search's own check shows it, so that a search scans that session exactly, whether the
+#: rules prefilter uses the rows touched, so that it evaluates that session whole and warns)
 TAMPERING = [
-    ("item-text-edited", ["UPDATE search_items SET body = 'ls' "
-                          "WHERE session_id = 'risky' AND kind = 0"],
+    ("text-edited", ["UPDATE tool_calls SET search_body = 'ls' WHERE session_id = 'risky'"],
      "index_altered", "risky", 1, False, True),
-    ("item-deleted", ["DELETE FROM search_items WHERE session_id = 'risky' AND kind = 0"],
+    ("text-removed", ["UPDATE tool_calls SET search_body = NULL WHERE session_id = 'risky'"],
      "index_missing", "risky", 1, True, True),
-    ("item-moved", ["UPDATE search_items SET call_index = 7, item_index = 7 "
-                    "WHERE session_id = 'risky' AND kind = 0"],
-     "index_missing", "risky", 1, True, True),
-    ("item-relinked", ["UPDATE search_items SET call_position = 0 "
-                       "WHERE session_id = 'risky' AND kind = 1"],
-     "index_altered", "risky", 2, True, False),
-    ("item-inserted", [_FAKE_ITEM], "index_extra", "quiet", 1, True, True),
-    ("result-deleted", ["DELETE FROM search_items WHERE session_id = 'risky' AND kind = 1"],
-     "index_missing", "risky", 2, True, False),
+    ("text-past-a-lowered-watermark", ["UPDATE sessions SET indexed_position = 2 "
+                                       "WHERE session_id = 'quiet'"],
+     "index_extra", "quiet", 3, False, True),
+    # (SQLite: the result's full-text entry no longer matches a text, which the prefilter
+    # checks: "sqlite" means used there only)
+    ("result-text-removed", ["UPDATE tool_results SET search_body = NULL "
+                             "WHERE session_id = 'risky'"],
+     "index_missing", "risky", 2, True, "sqlite"),
     ("view-edited", ["UPDATE call_views SET text = 'ls' WHERE session_id = 'risky'"],
      "view_altered", "risky", 1, False, False),
     ("view-deleted", ["DELETE FROM call_views WHERE session_id = 'risky'"],
@@ -102,7 +98,10 @@ class TestDerivedRows:
         report = filled.verify()
         assert report.ok and report.problems == ()
         with filled.engine.connect() as conn:  # (the rows it compared are there)
-            assert conn.execute(text("SELECT count(*) FROM search_items")).scalar() == 6
+            assert conn.execute(text(
+                "SELECT (SELECT count(*) FROM tool_calls WHERE search_body IS NOT NULL) + "
+                "(SELECT count(*) FROM tool_results WHERE search_body IS NOT NULL)")
+            ).scalar() == 6
             assert conn.execute(text("SELECT count(*) FROM call_views")).scalar() == 3
             assert conn.execute(text("SELECT count(*) FROM call_secrets")).scalar() == 1
 
@@ -123,6 +122,8 @@ class TestDerivedRows:
         assert all(p.severity == "error" for p in report.problems)
         told: list[str] = []
         assert findings(filled, warn=told.append) == before  # the prefilter lost nothing
+        if used == "sqlite":
+            used = filled.dialect == "sqlite"
         assert any(f"session {sid}:" in message for message in told) == used
         assert findings(filled, prefilter=False) == before
         assert found(filled, "rm -rf", exact=True) == ["c1"]
@@ -139,8 +140,7 @@ class TestDerivedRows:
         assert findings(filled) == before
 
     def test_a_view_search_scans_a_session_whose_views_do_not_line_up(self, filled):
-        tamper(filled, "UPDATE search_items SET item_index = 9, call_index = 9 "
-                       "WHERE session_id = 'risky' AND kind = 0",
+        tamper(filled, "UPDATE tool_calls SET search_body = NULL WHERE session_id = 'risky'",
                "UPDATE call_views SET text = 'ls' WHERE session_id = 'risky'")
         from store import ViewCondition
 
@@ -167,31 +167,27 @@ class TestDerivedRows:
         assert findings(store, warn=told.append) == before
         assert any("session sneaky:" in message for message in told)
 
-    @pytest.mark.parametrize("statements", [
-        # items past a lowered watermark (no call or result below it to account for them),
-        # an item of a kind no call or result has
-        ["UPDATE sessions SET indexed_position = 2 WHERE session_id = 'quiet'"],
-        ["INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
-         "call_index, body) VALUES ('quiet', 1, 7, 0, 1, 0, 'x')"],
-        # the unique key dropped, then a call's item twice: every call still finds its item,
-        # the count does not add up
-        ["DROP INDEX ux_search_items_key",  # (PostgreSQL: the primary key, see below)
-         "INSERT INTO search_items (session_id, position, kind, item_index, call_position, "
-         "call_index, body) SELECT session_id, position, kind, item_index, call_position, "
-         "call_index, body FROM search_items WHERE session_id = 'quiet' AND kind = 0 "
-         "AND item_index = 0"],
-    ], ids=["past-the-watermark", "unknown-kind", "duplicated"])
-    def test_the_key_check_counts_each_sessions_items(self, filled, statements):
+    @pytest.mark.parametrize(("statements", "why"), [
+        (["UPDATE tool_calls SET search_body = NULL WHERE session_id = 'quiet' "
+          "AND position = 3"], "a call below the watermark has no search text"),
+        (["UPDATE tool_results SET search_body = NULL WHERE session_id = 'quiet' "
+          "AND position = 2"], "a result below the watermark has no search text"),
+        # a raised watermark claims a call the catch-up has not reached
+        (["UPDATE sessions SET indexed_position = 0 WHERE session_id = 'quiet'",
+          "UPDATE tool_calls SET search_body = NULL WHERE session_id = 'quiet'",
+          "UPDATE tool_results SET search_body = NULL WHERE session_id = 'quiet'",
+          "UPDATE sessions SET indexed_position = 2 WHERE session_id = 'quiet'"],
+         "a call below the watermark has no search text"),
+        (["UPDATE sessions SET indexed_position = next_position + 1 "
+          "WHERE session_id = 'quiet'"], "the watermark is past the stored messages"),
+    ], ids=["call", "result", "raised-watermark", "watermark-past-end"])
+    def test_the_check_finds_the_rows_without_their_text(self, filled, statements, why):
         with filled.engine.connect() as conn:
             assert index_gaps(conn) == {}
-        if filled.engine.dialect.name == "postgresql" and statements[0].startswith("DROP"):
-            statements = ["ALTER TABLE search_items DROP CONSTRAINT pk_search_items",
-                          *statements[1:]]
         tamper(filled, *statements)
         with filled.engine.connect() as conn:
             gaps = index_gaps(conn)
-            assert gaps == {"quiet": "a search item that no call or result below the "
-                                     "watermark accounts for"}
+            assert gaps == {"quiet": why}
             assert index_gaps(conn, "quiet") == gaps and index_gaps(conn, "risky") == {}
         assert not filled.verify().ok
 
@@ -223,11 +219,11 @@ def test_sqlite_full_text_entries_are_checked(tmp_path: Path):
         assert before
         # the full-text entry loses its text (FTS5's own delete command), the row keeps it
         tamper(opened, "INSERT INTO search_fts (search_fts, rowid, body) "
-                       "SELECT 'delete', id, body FROM search_items")
+                       "SELECT 'delete', id, body FROM search_items")  # (the view of 0023)
         assert found(opened, "rm -rf") == []  # what this guards against
         assert found(opened, "rm -rf", exact=True) == ["c1"]
-        assert [(p.check, p.session_id, p.position) for p in opened.verify().errors] == [
-            ("fts", "risky", 0)]
+        assert {(p.check, p.session_id, p.position) for p in opened.verify().errors} == {
+            ("fts", "risky", 0)}
         assert findings(opened) == before
         refill_search_index(opened)
         assert opened.verify().problems == ()
@@ -247,6 +243,58 @@ def test_a_read_only_verify_checks_the_full_text_entries_and_writes_nothing(tmp_
     assert path.stat().st_size == size
 
 
+@pytest.mark.parametrize(("statement", "keyed"), [
+    ("UPDATE tool_calls SET search_id = NULL WHERE session_id = 'risky'", True),
+    ("UPDATE tool_calls SET search_id = search_id + 1000 WHERE session_id = 'risky'", False),
+], ids=["id-removed", "ids-moved"])
+def test_sqlite_a_row_whose_full_text_id_changed_is_found(tmp_path: Path, statement: str,
+                                                          keyed: bool):
+    """SQLite: a row's full-text entry is under its ``search_id`` (revision 0023). An id
+    removed is seen by the search's own check (the session is scanned exactly); ids moved
+    leave the entries pointing nowhere: ``verify`` reports the entries, the rules prefilter
+    evaluates every session whole, a rebuild repairs it."""
+    with TranscriptStore.open(f"sqlite:///{tmp_path / 'no.sqlite'}") as opened:
+        opened.append("quiet", [call("q1", "ls -la")])
+        opened.append("risky", [call("c1", "rm -rf /etc")])
+        opened.update_search_index()
+        before = findings(opened)
+        assert any(f[1] == "risky" for f in before)
+        tamper(opened, statement)
+        warned: list[str] = []
+        matches = search_calls(opened, CallQuery(text="rm -rf"), warn=warned.append)
+        assert [m.call_id for m in matches] == (["c1"] if keyed else [])
+        assert any("session risky:" in message for message in warned) == keyed
+        assert "fts" in {p.check for p in opened.verify().errors}
+        assert findings(opened) == before
+        assert found(opened, "rm -rf", exact=True) == ["c1"]
+        refill_search_index(opened)
+        assert opened.verify().problems == ()
+        assert found(opened, "rm -rf") == ["c1"]
+
+
+def test_deleted_rows_take_their_text_out_of_the_index_and_a_row_caught_up_again_once(store):
+    """A truncate, a deleted session, an erased one and a fork leave no text behind (SQLite:
+    the delete triggers take the full-text entries out, a session's own before its rows
+    cascade away); a row caught up again (its watermark lowered) is in the index once:
+    ``verify`` compares every entry with the text of the rows."""
+    for name in ("cut", "gone", "erased", "kept"):
+        store.append(name, [call(f"{name}1", f"rm -rf /{name}"), result(f"{name}1", "ok"),
+                            call(f"{name}2", f"ls /{name}"), result(f"{name}2", "ok")])
+    store.update_search_index()
+    store.truncate("cut", 2)
+    store.delete_session("gone")
+    store.erase(["erased"], reason="asked")
+    store.fork("kept", 2, new_session_id="forked")
+    tamper(store, "UPDATE sessions SET indexed_position = 1 WHERE session_id = 'kept'")
+    store.update_search_index()
+    report = store.verify()
+    assert report.ok and report.problems == (), report.problems
+    hits = search_calls(store, CallQuery(text="rm -rf"))
+    assert sorted((m.session_id, m.call_id) for m in hits) == [
+        ("cut", "cut1"), ("forked", "kept1"), ("kept", "kept1")]
+    assert found(store, "ls /") == ["kept2"]
+
+
 def test_every_derived_check_is_in_the_json_schema():
     schema = json.loads((Path(__file__).parents[2] / "docs" / "json" /
                          "verify-problem.schema.json").read_text())
@@ -259,7 +307,7 @@ class TestCommandLine:
             opened.create_session("risky", agent="claude-code")
             opened.append("risky", [call("c1", "rm -rf /etc")])
             opened.update_search_index()
-            tamper(opened, "UPDATE search_items SET body = 'ls'",
+            tamper(opened, "UPDATE tool_calls SET search_body = 'ls'",
                    "DELETE FROM call_views")
         runner = CliRunner()
         verified = runner.invoke(cli, ["verify", "--db", store_url, "--json"])
@@ -284,7 +332,7 @@ class TestCommandLine:
         with TranscriptStore.open(store_url) as opened:
             opened.append("risky", [call("c1", "rm -rf /etc")])
             opened.update_search_index()
-            tamper(opened, "DELETE FROM search_items")
+            tamper(opened, "UPDATE tool_calls SET search_body = NULL")
         runner = CliRunner()
         searched = runner.invoke(cli, ["calls", "search", "--db", store_url, "--text",
                                        "rm -rf", "--json"])
@@ -298,8 +346,9 @@ class TestCommandLine:
 
 
 def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
-    """Statements per chunk of 100 sessions, never per row: 250 sessions of 2 calls and 2
-    results each are read in 3 chunks (SQLite's statements traced)."""
+    """Statements per chunk of 100 sessions (and one full-text look-up per session), never
+    per row: 250 sessions of 2 calls and 2 results each are read in 3 chunks (SQLite's
+    statements traced)."""
     from store.db.index.index_check import check_derived
 
     with TranscriptStore.open(f"sqlite:///{tmp_path / 'bulk.sqlite'}") as opened:
@@ -315,9 +364,15 @@ def test_the_check_reads_in_bulk_not_row_by_row(tmp_path: Path):
             finally:
                 conn.connection.driver_connection.set_trace_callback(None)
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")
-             and ("FROM tool_calls" in s or "FROM tool_results" in s)]
-    assert len(reads) == 6  # calls and results, 3 chunks each
-    ours = [s for s in statements if not s.startswith("--")]  # (not FTS5's own)
+             and ("FROM tool_calls" in s or "FROM tool_results" in s)
+             and "search_fts" not in s]
+    # calls and results below the watermark, and those past it with a text: 3 chunks each;
+    # and each session's first call, all in one
+    assert len(reads) == 13
+    # one look-up per session: its first call's entry under the id its number gives
+    looked_up = [s for s in statements if "search_fts MATCH" in s]
+    assert len(looked_up) == 250
+    ours = [s for s in statements if not s.startswith("--") and s not in looked_up]
     assert len(ours) < 60
 
 
@@ -379,8 +434,8 @@ class TestCheckedOncePerState:
         other = create_engine(store_url)  # not this store's engine: no commit event here
         try:
             with other.begin() as conn:
-                conn.execute(text("DELETE FROM search_items WHERE session_id = 'risky' "
-                                  "AND kind = 0"))
+                conn.execute(text("UPDATE tool_calls SET search_body = NULL "
+                                  "WHERE session_id = 'risky'"))
         finally:
             other.dispose()
         warned: list[str] = []

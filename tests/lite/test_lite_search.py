@@ -102,9 +102,10 @@ def test_a_session_whose_index_does_not_line_up_is_scanned_and_warned_of(
 
     path = tmp_path / "gap.sqlite"
     shutil.copy(lite_db, path)
-    with sqlite3.connect(path) as conn:  # an item of oh-1 that no call accounts for
-        conn.execute("INSERT INTO call_views (session_id, position, call_index, view, text) "
-                     "VALUES ('oh-1', 999, 0, 'command', 'git push --force')")
+    with store.TranscriptStore.open(str(path)) as writable:
+        writable.update_search_index()
+    with sqlite3.connect(path) as conn:  # oh-1's calls lose their text (revision 0023)
+        conn.execute("UPDATE tool_calls SET search_body = NULL WHERE session_id = 'oh-1'")
     conn.close()
     query = CallQuery(views=(ViewCondition("command", "git push"),))
     told: list[str] = []

@@ -30,7 +30,7 @@ EXPECTED_COLUMNS = {
     "tool_calls": {
         "session_id", "position", "call_index", "call_id", "id_minted", "raw_name", "wire_json",
         "arguments_status", "arguments_error", "arguments", "extras_json", "source",
-        "wire_version",
+        "wire_version", "search_body", "search_id",
     },
     "call_views": {"session_id", "position", "call_index", "view", "text"},
     "message_usage": {
@@ -53,7 +53,8 @@ EXPECTED_COLUMNS = {
     },
     "tool_results": {
         "session_id", "position", "result_index", "call_id", "call_position", "call_index",
-        "is_error", "name", "content_json", "extras_json", "source",
+        "is_error", "name", "content_json", "extras_json", "source", "search_body",
+        "search_id",
     },
     "tool_definitions": {
         "session_id", "name", "description", "parameters_json", "definition_json",
@@ -130,12 +131,14 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
         "ix_tool_calls_usage": (
             ["raw_name", "session_id", "position", "call_index", "arguments_status"], False
         ),
+        "ix_tool_calls_unindexed": (["session_id", "position"], False),
     },
     "tool_results": {
         "ix_tool_results_call": (["session_id", "call_position", "call_index"], False),
         "ix_tool_results_errors": (
             ["session_id", "call_position", "call_index", "is_error"], False
         ),
+        "ix_tool_results_unindexed": (["session_id", "position"], False),
     },
     "tool_definitions": {},
     "tool_aliases": {},
@@ -394,7 +397,8 @@ class TestDowngrade:
 
         assert migrate.current(migrated) == "0001"
         columns = {c["name"] for c in inspect(migrated).get_columns("tool_calls")}
-        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version"}
+        assert columns == EXPECTED_COLUMNS["tool_calls"] - {"wire_version", "search_body",
+                                                            "search_id"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
             "call_views", "source_files", "session_sources", "message_usage", "findings",
             "session_summaries", "tool_summary", "usage_summary",
@@ -410,8 +414,8 @@ class TestDowngrade:
         indexes = {ix["name"] for ix in inspector.get_indexes("tool_calls")}
         keys = {fk["name"] for fk in inspector.get_foreign_keys("tool_calls")}
         # (revision 0001's ix_tool_calls_raw_name is back: 0007's downgrade builds it again)
-        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {"ix_tool_calls_usage"} | {
-            "ix_tool_calls_raw_name"}
+        assert indexes == set(EXPECTED_INDEXES["tool_calls"]) - {
+            "ix_tool_calls_usage", "ix_tool_calls_unindexed"} | {"ix_tool_calls_raw_name"}
         assert keys == set(EXPECTED_FOREIGN_KEYS["tool_calls"])
         assert inspector.get_pk_constraint("tool_calls")["constrained_columns"] == [
             "session_id", "position", "call_index"

@@ -5,7 +5,8 @@ and results' text: the word index of every message (``message_search`` with its
 external-content ``message_fts``, whose ``tool`` rows hold the calls and results). The call
 index's ``search_fts`` holds no positions since revision 0021 (a quarter of the size), so it
 answers no phrase query, which Datasette's search box makes of every word: Datasette still
-serves it and ``search_items`` as tables."""
+serves it as a table and ``search_items`` (a view of the calls' and results' text since
+revision 0023)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_sqlite_utils_counts_every_table(store_file: Path) -> None:
 
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     counts = {row["table"]: row["count"] for row in json.loads(done.stdout)}
-    assert counts["search_fts"] == counts["search_items"] == 2  # one call, one result
+    assert counts["search_fts"] == 2  # one call, one result (read through its view)
     assert counts["message_usage"] == 2
     assert counts["tool_calls"] == 1
 
@@ -62,12 +63,16 @@ def test_datasette_serves_every_table_and_searches_the_call_text(store_file: Pat
     db = store_file.stem
 
     responses = _datasette(store_file, *(f"/{db}/{t}.json?_shape=array" for t in tables),
+                           f"/{db}/search_items.json?_shape=array",
                            f"/{db}/message_search.json?_shape=array&_search=ls+-la",
                            f"/{db}/message_search.json?_shape=array&_search=a.txt")
 
     for table, response in zip(tables, responses[:len(tables)], strict=True):
         assert response.status_code == 200, (table, response.text[:300])
-    assert "search_fts" in tables and "search_items" in tables
+    assert "search_fts" in tables and "search_items" not in tables  # a view since 0023
+    view = responses[len(tables)]
+    assert view.status_code == 200, view.text[:300]
+    assert sorted(row["kind"] for row in view.json()) == [0, 1]
     call_hit, result_hit = responses[-2].json(), responses[-1].json()
     assert [(r["role"], r["session_id"]) for r in call_hit] == [("tool", "s")]
     assert "ls -la" in call_hit[0]["body"]

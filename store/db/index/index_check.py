@@ -3,26 +3,27 @@ only).
 
 The chain (``store/db/proofs/chains.py``) covers the transcript: messages, calls, results. What the
 search catch-up (``store/db/index/search_index.py``) derives from it is not chained: the search
-index (``search_items``; on SQLite its FTS5 table ``search_fts``), the argument views
+text (``search_body`` of each call and result; on SQLite its FTS5 table ``search_fts``), the
+argument views
 (``call_views``) and the keyed digests of secrets (``call_secrets``). An edit of those rows
 would hide a call from ``calls search`` and from the ``rules check`` prefilter while
 ``verify`` stayed clean. :func:`check_derived` recomputes, for every call and result below
 its session's watermark, exactly the rows the catch-up writes (the same functions: decoded
 text, redaction, fold, views, digests) and compares them with the stored ones:
 
-* ``index_missing`` / ``index_extra`` / ``index_altered``: a ``search_items`` row that should
-  be there and is not, one that no call or result (below the watermark) accounts for, one
-  whose text or call link differs;
+* ``index_missing`` / ``index_extra`` / ``index_altered``: a call or result below the
+  watermark without its search text, one at or after it with a text (the catch-up has not
+  written it), a text that differs from the one its transcript gives;
 * ``view_missing`` / ``view_extra`` / ``view_altered``: the same for ``call_views``;
 * ``secret_missing`` / ``secret_extra`` / ``secret_altered``: the same for ``call_secrets``;
-* ``fts``: SQLite: an entry of ``search_fts`` that differs from the text of its item (the
-  index is compared with one built afresh from ``search_items.body``, in a temporary table;
-  the terms whose counts differ are then looked up per document);
+* ``fts``: SQLite: an entry of ``search_fts`` that differs from the text of its row (the
+  index is compared with one built afresh from the texts, in a temporary table; the terms
+  whose counts differ are then looked up per document);
 * ``index_watermark``: a watermark (``sessions.indexed_position``) past ``next_position``.
 
 The work is batched: a chunk of sessions per statement of each table, the text of equal
 arguments computed once (a cache), never one query per row. :func:`suspect_sessions` is the
-part the ``rules check`` prefilter and the searches rely on (the call items, the views, the
+part the ``rules check`` prefilter and the searches rely on (the call texts, the views, the
 FTS entries): the sessions it names are scanned exactly, their derived rows unused.
 """
 
@@ -41,9 +42,14 @@ from store.db.index.search_index import (
     SEARCH_FTS,
     SEARCH_ITEMS,
     has_search_index,
-    index_folded,
     nul_safe,
     view_texts,
+)
+from store.db.index.search_schema import (
+    MIN_TEXT,
+    UNINDEXED_PG,
+    UNINDEXED_SQLITE,
+    fts_trigrams,
 )
 from store.db.index.secrets import SecretRow, secret_rows, store_key
 from store.records.searchtext import call_search_text, fold, result_search_text
@@ -165,85 +171,52 @@ def suspect_sessions(conn: Connection, session_ids: Iterable[str] | None = None
     return out
 
 
-#: Structural checks (keys only, in SQL), ``{scope}`` / ``{where}`` for the session. Per
-#: session: the calls (results) below the watermark and how many of them have no item.
-_OWN_ITEM = (
-    ("a call below the watermark has no search item",
-     "SELECT t.session_id, count(*), sum(CASE WHEN NOT EXISTS (SELECT 1 FROM "
-     f"{SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id AND i.position = t.position "
-     f"AND i.kind = {KIND_CALL} AND i.item_index = t.call_index "
-     "AND i.call_position = t.position AND i.call_index = t.call_index) THEN 1 ELSE 0 END) "
-     "FROM tool_calls AS t JOIN sessions AS s ON s.session_id = t.session_id "
-     "WHERE t.position < s.indexed_position{scope} GROUP BY t.session_id"),
-    ("a result below the watermark has no search item",
-     "SELECT t.session_id, count(*), sum(CASE WHEN NOT EXISTS (SELECT 1 FROM "
-     f"{SEARCH_ITEMS} AS i WHERE i.session_id = t.session_id AND i.position = t.position "
-     f"AND i.kind = {KIND_RESULT} AND i.item_index = t.result_index "
-     "AND (i.call_position = t.call_position OR i.call_position IS NULL "
-     "AND t.call_position IS NULL) AND (i.call_index = t.call_index OR i.call_index IS NULL "
-     "AND t.call_index IS NULL)) THEN 1 ELSE 0 END) "
-     "FROM tool_results AS t JOIN sessions AS s ON s.session_id = t.session_id "
-     "WHERE t.position < s.indexed_position{scope} GROUP BY t.session_id"),
-)
-#: Per session: its call items, its result items, all its items (the key index only).
-_ITEM_COUNTS = (f"SELECT t.session_id, sum(CASE WHEN t.kind = {KIND_CALL} THEN 1 ELSE 0 END), "
-                f"sum(CASE WHEN t.kind = {KIND_RESULT} THEN 1 ELSE 0 END), count(*) "
-                f"FROM {SEARCH_ITEMS} AS t{{where}} GROUP BY t.session_id")
-_EXTRA_ITEM = "a search item that no call or result below the watermark accounts for"
-_VIEW_GAP = (
-    "an argument view that no call below the watermark accounts for",
-    f"SELECT DISTINCT t.session_id FROM {CALL_VIEWS} AS t LEFT JOIN sessions AS s "
-    "ON s.session_id = t.session_id WHERE (s.session_id IS NULL "
-    "OR t.position >= s.indexed_position OR NOT EXISTS (SELECT 1 FROM tool_calls AS c "
-    "WHERE c.session_id = t.session_id AND c.position = t.position "
-    "AND c.call_index = t.call_index)){scope}")
+#: Structural checks (SQL only, ``{scope}`` for the session, ``{unindexed}`` the backend's
+#: test of a row not caught up): the calls and results below the watermark without their
+#: text (revision 0023: the text is a column of the row, so a row cannot lose it to an edit
+#: of another table; on SQLite a row without its full-text id counts too;
+#: ``ix_tool_calls_unindexed`` / ``ix_tool_results_unindexed`` hold only those rows, so each
+#: is one probe of a nearly empty index) and a watermark past the stored messages.
+_UNINDEXED = tuple(
+    (f"a {what} below the watermark has no search text",
+     f"SELECT DISTINCT t.session_id FROM {table} AS t JOIN sessions AS s "
+     "ON s.session_id = t.session_id WHERE ({unindexed}) "
+     "AND t.position < s.indexed_position{scope}")
+    for what, table in (("call", "tool_calls"), ("result", "tool_results")))
 _WATERMARK = ("the watermark is past the stored messages",
               "SELECT t.session_id FROM sessions AS t "
               "WHERE t.indexed_position > t.next_position{scope}")
 
 
 def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str]:
-    """The sessions (all, or one) whose derived rows do not line up with the transcript by
-    their keys (session -> what): a call or result below the watermark without its search
-    item, an item or argument view that no stored call or result below the watermark
-    accounts for, a watermark past ``next_position``. SQL only, cheap enough for every
-    search; what it cannot see (an item's text, a view's text or a view removed, an FTS
-    entry) :func:`check_derived` recomputes. Every search checks all of them, whatever it
-    reads: a session whose keys were changed is not vouched for in any of its rows.
-
-    The items are checked by count, not by a second anti-join: each call (result) below the
-    watermark must find its own item (the anti-joins); then a session holding exactly as
-    many call (result) items as it has calls (results) below the watermark holds no other
-    item (each call found a distinct one: their keys differ), which a scan of the items'
-    key index counts per session."""
+    """The sessions (all, or one) whose derived text does not line up with the transcript
+    (session -> what): a call or result below the watermark without its search text (on
+    SQLite: or without its full-text id), a watermark past ``next_position``. SQL only, a
+    few probes, cheap enough for every search; what it cannot see (a text, an argument view
+    or an FTS entry edited or removed) ``verify``
+    recomputes (:func:`check_derived`). An argument view no call accounts for only makes a
+    search list a call it does not hold the text of, as an edited view does: ``verify``
+    reports both. Every search checks all of them, whatever it reads: a session whose text
+    does not line up is not vouched for in any of its rows."""
     pg = conn.dialect.name == "postgresql"
     mark = "%s" if pg else "?"
     out: dict[str, str] = {}
 
+    # (the partial indexes' own predicate, spelt the same, with the table's alias)
+    unindexed = (UNINDEXED_PG if pg else UNINDEXED_SQLITE).replace("search_", "t.search_")
+
     def run(sql: str) -> list[Any]:
         params: tuple[str, ...] = ()
         if session_id is None:
-            statement = sql.format(scope="", where="")
+            statement = sql.format(scope="", unindexed=unindexed)
         else:  # every table filtered by the session (on Citus: one shard, not all)
             statement = _CORRELATED.sub(
                 lambda m: f"{m.group(0)} AND {m.group(1)}.session_id = {mark}",
-                sql.format(scope=f" AND t.session_id = {mark}",
-                           where=f" WHERE t.session_id = {mark}"))
+                sql.format(scope=f" AND t.session_id = {mark}", unindexed=unindexed))
             params = (session_id,) * statement.count(mark)
         return list(conn.exec_driver_sql(statement, params).all())
 
-    if has_search_index(conn):
-        expected: dict[str, list[int]] = {}
-        for kind, (missing_what, sql) in enumerate(_OWN_ITEM):
-            for sid, count, missing in run(sql):
-                expected.setdefault(str(sid), [0, 0])[kind] = int(count)
-                if missing:
-                    out.setdefault(str(sid), missing_what)
-        for sid, calls, results, total in run(_ITEM_COUNTS):
-            want = expected.get(str(sid), [0, 0])
-            if (int(calls), int(results)) != (want[0], want[1]) or int(total) != want[0] + want[1]:
-                out.setdefault(str(sid), _EXTRA_ITEM)
-    for what, sql in (_VIEW_GAP, _WATERMARK):
+    for what, sql in (*_UNINDEXED, _WATERMARK):
         for (sid,) in run(sql):
             out.setdefault(str(sid), what)
     return out
@@ -269,11 +242,6 @@ def _check(conn: Connection, sessions: Sequence[tuple[str, int, int]], scope: _S
     pg = conn.dialect.name == "postgresql"
     indexed = has_search_index(conn)
     issues = _Issues()
-    if indexed and not index_folded(conn):
-        # an index built before the one folding is never used (searches scan every row) and
-        # the next catch-up of a writable store builds it again: its items are not compared
-        _log.info("the search index holds unfolded text: unused until it is built again")
-        indexed = False
     for sid, watermark, following in sessions:
         if watermark > following:
             issues.add("index_watermark", sid, None, None,
@@ -285,7 +253,7 @@ def _check(conn: Connection, sessions: Sequence[tuple[str, int, int]], scope: _S
     try:
         for at in range(0, len(sessions), _CHUNK):
             chunk = [sid for sid, _, _ in sessions[at:at + _CHUNK]]
-            _compare_chunk(cursor, pg, chunk, indexed, scope, texts, key, issues)
+            _compare_chunk(cursor, pg, chunk, scope, texts, key, issues)
     finally:
         cursor.close()
     if fts and indexed and not pg:
@@ -322,21 +290,21 @@ def _in(pg: bool, values: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
     return f"IN ({', '.join('?' * len(values))})", tuple(values)
 
 
-def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, scope: _Scope,
+def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], scope: _Scope,
                    texts: _Texts, key: bytes, issues: _Issues) -> None:
     test, params = _in(pg, chunk)
-    below = ("JOIN sessions AS s ON s.session_id = t.session_id "
-             f"WHERE t.session_id {test} AND t.position < s.indexed_position")
+    joined = ("JOIN sessions AS s ON s.session_id = t.session_id "
+              f"WHERE t.session_id {test} AND ")
+    below = joined + "t.position < s.indexed_position"
     cursor.execute("SELECT t.session_id, t.position, t.call_index, t.raw_name, t.arguments, "
-                   f"t.wire_json FROM tool_calls AS t {below}", params)
-    want_items: dict[tuple[str, int, int, int], tuple[Any, Any, str]] = {}
+                   f"t.wire_json, t.search_body, t.search_id FROM tool_calls AS t {below}",
+                   params)
     want_views: dict[tuple[str, int, int, str], str] = {}
     want_secrets: dict[tuple[Any, ...], set[SecretRow]] = {}
     unchecked: set[tuple[str, int, int]] = set()
-    for sid, pos, idx, raw_name, arguments, wire in cursor.fetchall():
+    for sid, pos, idx, raw_name, arguments, wire, stored, entry in cursor.fetchall():
         body, secrets = texts(call_search_text, wire)
-        if indexed:
-            want_items[(sid, pos, KIND_CALL, idx)] = (pos, idx, body)
+        _diff_text(issues, "call", sid, pos, idx, body, stored, pg or entry is not None)
         for row in secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets):
             want_secrets.setdefault(row[:5], set()).add(row)
         if scope.marked_only and not any(
@@ -347,21 +315,26 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], indexed: bool, s
         for view, value in view_texts(raw_name, arguments, texts.view):
             if scope.views is None or view in scope.views:
                 want_views[(sid, pos, idx, view)] = value
-    if indexed and (scope.results or scope.secrets):  # (the catch-up reads results then)
+    if scope.results or scope.secrets:
         cursor.execute("SELECT t.session_id, t.position, t.result_index, t.call_position, "
-                       f"t.call_index, t.content_json FROM tool_results AS t {below}", params)
-        for sid, pos, idx, cpos, cidx, content in cursor.fetchall():
+                       f"t.call_index, t.content_json, t.search_body, t.search_id "
+                       f"FROM tool_results AS t {below}", params)
+        for sid, pos, idx, cpos, cidx, content, stored, entry in cursor.fetchall():
             body, secrets = texts(result_search_text, content)
             if scope.results:
-                want_items[(sid, pos, KIND_RESULT, idx)] = (cpos, cidx, body)
+                _diff_text(issues, "result", sid, pos, idx, body, stored,
+                           pg or entry is not None)
             for row in secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx, secrets):
                 want_secrets.setdefault(row[:5], set()).add(row)
-    if indexed:
-        kinds = "" if scope.results else f" AND kind = {KIND_CALL}"
-        cursor.execute("SELECT session_id, position, kind, item_index, call_position, "
-                       f"call_index, body FROM {SEARCH_ITEMS} WHERE session_id {test}{kinds}",
-                       params)
-        _diff_items(want_items, cursor.fetchall(), issues)
+    tables = (("call", "tool_calls", "call_index"),) + (
+        (("result", "tool_results", "result_index"),) if scope.results else ())
+    for what, table, index in tables:  # text the catch-up has not written (yet)
+        cursor.execute(f"SELECT t.session_id, t.position, t.{index} FROM {table} AS t "
+                       f"{joined}t.position >= s.indexed_position "
+                       "AND (t.search_body IS NOT NULL OR t.search_id IS NOT NULL)", params)
+        for sid, pos, idx in cursor.fetchall():
+            issues.add("index_extra", str(sid), int(pos), int(idx),
+                       f"{what} {idx} has a search text but is not below the watermark")
     views = ""
     if scope.views is not None:
         views = " AND view IN (" + ", ".join(f"'{v}'" for v in scope.views) + ")"
@@ -385,28 +358,17 @@ def _selectable(value: str) -> bool:
     return len(value) >= _VIEW_CUT or any(mark in value for mark in _VIEW_MARKS)
 
 
-def _diff_items(want: dict[tuple[str, int, int, int], tuple[Any, Any, str]],
-                rows: Iterable[Any], issues: _Issues) -> None:
-    for sid, pos, kind, idx, cpos, cidx, body in rows:
-        item = (str(sid), int(pos), int(kind), int(idx))
-        what = _KINDS.get(item[2], f"kind {kind}")
-        expected = want.pop(item, None)
-        if expected is None:
-            issues.add("index_extra", item[0], item[1], item[3],
-                       f"a search item of {what} {idx} that no stored {what} below the "
-                       "watermark accounts for")
-        elif (cpos, cidx) != expected[:2]:
-            issues.add("index_altered", item[0], item[1], item[3],
-                       f"the search item of {what} {idx} links call {(cpos, cidx)}, the "
-                       f"transcript {expected[:2]}")
-        elif body != expected[2]:
-            issues.add("index_altered", item[0], item[1], item[3],
-                       f"the indexed text of {what} {idx} differs from the text of the "
-                       "transcript")
-    for (sid, pos, kind, idx) in sorted(want):
-        what = _KINDS[kind]
-        issues.add("index_missing", sid, pos, idx,
-                   f"{what} {idx} is below the watermark but has no search item")
+def _diff_text(issues: _Issues, what: str, sid: Any, pos: Any, idx: Any, body: str,
+               stored: Any, entered: bool) -> None:
+    """A call's or result's stored search text against the one its transcript gives;
+    ``entered``: it has its full-text id (SQLite; always on PostgreSQL)."""
+    if stored is None or not entered:
+        issues.add("index_missing", str(sid), int(pos), int(idx),
+                   f"{what} {idx} is below the watermark but has no search text"
+                   + ("" if stored is None else " in the full-text index"))
+    elif stored != body:
+        issues.add("index_altered", str(sid), int(pos), int(idx),
+                   f"the search text of {what} {idx} differs from the text of the transcript")
 
 
 def _diff_views(want: dict[tuple[str, int, int, str], str], rows: Iterable[Any],
@@ -447,11 +409,16 @@ def _diff_secrets(want: dict[tuple[Any, ...], set[SecretRow]], rows: Iterable[An
 
 def _fts_issues(conn: Connection, sids: Sequence[str]
                 ) -> Iterator[tuple[str, str | None, int | None, int | None, str]]:
-    """SQLite: the entries of ``search_fts`` that differ from ``search_items.body``. A
-    temporary FTS5 table (the same tokenizer) is built from the bodies; the two are compared
+    """SQLite: the entries of ``search_fts`` that differ from the rows' text (the view
+    ``search_items``: each call's and result's ``search_body`` with its entry id). A
+    temporary FTS5 table (the same tokenizer) is built from the texts; the two are compared
     term by term (document counts: ``fts5vocab`` ``row``), then, for the terms that differ,
-    document by document (``instance``, looked up by term). Temporary tables only: this
-    works on a read-only connection and changes nothing in the database."""
+    document by document (``instance``, looked up by term). Counts cannot show a session
+    whose entries moved as a whole (its number changed: the same entries under other ids), so
+    each session's first call with a text is also looked up under the id it must have
+    (:func:`_misplaced`). Temporary tables only: this works on a read-only connection and
+    changes nothing in the database."""
+    yield from _misplaced(conn, sids)
     scoped = len(sids) < _count(conn, "SELECT count(*) FROM sessions")
     scope: set[int] = set()
     statements = [
@@ -504,11 +471,13 @@ def _fts_issues(conn: Connection, sids: Sequence[str]
             docs.update(int(doc) for doc, _ in main ^ set(cursor.fetchall()))
         where: dict[int, tuple[str, int, int, int]] = {}
         ordered = sorted(docs)
-        for at in range(0, len(ordered), 500):
+        for at in range(0, len(ordered), 500):  # (an entry's id is its row's search_id)
             chunk = ordered[at:at + 500]
-            cursor.execute("SELECT id, session_id, position, kind, item_index FROM "
-                           f"{SEARCH_ITEMS} WHERE id IN ({', '.join('?' * len(chunk))})",
-                           tuple(chunk))
+            marks = ", ".join("?" * len(chunk))
+            cursor.execute(f"SELECT search_id, session_id, position, 0, call_index FROM "
+                           f"tool_calls WHERE search_id IN ({marks}) UNION ALL SELECT "
+                           "search_id, session_id, position, 1, result_index FROM "
+                           f"tool_results WHERE search_id IN ({marks})", (*chunk, *chunk))
             for doc, sid, pos, kind, idx in cursor.fetchall():
                 where[int(doc)] = (str(sid), int(pos), int(kind), int(idx))
     finally:
@@ -518,12 +487,40 @@ def _fts_issues(conn: Connection, sids: Sequence[str]
         found = where.get(doc)
         if found is None:
             yield ("fts", None, None, None,
-                   f"the full-text index holds document {doc}, which no search item has")
+                   f"the full-text index holds document {doc}, which no call or result has")
         else:
             sid, pos, kind, idx = found
             yield ("fts", sid, pos, idx,
                    f"the full-text entry of {_KINDS.get(kind, 'item')} {idx} differs from "
                    "its indexed text")
+
+
+def _misplaced(conn: Connection, sids: Sequence[str]
+               ) -> Iterator[tuple[str, str | None, int | None, int | None, str]]:
+    """SQLite: the sessions whose first call with a text (three characters or more) has no
+    entry under its ``search_id`` holding that text's trigrams: the ids no longer name the
+    entries (moved as a whole, which term counts cannot show). One indexed lookup per
+    session; a single row's id exchanged with another's is left to ``db index --rebuild``
+    (its entry's terms are all still counted)."""
+    wanted = set(sids)
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(  # (each session's first such call: one statement for all)
+            "SELECT s.session_id, c.search_id, c.position, c.call_index, c.search_body "
+            "FROM sessions AS s JOIN tool_calls AS c ON c.rowid = (SELECT t.rowid FROM "
+            "tool_calls AS t WHERE t.session_id = s.session_id AND t.search_id IS NOT NULL "
+            f"AND length(t.search_body) >= {MIN_TEXT} LIMIT 1) ORDER BY s.session_id")
+        for sid, entry, position, index, body in cursor.fetchall():
+            if sid not in wanted:
+                continue
+            cursor.execute(f"SELECT count(*) FROM {SEARCH_FTS} WHERE {SEARCH_FTS} MATCH ? "
+                           "AND rowid = ?", (fts_trigrams(body), entry))
+            hit = cursor.fetchone()
+            if hit is None or not hit[0]:
+                yield ("fts", str(sid), int(position), int(index),
+                       f"the full-text entry of call {index} is not under its id {entry}")
+    finally:
+        cursor.close()
 
 
 def _fts_detail(conn: Connection) -> str:

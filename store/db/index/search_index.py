@@ -10,26 +10,27 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
   rows and its ``next_position`` commit together, so a session whose watermark is behind
   shows exactly the committed rows to index. ``truncate`` lowers the watermark with
   ``next_position``.
-* **Items**: ``search_items`` holds one row per call and per result: its key and the call it
-  belongs to (a call: itself; a result: its linked call, NULL for an orphan). The decoded text is
-  ``search_items.body``; on SQLite it is indexed by ``search_fts`` (FTS5, trigram, an
-  external-content table over ``search_items`` since revision 0008, so sqlite-utils and
-  Datasette read it; keyed by the item's id, which ``AUTOINCREMENT`` never reuses; without
-  positions since revision 0021, ``detail=none``: a search asks it for the items holding the
-  needle's trigrams and ``instr`` on the body decides, store/audit/hits.py); on
-  PostgreSQL by a pg_trgm GIN index (``fastupdate`` on: a bulk catch-up lands in the pending
-  list and is merged in one go). Items cascade away with their message, so no stale text survives a
-  truncate or a deleted session (on SQLite a trigger takes their text out of ``search_fts``,
-  revision 0008).
+* **Text in the rows** (revision 0023): each call's and result's decoded text is its own
+  ``search_body`` column (NULL until the catch-up reaches it), so a row and its text cannot
+  part: a search checks that no call or result below the watermark lacks its text with one
+  probe of ``ix_tool_calls_unindexed`` / ``ix_tool_results_unindexed`` (partial: the rows
+  whose text is NULL), not an anti-join of two tables (``store/db/index/index_check.py``). On
+  SQLite the text is indexed by ``search_fts`` (FTS5, trigram, ``detail=none``: a search asks
+  it for the rows holding the needle's trigrams and ``instr`` on the text decides), each
+  entry under its row's ``search_id`` (given here, in order: close ids keep FTS5's varint
+  deltas short; a row caught up again keeps its id), an external-content table over the view
+  ``search_items`` (so sqlite-utils and Datasette read it); triggers take a deleted row's
+  text out of it. On PostgreSQL a pg_trgm GIN on each
+  ``search_body`` (``fastupdate`` on: a bulk catch-up lands in the pending list and is
+  merged in one go).
 * **When**: at the first search after new writes when the store is writable
   (``store.audit.search``), at the end of ``transcript-store import`` (shown in its
   progress), or from ``transcript-store db index`` / ``TranscriptStore.update_search_index``.
   A chunk of sessions per transaction, their rows locked meanwhile.
 * **Folded**: the text is stored folded (``store.records.searchtext.fold``) and needles are
-  folded before SQL, so the index and the tail scan agree; an index without the mark of
-  folded text (:data:`FOLDED_MARK`, built by 0.2.0) is not used, and the next catch-up of a
-  writable store builds it again. After bulk work the catch-up refreshes the PostgreSQL
-  statistics of the tables a search joins (:func:`refresh_statistics`).
+  folded before SQL, so the index and the tail scan agree. After bulk work the catch-up
+  refreshes the PostgreSQL statistics of the tables a search joins
+  (:func:`refresh_statistics`).
 * **No secrets** (revision 0011): the text and the argument views are indexed redacted
   (``store.trust.secrets.index_text``: the detectors' markers instead of the secrets), and
   the keyed digest of each secret found goes to ``call_secrets`` (``store/db/index/secrets.py``)
@@ -120,80 +121,19 @@ _PRESENT: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
 
 
 def has_search_index(conn: Connection) -> bool:
-    """Whether this database has the search index (an SQLite library without FTS5's trigram
-    tokenizer gets none: searches then scan every row exactly, as the tail is scanned)."""
+    """Whether this database has a full-text index of the call text (PostgreSQL: the trigram
+    GIN; SQLite: ``search_fts``, which an SQLite library without FTS5's trigram tokenizer
+    does not get: searches then scan every row exactly, as the tail is scanned)."""
     if conn.dialect.name != "sqlite":
         return True
     key = conn.engine
     known = _PRESENT.get(key)
     if known is None:
         found = conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            (SEARCH_ITEMS, SEARCH_FTS)).scalar_one()
-        known = _PRESENT[key] = found == 2
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+            (SEARCH_FTS,)).scalar_one()
+        known = _PRESENT[key] = found == 1
     return known
-
-
-#: The index holds folded text (``store.records.searchtext.fold``) when this mark is set:
-#: SQLite ``PRAGMA user_version``, PostgreSQL the comment of ``search_items`` (both outside
-#: the Alembic schema; an index of 0.2.0 holds the text as written, and is built again).
-FOLDED_MARK = 1
-_PG_MARK = f"transcript-store search text: folded {FOLDED_MARK}"
-_FOLDED: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
-
-
-def index_folded(conn: Connection) -> bool:
-    """Whether the search index can answer a folded needle: its text is folded (the mark is
-    set), or it holds nothing. An index of unfolded text (built before) is not used: a
-    search then scans every row exactly, and a writable store's catch-up builds it again."""
-    return _marked(conn) or conn.exec_driver_sql(
-        f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
-
-
-def _marked(conn: Connection) -> bool:
-    key = conn.engine
-    if _FOLDED.get(key):
-        return True
-    if conn.dialect.name == "postgresql":
-        marked = conn.exec_driver_sql(
-            "SELECT obj_description('search_items'::regclass, 'pg_class')").scalar() == _PG_MARK
-    else:
-        marked = conn.exec_driver_sql("PRAGMA user_version").scalar() == FOLDED_MARK
-    if marked:
-        _FOLDED[key] = True
-    return marked
-
-
-def mark_folded(conn: Connection) -> bool:
-    """Set the mark of an index of folded text (in the caller's transaction, which must
-    leave the index empty or folded); False when the database refuses (PostgreSQL: not the
-    owner of ``search_items``)."""
-    if conn.dialect.name != "postgresql":
-        conn.exec_driver_sql(f"PRAGMA user_version = {FOLDED_MARK}")
-        return True
-    savepoint = conn.begin_nested()
-    try:
-        conn.exec_driver_sql(f"COMMENT ON TABLE {SEARCH_ITEMS} IS '{_PG_MARK}'")
-        savepoint.commit()
-    except Exception:  # noqa: BLE001 - not the owner: the index stays unused, searches scan
-        savepoint.rollback()
-        return False
-    return True
-
-
-def _refold(conn: Connection) -> None:
-    """Forget an index of unfolded text and mark the empty index folded (one transaction);
-    the catch-up then builds it again. Without the right to mark it, nothing changes."""
-    if _marked(conn):  # (another process did it meanwhile)
-        return
-    empty = conn.exec_driver_sql(f"SELECT 1 FROM {SEARCH_ITEMS} LIMIT 1").first() is None
-    if not mark_folded(conn):
-        _log.warning("the search index cannot be marked as holding folded text (not the "
-                     "owner of %s): searches scan every row once it holds any", SEARCH_ITEMS)
-        return
-    if not empty:
-        for statement in rebuild_statements(conn.dialect.name):
-            conn.exec_driver_sql(statement)
 
 
 def lagging(conn: Connection, *, limit: int | None = None, session_id: str | None = None
@@ -210,9 +150,11 @@ def lagging(conn: Connection, *, limit: int | None = None, session_id: str | Non
 
 
 #: What each reader of the calls needs after (position, call_index): the text index the wire
-#: text, the argument views the raw name and the queryable arguments.
+#: text, the argument views the raw name and the queryable arguments; the catch-up also the
+#: text stored before (a row caught up again: its old entry leaves the full-text index).
 _TEXT = "wire_json"
 _VIEWS = "raw_name, arguments"
+_MADE = f"{_VIEWS}, {_TEXT}, search_body, search_id"
 
 
 def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
@@ -225,15 +167,24 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     calls = cursor.fetchall()
     found: list[Any] = []
     if results:
-        cursor.execute("SELECT position, result_index, call_position, call_index, content_json "
-                       f"FROM tool_results WHERE session_id = {p} AND position >= {p}{bound}",
-                       params)
+        old = ", search_body, search_id" if "search_body" in columns else ""
+        cursor.execute("SELECT position, result_index, call_position, call_index, content_json"
+                       f"{old} FROM tool_results WHERE session_id = {p} AND position >= {p}"
+                       f"{bound}", params)
         found = cursor.fetchall()
     return calls, found
 
 
+def _next_id(cursor: Any) -> int:
+    """SQLite: the first free ``search_id`` (after the largest of either table: their unique
+    indexes' last entries; the writer holds the lock)."""
+    cursor.execute("SELECT max(coalesce((SELECT max(search_id) FROM tool_calls), 0), "
+                   "coalesce((SELECT max(search_id) FROM tool_results), 0))")
+    return int(cursor.fetchone()[0]) + 1
+
+
 def nul_safe(text: str) -> str:
-    """The text PostgreSQL's ``search_items.body`` holds (NUL made U+FFFD)."""
+    """The text PostgreSQL's ``search_body`` holds (NUL made U+FFFD)."""
     return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
@@ -246,8 +197,6 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     > 1: the texts of the chunks ahead are made in that many worker processes meanwhile
     (``store/db/index/ahead.py``; the same rows are written)."""
     total = IndexUpdate()
-    if has_search_index(read_conn) and not _marked(read_conn):
-        write(_refold)  # an index built before the one folding: built again, folded
     behind = lagging(read_conn)
     waiting = len(behind)
     if not waiting:
@@ -257,8 +206,7 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
-        ahead = start(workers, behind, CHUNK_SESSIONS,
-                      _read_ahead(read_conn, has_search_index(read_conn)), make_items)
+        ahead = start(workers, behind, CHUNK_SESSIONS, _read_ahead(read_conn), make_items)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
@@ -291,14 +239,14 @@ _SETTLE_ITEMS = 2000
 
 #: The tables an import fills and a search joins: their statistics are kept current after
 #: bulk work (``refresh_statistics``).
-ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", SEARCH_ITEMS,
-                   CALL_VIEWS)
+ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", CALL_VIEWS)
 
 
 def _merge_pending(conn: Connection) -> None:
     """Merge the pending list of the trigram GIN into the index in one go, so that the next
     search reads a built index (skipped without the rights)."""
-    _quietly(conn, "SELECT gin_clean_pending_list('ix_search_items_body_trgm')")
+    for index in ("ix_tool_calls_search_trgm", "ix_tool_results_search_trgm"):
+        _quietly(conn, f"SELECT gin_clean_pending_list('{index}')")
 
 
 def refresh_statistics(conn: Connection) -> list[str]:
@@ -330,8 +278,8 @@ def _quietly(conn: Connection, statement: str) -> bool:
     return True
 
 
-def _read_ahead(conn: Connection, indexed: bool) -> Callable[[Sequence[tuple[str, int, int]]],
-                                                            list[tuple[Any, Any]]]:
+def _read_ahead(conn: Connection) -> Callable[[Sequence[tuple[str, int, int]]],
+                                              list[tuple[Any, Any]]]:
     """The rows of a planned chunk as :class:`store.db.index.ahead.Ahead` takes them."""
     pg = conn.dialect.name == "postgresql"
 
@@ -340,10 +288,10 @@ def _read_ahead(conn: Connection, indexed: bool) -> Callable[[Sequence[tuple[str
         cursor = conn.connection.cursor()
         try:
             for sid, start, stop in chunk:
-                call_rows, result_rows = _rows(cursor, pg, sid, start, stop, indexed,
+                call_rows, result_rows = _rows(cursor, pg, sid, start, stop, True,
                                                f"{_VIEWS}, {_TEXT}")
                 out += [((sid, KIND_CALL, pos, idx), (sid, pos, raw_name, arguments, wire,
-                                                      indexed))
+                                                      True))
                         for pos, idx, raw_name, arguments, wire in call_rows]
                 out += [((sid, KIND_RESULT, pos, idx), (sid, pos, content))
                         for pos, idx, _cpos, _cidx, content in result_rows]
@@ -376,77 +324,97 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
         chunk = locked
     if not chunk:
         return IndexUpdate()
-    indexed = has_search_index(conn)
+    fts = not pg and has_search_index(conn)
+    citus_or_sqlite = citus or not pg
     cursor = conn.connection.cursor()
     try:
         views: list[tuple[Any, ...]] = []
         found: set[SecretRow] = set()
         key = store_key(conn)
-        # Every session's rows first, then their texts: on PostgreSQL the texts stream into
-        # the COPY as they are made, so that the server indexes them (the trigram GIN) while
-        # this process makes the next ones.
-        fetched = [(sid, _rows(cursor, pg, sid, start, stop, indexed, f"{_VIEWS}, {_TEXT}"))
+        fetched = [(sid, _rows(cursor, pg, sid, start, stop, True, _MADE))
                    for sid, start, stop in chunk]
         calls = sum(len(c) for _, (c, _) in fetched)
         results = sum(len(r) for _, (_, r) in fetched)
+        given = _next_id(cursor) if not pg else 0
+        bodies: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
+        entries: list[tuple[int, str]] = []  # (search_fts id, text)
+        stale: list[tuple[int, str]] = []  # entries of rows caught up again
 
-        def made() -> Iterator[tuple[tuple[Any, ...], str]]:
-            for sid, (call_rows, result_rows) in fetched:
-                for pos, idx, raw_name, arguments, wire in call_rows:
-                    inputs = (sid, pos, raw_name, arguments, wire, indexed)
-                    call = ahead.made((sid, KIND_CALL, pos, idx), inputs) if ahead else None
-                    folded, secrets, call_views = call or call_made(inputs)
-                    if secrets:
-                        found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx,
-                                                 secrets))
-                    if folded is not None:
-                        yield (sid, pos, KIND_CALL, idx, pos, idx), folded
-                    for view, value in call_views:
-                        views.append((sid, pos, idx, view, value))
-                for pos, idx, cpos, cidx, content in result_rows:
-                    given = (sid, pos, content)
-                    result = ahead.made((sid, KIND_RESULT, pos, idx), given) if ahead else None
-                    folded, secrets = result or result_made(given)
-                    if secrets:
-                        found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
-                                                 secrets))
-                    yield (sid, pos, KIND_RESULT, idx, cpos, cidx), folded
+        def entry(body: str, old_body: str | None, old_id: int | None) -> int | None:
+            """The row's ``search_id`` (SQLite; a row caught up again keeps its own, its
+            old entry taken out) and its full-text entry."""
+            nonlocal given
+            if pg:
+                return None
+            if old_id is None:
+                old_id, given = given, given + 1
+            elif fts and old_body is not None:
+                stale.append((old_id, old_body))
+            if fts:
+                entries.append((old_id, body))
+            return old_id
 
+        for sid, (call_rows, result_rows) in fetched:
+            for pos, idx, raw_name, arguments, wire, old_body, old_id in call_rows:
+                inputs = (sid, pos, raw_name, arguments, wire, True)
+                call = ahead.made((sid, KIND_CALL, pos, idx), inputs) if ahead else None
+                folded, secrets, call_views = call or call_made(inputs)
+                body = folded or ""
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets))
+                bodies[KIND_CALL].append((nul_safe(body) if pg else body,
+                                          entry(body, old_body, old_id), sid, pos, idx))
+                for view, value in call_views:
+                    views.append((sid, pos, idx, view, value))
+            for pos, idx, cpos, cidx, content, old_body, old_id in result_rows:
+                given_inputs = (sid, pos, content)
+                result = (ahead.made((sid, KIND_RESULT, pos, idx), given_inputs) if ahead
+                          else None)
+                body, secrets = result or result_made(given_inputs)
+                if secrets:
+                    found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
+                                             secrets))
+                bodies[KIND_RESULT].append((nul_safe(body) if pg else body,
+                                            entry(body, old_body, old_id), sid, pos, idx))
         mark = "%s" if pg else "?"
-        if pg and indexed:
-            with cursor.copy("COPY search_items (session_id, position, kind, item_index, "
-                             "call_position, call_index, body) FROM STDIN") as copy:
-                for item, text in made():
-                    copy.write_row((*item, nul_safe(text)))
-        made_rows = [] if pg and indexed else list(made())
-        items = [item for item, _ in made_rows]
-        texts = [text for _, text in made_rows]
+        # The chunk owns its sessions' rows from the watermark on: what derived rows are
+        # there (a watermark lowered behind the catch-up's back) are made again, not doubled.
+        lowered = [(sid, start) for sid, start, _ in chunk if start > 0]
+        for table in (CALL_VIEWS, "call_secrets") if lowered else ():
+            cursor.executemany(f"DELETE FROM {table} WHERE session_id = {mark} "
+                               f"AND position >= {mark}", lowered)
+        if stale:
+            cursor.executemany(f"INSERT INTO {SEARCH_FTS} ({SEARCH_FTS}, rowid, body) "
+                               "VALUES ('delete', ?, ?)", stale)
+        for kind, (table, index) in enumerate((("tool_calls", "call_index"),
+                                               ("tool_results", "result_index"))):
+            if not bodies[kind]:
+                continue
+            if citus_or_sqlite:
+                cursor.executemany(
+                    f"UPDATE {table} SET search_body = {mark}, search_id = {mark} "
+                    f"WHERE session_id = {mark} AND position = {mark} AND {index} = {mark}",
+                    bodies[kind])
+            else:  # one statement per chunk (no search_id: PostgreSQL has no FTS5)
+                texts, _, sids, positions, items = zip(*bodies[kind], strict=True)
+                cursor.execute(
+                    f"UPDATE {table} AS t SET search_body = v.body FROM unnest("
+                    "CAST(%s AS TEXT[]), CAST(%s AS VARCHAR[]), CAST(%s AS INTEGER[]), "
+                    "CAST(%s AS INTEGER[])) AS v(body, session_id, position, item) "
+                    "WHERE t.session_id = v.session_id AND t.position = v.position "
+                    f"AND t.{index} = v.item",
+                    [list(texts), list(sids), list(positions), list(items)])
+        if entries:
+            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)",
+                               entries)
         insert_secrets(cursor, pg, found)
         if views:
             cursor.executemany(f"INSERT INTO {CALL_VIEWS} (session_id, position, call_index, "
                                f"view, text) VALUES ({mark}, {mark}, {mark}, {mark}, {mark})",
                                views)
-        if not indexed:
-            cursor.executemany(
-                f"UPDATE sessions SET indexed_position = {mark} WHERE session_id = {mark}",
-                [(stop, sid) for sid, _, stop in chunk])
-        elif pg:
-            cursor.executemany("UPDATE sessions SET indexed_position = %s WHERE session_id = %s",
-                               [(stop, sid) for sid, _, stop in chunk])
-        else:
-            cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
-                           "WHERE name = 'search_items'), 0), "
-                           "coalesce((SELECT max(id) FROM search_items), 0))")
-            first = int(cursor.fetchone()[0]) + 1  # type: ignore[index]
-            ids = range(first, first + len(items))
-            bodies = list(zip(ids, texts, strict=True))
-            cursor.executemany(
-                "INSERT INTO search_items (id, session_id, position, kind, item_index, "
-                "call_position, call_index, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(i, *item, text) for (i, text), item in zip(bodies, items, strict=True)])
-            cursor.executemany(f"INSERT INTO {SEARCH_FTS} (rowid, body) VALUES (?, ?)", bodies)
-            cursor.executemany("UPDATE sessions SET indexed_position = ? WHERE session_id = ?",
-                               [(stop, sid) for sid, _, stop in chunk])
+        cursor.executemany(
+            f"UPDATE sessions SET indexed_position = {mark} WHERE session_id = {mark}",
+            [(stop, sid) for sid, _, stop in chunk])
     finally:
         cursor.close()
     return IndexUpdate(len(chunk), calls, results)
@@ -531,20 +499,17 @@ def fts_query(needle: str) -> str:
 
 
 def rebuild_statements(dialect: str, *, indexed: bool = True) -> Iterator[str]:
-    """Forget the whole index (it is then caught up from the start), e.g. to drop the
-    rows an older revision's contentless FTS table kept for deleted items, or rows edited
-    behind the catch-up's back (``verify``). One transaction. ``indexed``: the database has
-    ``search_items`` (an SQLite library without FTS5 trigram has only the views)."""
+    """Forget the whole index (it is then caught up from the start), e.g. to drop rows
+    edited behind the catch-up's back (``verify``). One transaction. ``indexed``: SQLite has
+    ``search_fts`` (an SQLite library without FTS5 trigram has only the text and views)."""
     if indexed and dialect == "sqlite":
-        # The FTS index is emptied whole ('delete-all'), not item by item through the
-        # delete trigger: an index that differs from the items (edited behind the
-        # catch-up's back) would make FTS5 report the file as malformed. The trigger skips
-        # an item without text.
-        yield f"UPDATE {SEARCH_ITEMS} SET body = NULL WHERE body IS NOT NULL"
-        yield f"DELETE FROM {SEARCH_ITEMS}"
+        # The FTS index is emptied whole ('delete-all'), not row by row through the delete
+        # triggers: an index that differs from the text (edited behind the catch-up's back)
+        # would make FTS5 report the file as malformed.
         yield f"INSERT INTO {SEARCH_FTS}({SEARCH_FTS}) VALUES ('delete-all')"
-    elif indexed:
-        yield f"DELETE FROM {SEARCH_ITEMS}"
+    for table in ("tool_calls", "tool_results"):
+        yield (f"UPDATE {table} SET search_body = NULL, search_id = NULL "
+               "WHERE search_body IS NOT NULL OR search_id IS NOT NULL")
     yield f"DELETE FROM {CALL_VIEWS}"
     yield "DELETE FROM call_secrets"
     yield "UPDATE sessions SET indexed_position = 0 WHERE indexed_position <> 0"

@@ -2,10 +2,11 @@
 
 Revision 0004 creates four portable indexes (declared in ``store/db/schema/tables.py``) and, on
 PostgreSQL, the JSONB GIN over arguments; revision 0005 the search index of
-``store/db/index/search_index.py`` (``search_items``; SQLite ``search_fts``), which is caught up
-from a watermark off the write path and differs per backend. Alembic must not compare those
-with the code (it would report them as drift): :func:`include_name` is the ``include_name``
-hook that ``migrations/env.py`` gives Alembic.
+``store/db/index/search_index.py`` (since revision 0023 the ``search_body`` of each call and
+result, with SQLite's ``search_fts`` over the view ``search_items`` and PostgreSQL's trigram
+GINs), which is caught up from a watermark off the write path and differs per backend.
+Alembic must not compare those with the code (it would report them as drift):
+:func:`include_name` is the ``include_name`` hook that ``migrations/env.py`` gives Alembic.
 
 Which index serves which query of ``store.audit.search`` / ``usage`` (the same on both backends
 unless two are given; ``bench/audit.py`` prints the plans, ``tests/integration/test_audit.py``
@@ -31,18 +32,18 @@ search: time range                    ``ix_messages_created_at``
 search: session                       the primary key of ``tool_calls``
 search: a call's time                 ``ix_messages_time`` (covering; SQLite is told
                                       ``INDEXED BY`` it)
-search: argument ``eq``               a string value: ``search_fts`` / ``search_items``
+search: argument ``eq``               a string value: ``search_fts`` / ``search_body``
                                       (its decoded text holds the value), then
                                       ``json_extract`` decides; PostgreSQL:
                                       ``ix_tool_calls_arguments_gin`` (``@>``,
                                       ``jsonb_path_ops``), then ``#>`` decides
 search: argument ``contains``         ``search_fts`` (trigrams) / the pg_trgm GIN
-                                      of ``search_items.body`` (``LIKE``, folded), then
+                                      of ``search_body`` (``LIKE``, folded), then
                                       ``json_extract``/``#>>`` and ``instr``/``strpos``
                                       decide
 search: full text                     ``search_fts`` (FTS5 trigram ``MATCH``, then
                                       ``instr`` on the body) /
-                                      ``ix_search_items_body_trgm`` (``LIKE``) over the folded
+                                      ``ix_tool_calls_search_trgm`` (``LIKE``) over the folded
                                       decoded text of calls and results, plus an exact
                                       scan of what is not indexed yet; the matching keys
                                       then drive the join
@@ -63,7 +64,8 @@ at a path contains a needle only if the decoded text does: that is what makes th
 pre-filter for argument conditions.
 
 **SQLite caveat.** When the SQLite library lacks FTS5 or the trigram tokenizer (before 3.34),
-revision 0005 skips ``search_items``/``search_fts`` and searches scan every row exactly
+revision 0023 skips ``search_fts`` (the text is kept all the same) and searches scan every row
+exactly
 (same results, slower).
 """
 
@@ -76,10 +78,13 @@ import orjson
 
 __all__ = [
     "MIN_TEXT",
+    "UNINDEXED_PG",
+    "UNINDEXED_SQLITE",
     "PG_ARGUMENTS_GIN",
     "SEARCH_TABLES",
     "SQL_ONLY_INDEXES",
     "escaped",
+    "fts_rows_sql",
     "fts_trigrams",
     "include_name",
     "like_pattern",
@@ -96,9 +101,31 @@ SEARCH_TABLES = ("search_items", "search_fts", "tool_calls_fts", "tool_results_f
 SQL_ONLY_INDEXES = frozenset({PG_ARGUMENTS_GIN, "ix_tool_calls_text_trgm",
                               "ix_tool_results_text_trgm", "ix_search_items_body_trgm",
                               "ux_search_items_key", "ix_message_search_tsv",
-                              "ux_message_search_key"})
+                              "ux_message_search_key", "ux_tool_calls_search_id",
+                              "ux_tool_results_search_id", "ix_tool_calls_search_trgm",
+                              "ix_tool_results_search_trgm"})
 #: The shortest full-text needle: trigram indexes need three characters.
 MIN_TEXT = 3
+
+#: A call or result the search catch-up has not reached (revision 0023): no text, and on SQLite
+#: no entry in the full-text index either (the partial indexes ``ix_tool_calls_unindexed`` /
+#: ``ix_tool_results_unindexed`` of ``store/db/schema/tables.py`` hold those rows; a query
+#: spells the same predicate to be answered from them).
+UNINDEXED_SQLITE = "search_body IS NULL OR search_id IS NULL"
+UNINDEXED_PG = "search_body IS NULL"
+
+
+def fts_rows_sql(kind: int, columns: str, match: str, condition: str) -> str:
+    """SQLite: a ``SELECT columns`` (SQL on the row, aliased ``c``) of the calls (``kind``
+    0) or results (1) whose ``search_fts`` entry matches ``match`` (SQL text, e.g. a bound
+    parameter) and that meet ``condition`` (SQL on ``c``, e.g. ``instr(c.search_body, :n) >
+    0``). An entry's id is its row's ``search_id`` (revision 0023): the matches drive the
+    join (``CROSS JOIN`` keeps the full-text index the outer loop), each row found by
+    ``ux_tool_calls_search_id`` / ``ux_tool_results_search_id``."""
+    table = "tool_calls" if kind == 0 else "tool_results"
+    return (f"SELECT {columns} FROM (SELECT rowid AS id FROM search_fts "
+            f"WHERE search_fts MATCH {match}) AS f CROSS JOIN {table} AS c "
+            f"ON c.search_id = f.id WHERE {condition}")
 
 
 def include_name(name: str | None, type_: str, parent_names: Mapping[str, Any]) -> bool:

@@ -4,8 +4,8 @@
   checked (it exists, it is not held), a tombstone is written (session, when, kind, how
   many messages, the chain digest of the last one, why, who) and its session row is
   deleted, which cascades to every row it owns (messages, calls, results, argument views,
-  search items, tool definitions, holds; on SQLite a trigger on ``search_items`` takes each
-  text out of the external-content FTS5 index, revision 0008). Then the bytes:
+  search text, tool definitions, holds; on SQLite triggers take each text out of the
+  external-content FTS5 index, revision 0023). Then the bytes:
   on SQLite the transaction runs with ``secure_delete`` (freed space is zeroed), the FTS5
   index is merged into one segment (``optimize``: old segments that held the text are freed)
   and the WAL is checkpointed and truncated after the commit; on PostgreSQL the rows are

@@ -2,7 +2,7 @@
 driver-level readers use (persistence; no SQLAlchemy).
 
 The search index's read side (``store.db.index.search_index``: ``has_search_index``,
-``index_folded``, ``lagging``, ``tail_keys``, ``view_tail``; ``store.db.index.index_check``:
+``lagging``, ``tail_keys``, ``view_tail``; ``store.db.index.index_check``:
 ``index_gaps``) runs its own SQL text on the driver (``conn.exec_driver_sql``, the DBAPI
 cursor of ``conn.connection``). :class:`DriverConnection` gives them exactly that over a
 read-only ``sqlite3`` connection, so the stdlib call search (``store.audit.lite_search``)

@@ -10,8 +10,8 @@ table of the coordinator. The plan is derived from :data:`store.db.schema.tables
 table
 added by a later revision is covered without editing this module; :data:`LOCAL_TABLES` and
 :data:`REFERENCE_TABLES` override the rule, :data:`SQL_TABLES` adds the tables created by SQL
-(the search index: ``search_items``, co-located too, so that its catch-up is a shard-local
-``INSERT ... SELECT`` and a search joins it to the calls on each shard).
+(the message index: ``message_search``, co-located too, so that its catch-up is a shard-local
+``INSERT ... SELECT`` and a search joins it to the messages on each shard).
 
 Distribution is idempotent (tables already in the right form are left alone), runs in one
 transaction (it all happens or nothing does), moves the rows already stored into the shards,
@@ -68,7 +68,7 @@ LOCAL_TABLES: frozenset[str] = frozenset({"alembic_version"})
 REFERENCE_TABLES: frozenset[str] = frozenset({"tool_aliases"})
 #: Tables that revisions create with SQL on PostgreSQL, outside ``store/db/schema/tables.py`` (the
 #: search index of ``store/db/index/search_index.py``, revision 0005), and the form they take.
-SQL_TABLES: dict[str, Kind] = {"search_items": "distributed", "message_search": "distributed"}
+SQL_TABLES: dict[str, Kind] = {"message_search": "distributed"}
 #: The distribution column, and the table every distributed table is co-located with.
 DISTRIBUTION_COLUMN = "session_id"
 ANCHOR_TABLE = "sessions"

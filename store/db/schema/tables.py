@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
+from store.db.index.search_schema import UNINDEXED_PG, UNINDEXED_SQLITE
 from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "trust_keys",
     "usage_summary",
     "WIRE_VERSION",
+    "written_columns",
 ]
 
 #: Named constraints from the first revision on: SQLite batch migrations need names to drop
@@ -82,6 +84,17 @@ WIRE_VERSION = 1
 # Arguments as JSON: SQLite's JSON1 text, PostgreSQL's JSONB (GIN-indexable, issue 5).
 QueryableJSON = JSON().with_variant(JSONB(), "postgresql")
 UTCDateTime = DateTime(timezone=True)
+
+def _search_columns() -> list[Column[object]]:
+    """The columns of a call or result the search catch-up derives (revision 0023)."""
+    return [
+        Column("search_body", Text, doc="derived: the decoded, redacted, folded text the call "
+                                        "search reads; NULL until the catch-up"),
+        Column("search_id", Integer, doc="derived, SQLite: the id of its entry in search_fts "
+                                         "(unique: ux_tool_calls_search_id / "
+                                         "ux_tool_results_search_id); NULL on PostgreSQL"),
+    ]
+
 
 sessions = Table(
     "sessions",
@@ -208,6 +221,7 @@ tool_calls = Table(
         server_default="1",
         doc="which canonical form wrote wire_json (WIRE_VERSION)",
     ),
+    *_search_columns(),
     ForeignKeyConstraint(
         ["session_id", "position"],
         ["messages.session_id", "messages.position"],
@@ -221,6 +235,10 @@ tool_calls = Table(
     # backend has (FTS5, GIN) are in store/db/index/search_schema.py.
     Index("ix_tool_calls_usage", "raw_name", "session_id", "position", "call_index",
           "arguments_status"),
+    # The calls the search catch-up has not reached (revision 0023): few rows, so that a search
+    # checks in one probe that every call below the watermark has its text.
+    Index("ix_tool_calls_unindexed", "session_id", "position",
+          sqlite_where=text(UNINDEXED_SQLITE), postgresql_where=text(UNINDEXED_PG)),
 )
 
 tool_results = Table(
@@ -237,12 +255,16 @@ tool_results = Table(
     Column("content_json", Text, nullable=False, doc="the result content exactly as recorded"),
     Column("extras_json", Text),
     Column("source", String),
+    *_search_columns(),
     ForeignKeyConstraint(
         ["session_id", "position"],
         ["messages.session_id", "messages.position"],
         ondelete="CASCADE",
     ),
     Index("ix_tool_results_call", "session_id", "call_position", "call_index"),
+    # The results the search catch-up has not reached (revision 0023), as for the calls.
+    Index("ix_tool_results_unindexed", "session_id", "position",
+          sqlite_where=text(UNINDEXED_SQLITE), postgresql_where=text(UNINDEXED_PG)),
 )
 
 # Audit (revision 0004): error results only (few rows), for the usage summary's error count and
@@ -541,3 +563,13 @@ log_state = Table(
     Column("origin", String, nullable=False, doc="the checkpoints' origin line (random id)"),
     Column("created_at", UTCDateTime, nullable=False),
 )
+
+
+#: Columns the search catch-up derives and fills later (revision 0023): not written by an
+#: append, not copied by a fork.
+DERIVED_COLUMNS = frozenset({"search_body", "search_id"})
+
+
+def written_columns(table: Table) -> list[Column[object]]:
+    """The columns of ``table`` an append writes (every one but the derived ones)."""
+    return [c for c in table.columns if c.name not in DERIVED_COLUMNS]

@@ -23,6 +23,7 @@ from sqlalchemy import (
     ClauseElement,
     DateTime,
     Integer,
+    Table,
     Text,
     and_,
     bindparam,
@@ -56,6 +57,7 @@ from store.db.schema.tables import (
     tool_aliases,
     tool_calls,
     tool_results,
+    written_columns,
 )
 
 __all__ = ["LOAD_ALIASES", "LOAD_CALLS", "LOAD_MESSAGES", "LOAD_RESULTS", "LOAD_SESSION",
@@ -116,7 +118,8 @@ class Statements:
         self.json = _json_text
         sid: Any = bindparam("sid")
         insert_fn: Any = postgresql.insert if self.postgres else sqlite.insert
-        upsert = insert_fn(sessions)
+        upsert = insert_fn(sessions).values(
+            {c.name: bindparam(c.name) for c in written_columns(sessions)})
         #: Create the session if missing and lock its row (a no-op update on conflict takes the
         #: row lock on PostgreSQL; SQLite holds the write lock since BEGIN IMMEDIATE).
         self.upsert_session = self._compile(
@@ -134,8 +137,9 @@ class Statements:
                     last_activity_at=_latest(sessions.c.last_activity_at, bindparam("last")))
         )
         self.insert_messages = self._compile(messages.insert())
-        self.insert_calls = self._compile(tool_calls.insert())
-        self.insert_results = self._compile(tool_results.insert())
+        # (every column but the derived search text, which the catch-up fills: revision 0023)
+        self.insert_calls = self._compile(_insert(tool_calls))
+        self.insert_results = self._compile(_insert(tool_results))
         self.existing_keys = self._compile(
             select(messages.c.message_key).where(and_(
                 messages.c.session_id == sid,
@@ -233,6 +237,11 @@ class Statements:
         marker = f"(__[POSTCOMPILE_{name}])"
         placeholder = "%s" if self.postgres else "?"
         return compiled.sql.replace(marker, "(" + ", ".join([placeholder] * count) + ")")
+
+
+def _insert(table: Table) -> ClauseElement:
+    """An INSERT of the columns an append writes, in the table's order."""
+    return table.insert().values({c.name: bindparam(c.name) for c in written_columns(table)})
 
 
 def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:

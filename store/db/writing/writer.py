@@ -26,7 +26,13 @@ from store.core.model import Message
 from store.core.pairing import CallRef
 from store.core.times import parse_timestamp
 from store.core.transcript import AppendResult, StoredMessage
-from store.db.schema.tables import WIRE_VERSION, messages, tool_calls, tool_results
+from store.db.schema.tables import (
+    WIRE_VERSION,
+    messages,
+    tool_calls,
+    tool_results,
+    written_columns,
+)
 from store.db.writing.compiled import Statements, statements
 from store.db.writing.flight import GUARD, REMEMBERED_CALLS, Committed, SessionState, one_flight
 from store.db.writing.prior import IN_CHUNK as _IN_CHUNK
@@ -539,7 +545,7 @@ def _check_column_order() -> None:
                        "source"),
     }
     for table, columns in expected.items():
-        actual = tuple(c.name for c in table.columns)
+        actual = tuple(c.name for c in written_columns(table))
         if actual != columns:  # pragma: no cover - a schema change without this update
             raise DatabaseError(
                 f"store.db.writing.writer row layout is stale for {table.name}: {actual}")
