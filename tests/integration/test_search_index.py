@@ -473,3 +473,31 @@ def test_full_text_and_argument_search_agree_with_the_reference(
     sample = next(iter(arguments.items()))
     if isinstance(sample[1], dict) and isinstance(sample[1].get("command"), str):
         assert sample[0] in equal(store, "command", sample[1]["command"])
+
+
+def test_the_next_full_text_id_is_read_from_the_unique_indexes(tmp_path: Path) -> None:
+    """SQLite: each chunk of the catch-up asks for the largest ``search_id`` given (revision
+    0023); a bare ``max()`` cannot use the partial unique indexes and read both tables whole
+    per chunk (0.9 s at 10^6 messages, hundreds of chunks in an import)."""
+    with TranscriptStore.open(f"sqlite:///{tmp_path / 'ids.sqlite'}") as opened:
+        opened.append("s", [assistant(chat_call("c1", '{"command": "ls"}')), tool("c1", "ok")])
+        opened.update_search_index()
+        opened.append("s", [assistant(chat_call("c2", '{"command": "pwd"}'))])
+        statements: list[str] = []
+        from sqlalchemy import event
+
+        def traced(dbapi: Any, record: Any, proxy: Any) -> None:
+            dbapi.set_trace_callback(statements.append)
+
+        event.listen(opened.engine, "checkout", traced)
+        try:
+            opened.update_search_index()
+        finally:
+            event.remove(opened.engine, "checkout", traced)
+        asked = [s for s in statements if "ORDER BY search_id DESC" in s]
+        with opened.engine.connect() as conn:
+            plan = "\n".join(str(row[-1]) for row in conn.execute(
+                sql("EXPLAIN QUERY PLAN " + asked[0])).all()) if asked else ""
+    assert len(asked) == 1, statements
+    assert "ux_tool_calls_search_id" in plan and "ux_tool_results_search_id" in plan
+    assert "SCAN tool_" not in plan, plan

@@ -178,8 +178,10 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
 def _next_id(cursor: Any) -> int:
     """SQLite: the first free ``search_id`` (after the largest of either table: their unique
     indexes' last entries; the writer holds the lock)."""
-    cursor.execute("SELECT max(coalesce((SELECT max(search_id) FROM tool_calls), 0), "
-                   "coalesce((SELECT max(search_id) FROM tool_results), 0))")
+    # (spelt so that the partial indexes answer: a bare max() scans the table)
+    last = ("coalesce((SELECT search_id FROM {} WHERE search_id IS NOT NULL "
+            "ORDER BY search_id DESC LIMIT 1), 0)")
+    cursor.execute(f"SELECT max({last.format('tool_calls')}, {last.format('tool_results')})")
     return int(cursor.fetchone()[0]) + 1
 
 
