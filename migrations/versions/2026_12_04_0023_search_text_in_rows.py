@@ -185,12 +185,11 @@ def upgrade() -> None:
     # (SQLite: each row keeps its item's id, so its entry keeps its id too)
     given = ", search_id = i.id" if sqlite else ""
     for table, kind, index in (("tool_calls", 0, "call_index"),
-                               ("tool_results", 1, "result_index")):
-        if keep:
-            op.execute(f"UPDATE {table} SET search_body = i.body{given} FROM search_items AS i "
-                       f"WHERE i.session_id = {table}.session_id "
-                       f"AND i.position = {table}.position AND i.kind = {kind} "
-                       f"AND i.item_index = {table}.{index}")
+                               ("tool_results", 1, "result_index")) if keep else ():
+        op.execute(f"UPDATE {table} SET search_body = i.body{given} FROM search_items AS i "
+                   f"WHERE i.session_id = {table}.session_id "
+                   f"AND i.position = {table}.position AND i.kind = {kind} "
+                   f"AND i.item_index = {table}.{index}")
     if sqlite:
         op.execute("DROP TRIGGER IF EXISTS search_items_fts_delete")
         op.execute("DROP TABLE IF EXISTS search_fts")

@@ -158,7 +158,7 @@ def hits_sql(conn: Any, needle: str, *, results: bool, prefix: str, trust: Trust
         params[f"{prefix}_fts"] = fts_trigrams(folded)
         params[f"{prefix}_needle"] = folded
     if tail:
-        if dialect == "postgresql":
+        if pg:
             parts.append(f"SELECT * FROM unnest(CAST(:{prefix}_s AS TEXT[]), "
                          f"CAST(:{prefix}_p AS INTEGER[]), CAST(:{prefix}_i AS INTEGER[])) "
                          "AS tail(session_id, position, call_index)")

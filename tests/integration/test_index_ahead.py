@@ -89,9 +89,8 @@ def _stale_calls(conn: Any) -> Any:
 
     def stale(chunk: Any) -> Any:
         # every call read ahead with other wire text than the one stored: none may be used
-        return [(key, (*inputs[:4], inputs[4].replace("ls", "rm").replace("git", "got"),
-                       inputs[5]))
-                if len(inputs) == 6 else (key, inputs) for key, inputs in read(chunk)]
+        return [(key, (*inputs[:4], inputs[4].replace("ls", "rm").replace("git", "got")))
+                if len(inputs) == 5 else (key, inputs) for key, inputs in read(chunk)]
 
     return stale
 

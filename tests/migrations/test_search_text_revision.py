@@ -6,42 +6,25 @@ The downgrade builds ``search_items`` again from the rows, on both backends."""
 
 from __future__ import annotations
 
-import json
-
 from alembic import command
+from search_answers import answers, bash_call, filled
 from sqlalchemy import Engine, text
 
-from store import CallQuery, TranscriptStore, check_rules, search_calls
+from store import TranscriptStore
 from store.db.schema import migrate
 
 
-def _call(call_id: str, command_line: str) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [{
-        "id": call_id, "type": "function",
-        "function": {"name": "Bash", "arguments": json.dumps({"command": command_line})}}]}
-
-
 def _filled(url: str) -> None:
+    filled(url)
     with TranscriptStore.open(url) as opened:
-        opened.create_session("s", agent="claude-code", cwd="/home/dev/app")
-        opened.append("s", [
-            {"role": "user", "content": "tidy up"}, _call("c1", "rm -rf /etc"),
-            {"role": "tool", "tool_call_id": "c1", "content": "Removed 12 Files"},
-            _call("c2", "git push origin main"),
-            {"role": "tool", "tool_call_id": "c2", "content": "Everything up-to-date"}])
-        opened.append("t", [_call("d1", "ls -la")])
+        opened.append("t", [bash_call("d1", "ls -la")])
         opened.update_search_index()
-        opened.append("t", [_call("d2", "rm -rf /tmp/late")])  # (not caught up)
+        opened.append("t", [bash_call("d2", "rm -rf /tmp/late")])  # (not caught up)
 
 
 def _answers(url: str) -> tuple[list[list[str]], set[tuple[str, str, int, int]], bool]:
-    with TranscriptStore.open(url, read_only=True) as reader:
-        hits = [[m.call_id for m in search_calls(reader, CallQuery(text=needle))]
-                for needle in ("rm -rf", "GIT PUSH", "removed 12", "up-to-date", "push rm",
-                               "ls -la", "everything up-to-datex")]
-        found = {(f.rule_id, f.session_id, f.position, f.call_index)
-                 for f in check_rules(reader)}
-        return hits, found, reader.verify().ok
+    return answers(url, ("rm -rf", "GIT PUSH", "removed 12", "up-to-date", "push rm",
+                         "ls -la", "everything up-to-datex"))
 
 
 _ITEMS = ("SELECT session_id, position, kind, item_index, call_position, call_index, body "

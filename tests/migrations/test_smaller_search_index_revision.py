@@ -6,40 +6,16 @@ queries answer again). PostgreSQL is untouched (its trigram GIN holds no positio
 
 from __future__ import annotations
 
-import json
-
 from alembic import command
+from search_answers import answers, filled
 from sqlalchemy import Engine, text
 
-from store import CallQuery, TranscriptStore, check_rules, search_calls
 from store.db.schema import migrate
 
 
-def _call(call_id: str, command_line: str) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [{
-        "id": call_id, "type": "function",
-        "function": {"name": "Bash", "arguments": json.dumps({"command": command_line})}}]}
-
-
-def _filled(url: str) -> None:
-    with TranscriptStore.open(url) as opened:
-        opened.create_session("s", agent="claude-code", cwd="/home/dev/app")
-        opened.append("s", [
-            {"role": "user", "content": "tidy up"}, _call("c1", "rm -rf /etc"),
-            {"role": "tool", "tool_call_id": "c1", "content": "Removed 12 Files"},
-            _call("c2", "git push origin main"),
-            {"role": "tool", "tool_call_id": "c2", "content": "Everything up-to-date"}])
-        opened.update_search_index()
-
-
 def _answers(url: str) -> tuple[list[list[str]], set[tuple[str, str, int, int]], bool]:
-    with TranscriptStore.open(url, read_only=True) as reader:
-        hits = [[m.call_id for m in search_calls(reader, CallQuery(text=needle))]
-                for needle in ("rm -rf", "GIT PUSH", "removed 12", "up-to-date", "push rm",
-                               "origin main", "everything up-to-datex")]
-        found = {(f.rule_id, f.session_id, f.position, f.call_index)
-                 for f in check_rules(reader)}
-        return hits, found, reader.verify().ok
+    return answers(url, ("rm -rf", "GIT PUSH", "removed 12", "up-to-date", "push rm",
+                         "origin main", "everything up-to-datex"))
 
 
 def _index(engine: Engine) -> tuple[str | None, list[tuple[int, int, int, str]]]:
@@ -54,7 +30,7 @@ def _index(engine: Engine) -> tuple[str | None, list[tuple[int, int, int, str]]]
 
 def test_the_index_is_built_again_without_positions_and_answers_the_same(
         engine: Engine, new_url: str) -> None:
-    _filled(new_url)  # (at head: 0021)
+    filled(new_url)  # (at head: 0021)
     at_head = _answers(new_url)
     assert at_head[0] == [["c1"], ["c2"], ["c1"], ["c2"], [], ["c2"], []]
     assert at_head[1] and at_head[2]

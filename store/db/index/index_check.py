@@ -4,10 +4,9 @@ only).
 The chain (``store/db/proofs/chains.py``) covers the transcript: messages, calls, results. What the
 search catch-up (``store/db/index/search_index.py``) derives from it is not chained: the search
 text (``search_body`` of each call and result; on SQLite its FTS5 table ``search_fts``), the
-argument views
-(``call_views``) and the keyed digests of secrets (``call_secrets``). An edit of those rows
-would hide a call from ``calls search`` and from the ``rules check`` prefilter while
-``verify`` stayed clean. :func:`check_derived` recomputes, for every call and result below
+argument views (``call_views``) and the keyed digests of secrets (``call_secrets``). An edit
+of those rows would hide a call from ``calls search`` and from the ``rules check`` prefilter
+while ``verify`` stayed clean. :func:`check_derived` recomputes, for every call and result below
 its session's watermark, exactly the rows the catch-up writes (the same functions: decoded
 text, redaction, fold, views, digests) and compares them with the stored ones:
 
@@ -45,12 +44,7 @@ from store.db.index.search_index import (
     nul_safe,
     view_texts,
 )
-from store.db.index.search_schema import (
-    MIN_TEXT,
-    UNINDEXED_PG,
-    UNINDEXED_SQLITE,
-    fts_trigrams,
-)
+from store.db.index.search_schema import MIN_TEXT, fts_trigrams, unindexed_sql
 from store.db.index.secrets import SecretRow, secret_rows, store_key
 from store.records.searchtext import call_search_text, fold, result_search_text
 from store.trust.secrets import index_text
@@ -193,17 +187,16 @@ def index_gaps(conn: Connection, session_id: str | None = None) -> dict[str, str
     (session -> what): a call or result below the watermark without its search text (on
     SQLite: or without its full-text id), a watermark past ``next_position``. SQL only, a
     few probes, cheap enough for every search; what it cannot see (a text, an argument view
-    or an FTS entry edited or removed) ``verify``
-    recomputes (:func:`check_derived`). An argument view no call accounts for only makes a
-    search list a call it does not hold the text of, as an edited view does: ``verify``
-    reports both. Every search checks all of them, whatever it reads: a session whose text
-    does not line up is not vouched for in any of its rows."""
+    or an FTS entry edited or removed) ``verify`` recomputes (:func:`check_derived`). An
+    argument view no call accounts for only makes a search list a call it does not hold the
+    text of, as an edited view does: ``verify`` reports both. Every search checks all of
+    them, whatever it reads: a session whose text does not line up is not vouched for in any
+    of its rows."""
     pg = conn.dialect.name == "postgresql"
     mark = "%s" if pg else "?"
     out: dict[str, str] = {}
 
-    # (the partial indexes' own predicate, spelt the same, with the table's alias)
-    unindexed = (UNINDEXED_PG if pg else UNINDEXED_SQLITE).replace("search_", "t.search_")
+    unindexed = unindexed_sql(pg, "t.")  # (the partial indexes' own predicate)
 
     def run(sql: str) -> list[Any]:
         params: tuple[str, ...] = ()

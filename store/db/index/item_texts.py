@@ -38,14 +38,14 @@ def searchable(build: Callable[[str], str], stored: str, sid: str, position: int
         return ""
 
 
-def call_made(inputs: tuple[str, int, str, Any, str, bool]
-              ) -> tuple[str | None, list[tuple[str, str]], list[tuple[str, str]]]:
+def call_made(inputs: tuple[str, int, str, Any, str]
+              ) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
     """What the catch-up writes for one call, from (session, position, raw name, queryable
-    arguments, wire text, whether the text is indexed): its folded, redacted search text
-    (None when not indexed), the secrets found in it, its argument views."""
-    sid, pos, raw_name, arguments, wire, indexed = inputs
+    arguments, wire text): its folded, redacted search text, the secrets found in it, its
+    argument views."""
+    sid, pos, raw_name, arguments, wire = inputs
     body, secrets = index_text(searchable(call_search_text, wire, sid, pos))
-    return (fold(body) if indexed else None), secrets, list(view_texts(raw_name, arguments))
+    return fold(body), secrets, list(view_texts(raw_name, arguments))
 
 
 def result_made(inputs: tuple[str, int, str]) -> tuple[str, list[tuple[str, str]]]:
@@ -58,8 +58,8 @@ def result_made(inputs: tuple[str, int, str]) -> tuple[str, list[tuple[str, str]
 
 def make_items(inputs: list[tuple[Any, ...]]) -> list[Any]:
     """:func:`call_made` / :func:`result_made` of each (a worker's job: a call's inputs
-    have six values, a result's three)."""
-    return [call_made(i) if len(i) == 6 else result_made(i) for i in inputs]
+    have five values, a result's three)."""
+    return [call_made(i) if len(i) == 5 else result_made(i) for i in inputs]
 
 
 def _redacted(value: str) -> str:

@@ -150,24 +150,27 @@ def lagging(conn: Connection, *, limit: int | None = None, session_id: str | Non
 
 
 #: What each reader of the calls needs after (position, call_index): the text index the wire
-#: text, the argument views the raw name and the queryable arguments; the catch-up also the
-#: text stored before (a row caught up again: its old entry leaves the full-text index).
+#: text, the argument views the raw name and the queryable arguments; the catch-up also what
+#: the row holds already (``stored``: a row caught up again keeps its id, its old entry leaves
+#: the full-text index).
 _TEXT = "wire_json"
 _VIEWS = "raw_name, arguments"
-_MADE = f"{_VIEWS}, {_TEXT}, search_body, search_id"
+_STORED = "search_body, search_id"
 
 
 def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
-          results: bool, columns: str) -> tuple[list[Any], list[Any]]:
+          results: bool, columns: str, *, stored: bool = False) -> tuple[list[Any], list[Any]]:
     p = "%s" if pg else "?"
     bound = f" AND position < {p}" if stop is not None else ""
     params = (sid, start, stop) if stop is not None else (sid, start)
+    if stored:
+        columns += f", {_STORED}"
     cursor.execute(f"SELECT position, call_index, {columns} FROM tool_calls "
                    f"WHERE session_id = {p} AND position >= {p}{bound}", params)
     calls = cursor.fetchall()
     found: list[Any] = []
     if results:
-        old = ", search_body, search_id" if "search_body" in columns else ""
+        old = f", {_STORED}" if stored else ""
         cursor.execute("SELECT position, result_index, call_position, call_index, content_json"
                        f"{old} FROM tool_results WHERE session_id = {p} AND position >= {p}"
                        f"{bound}", params)
@@ -292,8 +295,7 @@ def _read_ahead(conn: Connection) -> Callable[[Sequence[tuple[str, int, int]]],
             for sid, start, stop in chunk:
                 call_rows, result_rows = _rows(cursor, pg, sid, start, stop, True,
                                                f"{_VIEWS}, {_TEXT}")
-                out += [((sid, KIND_CALL, pos, idx), (sid, pos, raw_name, arguments, wire,
-                                                      True))
+                out += [((sid, KIND_CALL, pos, idx), (sid, pos, raw_name, arguments, wire))
                         for pos, idx, raw_name, arguments, wire in call_rows]
                 out += [((sid, KIND_RESULT, pos, idx), (sid, pos, content))
                         for pos, idx, _cpos, _cidx, content in result_rows]
@@ -327,17 +329,17 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
     if not chunk:
         return IndexUpdate()
     fts = not pg and has_search_index(conn)
-    citus_or_sqlite = citus or not pg
+    per_row = citus or not pg  # (a plain PostgreSQL: one UPDATE per chunk and table)
     cursor = conn.connection.cursor()
     try:
         views: list[tuple[Any, ...]] = []
         found: set[SecretRow] = set()
         key = store_key(conn)
-        fetched = [(sid, _rows(cursor, pg, sid, start, stop, True, _MADE))
-                   for sid, start, stop in chunk]
+        fetched = [(sid, _rows(cursor, pg, sid, start, stop, True, f"{_VIEWS}, {_TEXT}",
+                               stored=True)) for sid, start, stop in chunk]
         calls = sum(len(c) for _, (c, _) in fetched)
         results = sum(len(r) for _, (_, r) in fetched)
-        given = _next_id(cursor) if not pg else 0
+        next_id = _next_id(cursor) if not pg else 0
         bodies: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
         entries: list[tuple[int, str]] = []  # (search_fts id, text)
         stale: list[tuple[int, str]] = []  # entries of rows caught up again
@@ -345,11 +347,11 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
         def entry(body: str, old_body: str | None, old_id: int | None) -> int | None:
             """The row's ``search_id`` (SQLite; a row caught up again keeps its own, its
             old entry taken out) and its full-text entry."""
-            nonlocal given
+            nonlocal next_id
             if pg:
                 return None
             if old_id is None:
-                old_id, given = given, given + 1
+                old_id, next_id = next_id, next_id + 1
             elif fts and old_body is not None:
                 stale.append((old_id, old_body))
             if fts:
@@ -358,10 +360,9 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
 
         for sid, (call_rows, result_rows) in fetched:
             for pos, idx, raw_name, arguments, wire, old_body, old_id in call_rows:
-                inputs = (sid, pos, raw_name, arguments, wire, True)
+                inputs = (sid, pos, raw_name, arguments, wire)
                 call = ahead.made((sid, KIND_CALL, pos, idx), inputs) if ahead else None
-                folded, secrets, call_views = call or call_made(inputs)
-                body = folded or ""
+                body, secrets, call_views = call or call_made(inputs)
                 if secrets:
                     found.update(secret_rows(key, sid, pos, KIND_CALL, idx, pos, idx, secrets))
                 bodies[KIND_CALL].append((nul_safe(body) if pg else body,
@@ -369,10 +370,9 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
                 for view, value in call_views:
                     views.append((sid, pos, idx, view, value))
             for pos, idx, cpos, cidx, content, old_body, old_id in result_rows:
-                given_inputs = (sid, pos, content)
-                result = (ahead.made((sid, KIND_RESULT, pos, idx), given_inputs) if ahead
-                          else None)
-                body, secrets = result or result_made(given_inputs)
+                given = (sid, pos, content)
+                result = ahead.made((sid, KIND_RESULT, pos, idx), given) if ahead else None
+                body, secrets = result or result_made(given)
                 if secrets:
                     found.update(secret_rows(key, sid, pos, KIND_RESULT, idx, cpos, cidx,
                                              secrets))
@@ -392,7 +392,7 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
                                                ("tool_results", "result_index"))):
             if not bodies[kind]:
                 continue
-            if citus_or_sqlite:
+            if per_row:
                 cursor.executemany(
                     f"UPDATE {table} SET search_body = {mark}, search_id = {mark} "
                     f"WHERE session_id = {mark} AND position = {mark} AND {index} = {mark}",

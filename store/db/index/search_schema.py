@@ -78,8 +78,6 @@ import orjson
 
 __all__ = [
     "MIN_TEXT",
-    "UNINDEXED_PG",
-    "UNINDEXED_SQLITE",
     "PG_ARGUMENTS_GIN",
     "SEARCH_TABLES",
     "SQL_ONLY_INDEXES",
@@ -88,6 +86,7 @@ __all__ = [
     "fts_trigrams",
     "include_name",
     "like_pattern",
+    "unindexed_sql",
 ]
 
 #: PostgreSQL: GIN over the arguments (jsonb_path_ops; revision 0004).
@@ -107,12 +106,17 @@ SQL_ONLY_INDEXES = frozenset({PG_ARGUMENTS_GIN, "ix_tool_calls_text_trgm",
 #: The shortest full-text needle: trigram indexes need three characters.
 MIN_TEXT = 3
 
-#: A call or result the search catch-up has not reached (revision 0023): no text, and on SQLite
-#: no entry in the full-text index either (the partial indexes ``ix_tool_calls_unindexed`` /
-#: ``ix_tool_results_unindexed`` of ``store/db/schema/tables.py`` hold those rows; a query
-#: spells the same predicate to be answered from them).
-UNINDEXED_SQLITE = "search_body IS NULL OR search_id IS NULL"
-UNINDEXED_PG = "search_body IS NULL"
+
+
+def unindexed_sql(pg: bool, alias: str = "") -> str:
+    """A call or result the search catch-up has not reached (revision 0023): no text, and on
+    SQLite no entry in the full-text index either. The predicate of the partial indexes
+    ``ix_tool_calls_unindexed`` / ``ix_tool_results_unindexed`` (``store/db/schema/tables.py``),
+    which a query spells the same (``alias``: its table's, e.g. ``t.``) to be answered from
+    them."""
+    if pg:
+        return f"{alias}search_body IS NULL"
+    return f"{alias}search_body IS NULL OR {alias}search_id IS NULL"
 
 
 def fts_rows_sql(kind: int, columns: str, match: str, condition: str) -> str:

@@ -34,7 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from store.db.index.search_schema import UNINDEXED_PG, UNINDEXED_SQLITE
+from store.db.index.search_schema import unindexed_sql
 from store.tools.vocabulary import VIEW_NAMES
 
 __all__ = [
@@ -238,7 +238,7 @@ tool_calls = Table(
     # The calls the search catch-up has not reached (revision 0023): few rows, so that a search
     # checks in one probe that every call below the watermark has its text.
     Index("ix_tool_calls_unindexed", "session_id", "position",
-          sqlite_where=text(UNINDEXED_SQLITE), postgresql_where=text(UNINDEXED_PG)),
+          sqlite_where=text(unindexed_sql(False)), postgresql_where=text(unindexed_sql(True))),
 )
 
 tool_results = Table(
@@ -264,7 +264,7 @@ tool_results = Table(
     Index("ix_tool_results_call", "session_id", "call_position", "call_index"),
     # The results the search catch-up has not reached (revision 0023), as for the calls.
     Index("ix_tool_results_unindexed", "session_id", "position",
-          sqlite_where=text(UNINDEXED_SQLITE), postgresql_where=text(UNINDEXED_PG)),
+          sqlite_where=text(unindexed_sql(False)), postgresql_where=text(unindexed_sql(True))),
 )
 
 # Audit (revision 0004): error results only (few rows), for the usage summary's error count and
