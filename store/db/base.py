@@ -139,6 +139,7 @@ class StoreBase:
         #: stale, and each stale one costs a failed flight (issue 39); once is only a cost
         #: of one flight.
         self._contended: OrderedDict[str, int] = OrderedDict()
+        self._citus: bool | None = None  # asked when a session is first contended
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
         self._presence: Presence | None = None

@@ -67,6 +67,7 @@ from store.db.schema.migrate import current, ensure_at_head, head, known_revisio
 from store.db.schema.seeds import seed_vocabulary
 from store.db.schema.tables import tool_calls
 from store.db.sessions import SessionsMixin
+from store.db.writing.anchored import Anchor
 from store.db.writing.compiled import (
     statements,
 )
@@ -202,14 +203,16 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         # go in one flight (writer.write_append); a stale memory costs one failed flight.
         known = (states.get(sid) if dialect == "postgresql" and source is None and not usage
                  else None)
+        anchored = False
         if known is not None and self._contended:
-            known = self._skip_contended(sid, known)
+            known, anchored = self._while_contended(sid, known)
 
         attempted: list[tuple[AppendResult, SessionState]] = []
 
         def work(cursor: Any, known: SessionState | None, lost: tuple[int, str] | None
                  ) -> tuple[AppendResult, SessionState]:
-            done = write_append(cursor, dialect, sid, prepared, new_session, check, known, lost)
+            done = write_append(cursor, dialect, sid, prepared, new_session, check, known, lost,
+                                anchored)
             if usage:
                 write_usage(cursor, dialect == "postgresql", sid, usage, count=False)
             if source is not None:
@@ -232,20 +235,23 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                     break
                 except StaleState:
                     self._forget((sid,))
-                    known = None
+                    known, anchored = None, False
                     with self._states_lock:
-                        self._contended[sid] = (0 if sid not in self._contended
-                                                else _CONTENDED_APPENDS)
+                        shared = sid in self._contended  # stale twice: another writer
+                        self._contended[sid] = _CONTENDED_APPENDS if shared else 0
                         self._contended.move_to_end(sid)
                         if len(self._contended) > _REMEMBERED_SESSIONS:
                             self._contended.popitem(last=False)
+                    if shared and self._citus is None:  # (asked once per store)
+                        with self._engine.connect() as probe:
+                            self._citus = is_citus(probe)
                 except Committed:
                     assert lost_attempt is not None
                     result, state = lost_attempt
                     break
                 except LostFlight as exc:
                     self._forget((sid,))
-                    known = None
+                    known, anchored = None, False
                     losses += 1
                     if losses > _LOST_COMMITS:
                         raise DatabaseError(
@@ -254,10 +260,15 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                             "was stored is not known (load the session to see)") from exc
                     lost_attempt = attempted[-1]
                     stored, chain = lost_attempt[0].stored, lost_attempt[1].chain
-                    lost = (stored[-1].position, chain) if stored and chain else None
+                    # (an anchored attempt's positions were the server's to give: its keys,
+                    # every message has one, make the run again idempotent instead)
+                    lost = ((stored[-1].position, chain) if stored and chain
+                            and not isinstance(lost_attempt[1], Anchor) else None)
         except BaseException:
             self._forget((sid,))  # a failed append: the next one reads the session again
             raise
+        if isinstance(state, Anchor):
+            result, state = state.resolve(result)
         if (lost_attempt is not None and result is not lost_attempt[0]
                 and not lost_attempt[0].stored and lost_attempt[0].created_session
                 and not result.created_session):
@@ -271,15 +282,18 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                     states.popitem(last=False)
         return result
 
-    def _skip_contended(self, sid: str, known: SessionState) -> SessionState | None:
-        """None while another writer is appending to the session too (seen twice: its next
-        appends read the session first instead of risking a failed flight)."""
+    def _while_contended(self, sid: str, known: SessionState
+                         ) -> tuple[SessionState | None, bool]:
+        """What an append to a session another writer appends to as well (stale twice in a
+        while) rests on: the remembered state, placed by the server (``anchored``: one
+        flight that no other writer makes stale), except on Citus, where the append reads
+        the session first instead of risking a failed flight."""
         with self._states_lock:
             left = self._contended.get(sid)
             if not left:  # never stale, or stale once: the one flight is worth trying
-                return known
+                return known, False
             self._contended[sid] = left - 1  # (0 again: watched, a next stale state counts)
-        return None
+        return (None, False) if self._citus is not False else (known, True)
 
     # -- load -----------------------------------------------------------------------------------
 

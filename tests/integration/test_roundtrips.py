@@ -247,21 +247,68 @@ def test_a_result_for_a_call_older_than_the_remembered_ones_reads_the_stored_cal
         assert db.verify().ok
 
 
-def test_a_session_two_writers_share_is_read_first_instead_of_failing_flights(proxied):
+def test_a_session_two_writers_share_is_placed_by_the_server_in_one_flight(proxied):
     """Stale twice: the store stops betting on its memory of the session (each lost bet is a
-    failed flight and its ROLLBACK) and reads it first, whatever the other writer did."""
+    failed flight, its ROLLBACK and the append read first) and lets the server place each
+    append: one flight, whatever the other writer did (store/db/writing/anchored.py)."""
     proxy, url = proxied
     with TranscriptStore.open(url) as mine, TranscriptStore.open(url) as other:
         mine.append("s", [{"role": "user", "content": "m0"}], keys=["m0"])
-        costs = []
+        costs, positions = [], []
         for n in range(1, 5):
             other.append("s", [{"role": "user", "content": f"o{n}"}], keys=[f"o{n}"])
             proxy.reset()
-            mine.append("s", [{"role": "user", "content": f"m{n}"}], keys=[f"m{n}"])
+            done = mine.append("s", [{"role": "user", "content": f"m{n}"}], keys=[f"m{n}"])
             costs.append(proxy.reset())
-        # stale once (a failed flight), stale again (another), then read first: two each
-        assert costs == [4, 4, 2, 2]
+            positions.append(done.stored[0].position)
+        # stale once (a failed flight, its rollback, the reads, the writes), stale again
+        # (the same, and whether the database is Citus, asked once), then one flight each
+        assert costs[0] == 4 and costs[1] > 4 and costs[2:] == [1, 1]
+        assert positions == [2, 4, 6, 8]  # the positions the server gave, not remembered
         loaded = mine.load("s")
         assert [m.message.parts[0].text for m in loaded.messages] == [
             "m0", "o1", "m1", "o2", "m2", "o3", "m3", "o4", "m4"]
         assert mine.verify().ok
+
+
+def _turn(tag: str, n: int) -> list[dict[str, object]]:
+    """An assistant message with two calls, then the tool message answering both."""
+    calls = [{"id": f"{tag}{n}-{i}", "type": "function",
+              "function": {"name": "bash", "arguments": f'{{"command": "echo {tag}{n}{i}"}}'}}
+             for i in range(2)]
+    text = f'{tag} {n} Größe "q" \\ ✓ \u2028'  # (what JSON escapes, and what it need not)
+    return [{"role": "assistant", "content": text, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c["id"], "content": f"out {c['id']}"}
+              for c in calls)]
+
+
+def test_interleaved_writers_placed_by_the_server_chain_and_pair_exactly(proxied):
+    """Both writers anchored, several messages per append, results answering the append's
+    own calls and calls of an earlier append (remembered at the positions the server gave):
+    what is stored verifies (each digest as the client would chain it), pairs, and a
+    key already stored makes the flight fail and the append skip it the usual way."""
+    proxy, url = proxied
+    with TranscriptStore.open(url) as mine, TranscriptStore.open(url) as other:
+        costs = []
+        for n in range(6):
+            proxy.reset()
+            # each writer's calls, then each one's results: another append between them
+            firsts = {}
+            for tag, db in (("a", mine), ("b", other)):
+                firsts[tag] = db.append("s", _turn(tag, n)[:1], keys=[f"{tag}{n}c"])
+            for tag, db in (("a", mine), ("b", other)):
+                done = db.append("s", _turn(tag, n)[1:], keys=[f"{tag}{n}r0", f"{tag}{n}r1"])
+                stored = [m.position for m in done.stored]
+                assert stored == [stored[0], stored[0] + 1]
+                assert stored[0] == firsts[tag].stored[0].position + (2 if tag == "a" else 3)
+            costs.append(proxy.reset())
+        assert costs[-3:] == [4, 4, 4]  # four appends, one flight each, once both are anchored
+        done = mine.append("s", [{"role": "user", "content": "again"}, {
+            "role": "user", "content": "new"}], keys=["a5c", "fresh"])
+        assert done.skipped_keys == ("a5c",) and len(done.stored) == 1
+        loaded = mine.load("s")
+        assert len(loaded.messages) == 6 * 2 * 3 + 1
+        pairs = {c.call.id: c.result.content for c in loaded.calls() if c.result}
+        assert pairs == {f"{t}{n}-{i}": f"out {t}{n}-{i}" for t in "ab" for n in range(6)
+                         for i in range(2)}
+        assert mine.verify().ok and other.verify().ok

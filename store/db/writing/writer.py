@@ -33,6 +33,7 @@ from store.db.schema.tables import (
     tool_results,
     written_columns,
 )
+from store.db.writing.anchored import DigestInput, queue_anchored
 from store.db.writing.compiled import Statements, statements
 from store.db.writing.flight import GUARD, REMEMBERED_CALLS, Committed, SessionState, one_flight
 from store.db.writing.prior import IN_CHUNK as _IN_CHUNK
@@ -233,6 +234,7 @@ def write_append(
     check_keys: bool = False,
     known: SessionState | None = None,
     lost: tuple[int, str] | None = None,
+    anchored: bool = False,
 ) -> tuple[AppendResult, SessionState]:
     """Store one prepared append in the caller's transaction, on its driver cursor (see the
     module docstring); also the session's state after it (for the next append).
@@ -248,9 +250,13 @@ def write_append(
     ``lost`` (PostgreSQL): the position and chained digest of the last message of this
     append's previous attempt, whose COMMIT reply was lost (:class:`~store.db.writing.flight.
     LostFlight`); when that message is stored, the attempt committed and :class:`~store.db.
-    flight.Committed` is raised before anything is written."""
+    flight.Committed` is raised before anything is written.
+
+    ``anchored`` (with ``known``: another writer appends to the session too): the one flight
+    is placed by the server instead of guarded (:mod:`store.db.writing.anchored`); the state
+    returned is then an :class:`~store.db.writing.anchored.Anchor`, resolved after COMMIT."""
     return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys, known,
-                  lost)
+                  lost, anchored)
 
 
 def _write(
@@ -262,6 +268,7 @@ def _write(
     check_keys: bool = False,
     known: SessionState | None = None,
     lost: tuple[int, str] | None = None,
+    anchored: bool = False,
 ) -> tuple[AppendResult, SessionState]:
     time = st.time
     now = new_session["created_at"]
@@ -362,6 +369,8 @@ def _write(
     # to the previous one's, inside this transaction (the session row is locked).
     chain = chain or GENESIS
     now_micros = canonical_time(now)
+    # (a contended session: what each message's digest is over, for the server to chain it)
+    contents: list[DigestInput] | None = [] if single and anchored else None
     for position, message, key, enc in batch:
         if postgres and ("\x00" in (key or "") or "\x00" in (message.message_id or "")):
             number = next(i for i, (m, _, _) in enumerate(prepared) if m is message)
@@ -419,11 +428,13 @@ def _write(
                 res.result.is_error, result_name, res.content_json, result_extras,
                 res.result.source,
             ))
-        chain = message_digest(
-            chain, position,
+        content: DigestInput = (
             (*message_row[2:10], now_micros if created_at is now else canonical_time(created_at)),
             [(*c[2:9], *c[10:13]) for c in call_rows[first_call:]],
             [r[2:11] for r in result_rows[first_result:]])
+        chain = message_digest(chain, position, *content)
+        if contents is not None:
+            contents.append(content)
         message_row[11] = chain
         message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
@@ -434,6 +445,14 @@ def _write(
     first = given_first or (min(own) if own else given_last)
     last = given_last or (max(own) if own else given_first)
     first, last = (time(first), time(last)) if first and last else (now_value, now_value)
+    if contents is not None and prior is not None:
+        # Another writer appends to this session too: the server places the append.
+        anchor = queue_anchored(cursor, st, sid, next_position, message_rows, call_rows,
+                                result_rows, contents, (now_value, first, last),
+                                {cid: (pos, idx) for cid, pos, idx in prior},
+                                _recent(made))
+        if anchor is not None:
+            return AppendResult(sid, tuple(stored), tuple(skipped), created), anchor
     if single:
         assert known is not None
         # The guard, first in the flight: move the session row on only if it is as
