@@ -12,9 +12,8 @@ Appends never write it (the write path stays as it was).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from store.db.index.summaries import forget_stamp, ids_param, in_ids, same_response
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
@@ -100,12 +99,13 @@ def scope_where(conn: Connection, *, since: datetime | None, until: datetime | N
     return where, params
 
 
-@dataclass(frozen=True, slots=True)
-class UsageSums:
+class UsageSums(NamedTuple):
     """The stored usage of one session's responses of one model on one UTC day, summed in
     the database (a response counted once: see :func:`usage_groups`). ``tiered``: per count
     (input, output, cache creation, cache read), the tokens past a tiered price's threshold,
-    summed over the responses past it (what the higher price applies to)."""
+    summed over the responses past it (what the higher price applies to). A named tuple:
+    a report makes one per group, thousands (a frozen dataclass's init costs three times as
+    much)."""
 
     day: str
     session_id: str
@@ -152,12 +152,11 @@ def usage_groups(conn: Connection, *, tier: int, since: datetime | None = None,
 def usage_sums(row: Sequence[Any]) -> UsageSums:
     """A group from its row: day, session, agent, folder, model, responses, the five token
     sums, the four sums past the tier, the last time."""
-    (day_text, sid, agent_name, folder, model, responses, *sums) = row[:16]
-    *totals, last = sums
-    numbers = [int(n or 0) for n in totals]
+    (day_text, sid, agent_name, folder, model, responses, a, b, c, d, e, f, g, h, i,
+     last) = row[:16]
     return UsageSums(str(day_text), str(sid), agent_name, folder, model, int(responses),
-                     (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]),
-                     (numbers[5], numbers[6], numbers[7], numbers[8]), read_time(last))
+                     (int(a or 0), int(b or 0), int(c or 0), int(d or 0), int(e or 0)),
+                     (int(f or 0), int(g or 0), int(h or 0), int(i or 0)), read_time(last))
 
 
 def repeated_sessions(conn: Connection, suspects: Sequence[str], *, agent: str | None,

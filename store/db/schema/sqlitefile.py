@@ -46,7 +46,10 @@ def read_time(value: Any) -> datetime:
     """A stored time (its text, or the naive datetime SQLAlchemy made of it) as aware UTC."""
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    try:  # (stored naive: read with the offset, one object instead of two)
+        return datetime.fromisoformat(value + "+00:00")
+    except ValueError:  # (text that holds its own offset)
+        return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
 def escape_like(text: str) -> str:
