@@ -30,7 +30,7 @@ import orjson
 from store.core.pairing import CallRef
 from store.core.transcript import AppendResult, StoredMessage
 from store.db.writing.compiled import Statements
-from store.db.writing.flight import SessionState
+from store.db.writing.flight import SessionState, split_values
 from store.trust.chain import GENESIS
 
 __all__ = ["Anchor", "DigestInput", "queue_anchored"]
@@ -53,20 +53,21 @@ _POSITION = "(SELECT next_position + {k} FROM sessions WHERE session_id = %s)"
 @dataclass(slots=True)
 class Anchor(SessionState):
     """The state an anchored append leaves, known once its flight committed: the returned row
-    (statement ``number`` of ``flight``) gives the real positions (``base`` assumed)."""
+    (statement ``number`` of ``flight``) gives the real positions of its ``count`` messages
+    (``next_position`` is the one assumed)."""
 
     flight: Any = None
     number: int = 0
     count: int = 0
-    base: int = 0
 
     def resolve(self, result: AppendResult) -> tuple[AppendResult, SessionState]:
         """The append's result and the session's state at the positions the server gave."""
         (after, chain), = self.flight.rows(self.number)
-        shift = after - self.count - self.base
+        shift = after - self.next_position
         if not shift:
             return result, SessionState(after, chain, self.calls)
-        calls = {cid: ((pos + shift, idx) if pos >= self.base else (pos, idx))
+        base = self.next_position - self.count  # (the append's calls are from it on)
+        calls = {cid: ((pos + shift, idx) if pos >= base else (pos, idx))
                  for cid, (pos, idx) in self.calls.items()}
         stored = tuple(StoredMessage(m.position + shift, m.message, m.key, m.created_at)
                        for m in result.stored)
@@ -133,8 +134,9 @@ def _values(group: str, row: Sequence[Any], replaced: dict[int, tuple[str, list[
 
 
 def _split(sql: str) -> tuple[str, str]:
-    at = sql.find(" VALUES (")
-    return sql[:at + 8], sql[at + 8:]
+    split = split_values(sql)
+    assert split is not None  # (a compiled plain insert)
+    return split
 
 
 def queue_anchored(cursor: Any, st: Statements, sid: str, base: int,
@@ -160,18 +162,17 @@ def queue_anchored(cursor: Any, st: Statements, sid: str, base: int,
         return None
     count = len(message_rows)
     # The lock, and the guard: the session exists, no later call took a remembered id.
+    guard = ("SELECT 1 / ((SELECT count(*) FROM (SELECT 1 FROM sessions WHERE session_id = %s "
+             "FOR UPDATE) AS locked)")
     guard_params: list[Any] = [sid]
-    later = ""
     if named:
-        ors = []
+        later = " OR ".join(["(call_id = %s AND position > %s)"] * len(named))
+        guard += (" * (NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = %s AND ("
+                  f"{later})))::int")
+        guard_params.append(sid)
         for cid, (position, _) in sorted(named.items()):
-            ors.append("(call_id = %s AND position > %s)")
             guard_params += (cid, position)
-        later = (" * (NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = %s AND ("
-                 + " OR ".join(ors) + ")))::int")
-        guard_params.insert(1, sid)
-    cursor.queue("SELECT 1 / ((SELECT count(*) FROM (SELECT 1 FROM sessions WHERE "
-                 "session_id = %s FOR UPDATE) AS locked)" + later + ")", guard_params)
+    cursor.queue(guard + ")", guard_params)
     head, group = _split(st.insert_messages.sql)
     for row, message_pieces in zip(message_rows, pieces, strict=True):
         k = row[1] - base
@@ -208,4 +209,4 @@ def queue_anchored(cursor: Any, st: Statements, sid: str, base: int,
         "last_activity_at = GREATEST(last_activity_at, %s) WHERE session_id = %s "
         "RETURNING next_position, chain_digest",
         (count, count - 1, now, first, last, sid))
-    return Anchor(base + count, None, calls, cursor, number, count, base)
+    return Anchor(base + count, None, calls, cursor, number, count)

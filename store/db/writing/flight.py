@@ -30,7 +30,7 @@ from store.core.pairing import CallRef
 from store.db.writing.prior import Prepared
 
 __all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Committed", "Flight", "LostFlight",
-           "SessionState", "StaleState", "one_flight"]
+           "SessionState", "StaleState", "one_flight", "split_values"]
 
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
 #: large messages goes in several flights rather than one message of unbounded size.
@@ -75,7 +75,7 @@ class Flight:
         """An ``INSERT ... VALUES (...)`` for each row, queued as multi-row ``VALUES``; any
         other statement once per row (in the same flight)."""
         mogrify = self._client.mogrify
-        split = _split_values(sql)
+        split = split_values(sql)
         if split is None:
             for row in rows:
                 self.execute(sql, row)
@@ -153,7 +153,7 @@ class Flight:
         self._dbapi.autocommit = False
 
 
-def _split_values(sql: str) -> tuple[str, str] | None:
+def split_values(sql: str) -> tuple[str, str] | None:
     """``INSERT INTO t (...) VALUES `` and the ``(%s, ...)`` group of a plain compiled insert
     (``None`` for any other statement)."""
     at = sql.find(" VALUES (")
