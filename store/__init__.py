@@ -9,13 +9,12 @@ costs only what is used: ``transcript-store --help`` never imports SQLAlchemy or
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, Any
 
 # The package logs under "store" (migrations applied, retries after lock conflicts, import
 # progress and problems, viewer requests at debug) and is silent until the application
-# configures logging (the CLI does with -v).
-logging.getLogger("store").addHandler(logging.NullHandler())
+# configures logging (the CLI does with -v): its loggers (store.core.logs) attach the
+# NullHandler on their first message, so that importing the package imports no logging.
 
 if TYPE_CHECKING:
     from store.agents.registry import AgentDefinition

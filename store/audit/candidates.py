@@ -31,7 +31,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from store.audit.sql import connect
+from store.core.logs import logger
 from store.db.index.index_check import suspect_sessions
 from store.db.index.search_index import CALL_VIEWS, KIND_CALL, has_search_index
 from store.db.index.search_schema import fts_rows_sql, fts_trigrams, like_pattern
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Candidates", "candidates"]
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 _VIEW_CUT = 2000  # store.tools.vocabulary cuts a view there
 _MARKS = tuple(dict.fromkeys(("'", '"', "\\", "/.", "//", *TRIGGERS)))

@@ -11,7 +11,6 @@ name and driver SQL are used.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import orjson
 
 from store.audit.conditions import ViewCondition, view_params, view_sql
+from store.core.logs import logger
 from store.db.index.index_check import index_gaps
 from store.db.index.search_index import (
     CALL_VIEWS,
@@ -33,7 +33,7 @@ from store.records.searchtext import fold
 
 __all__ = ["Trust", "hits_sql", "view_condition_sql", "trust_for"]
 
-_log = logging.getLogger("store.audit.hits")
+_log = logger("store.audit.hits")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ first use, so the imports point one way: main -> command modules -> _common -> t
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -301,9 +300,18 @@ _UNLIMITED = 100_000
 def terminal_width() -> int:
     """How wide output may be: ``COLUMNS`` when set, else the terminal's width, else (output
     to a file or a pipe) 200 columns."""
-    import shutil
-
-    return max(20, shutil.get_terminal_size((200, 24)).columns)
+    # (shutil.get_terminal_size's rules, without importing shutil at each start-up)
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 200
+    return max(20, columns)
 
 
 def wide_option(function: F) -> F:
@@ -429,21 +437,24 @@ def configure_logging(verbosity: int) -> None:
     """The package's log (logger ``store``) on stderr: ``-v`` at INFO, ``-vv`` at DEBUG, or
     the level ``TRANSCRIPT_STORE_LOG`` names (``debug``, ``info``, ``warning``, ``error``;
     ``-v`` wins). Without either the package is silent; an unknown level is a usage error."""
+    named = os.environ.get(LOG_ENV, "").strip().upper()
+    if verbosity <= 0 and not named:
+        return  # (silent: logging is not even imported, store.core.logs)
+    import logging
+
+    from store.core.logs import package_logger
+
     level: int | None = None
     if verbosity > 0:
         level = logging.DEBUG if verbosity > 1 else logging.INFO
     else:
-        named = os.environ.get(LOG_ENV, "").strip().upper()
-        if named:
-            levels = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARNING": logging.WARNING,
-                      "WARN": logging.WARNING, "ERROR": logging.ERROR}
-            if named not in levels:
-                raise click.UsageError(
-                    f"{LOG_ENV}={named.lower()!r}: takes debug, info, warning or error")
-            level = levels[named]
-    if level is None:
-        return
-    logger = logging.getLogger("store")
+        levels = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARNING": logging.WARNING,
+                  "WARN": logging.WARNING, "ERROR": logging.ERROR}
+        if named not in levels:
+            raise click.UsageError(
+                f"{LOG_ENV}={named.lower()!r}: takes debug, info, warning or error")
+        level = levels[named]
+    logger = package_logger()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)

@@ -8,7 +8,6 @@ serialization conflict; driver errors become :class:`~store.core.errors.Database
 from __future__ import annotations
 
 import functools
-import logging
 import random
 import threading
 import time
@@ -26,6 +25,7 @@ from store.core.arguments import dumps_json, loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import ConnectionLost, DatabaseError
 from store.core.lineage import SessionLink
+from store.core.logs import logger
 from store.core.paths import expand_home
 from store.core.times import as_utc
 from store.core.transcript import (
@@ -357,7 +357,7 @@ class StoreBase:
         """The alias table as stored now, rebuilt only when its rows changed."""
         return _read_aliases(self._engine, cursor, st)
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 _RETRIES = 8
 #: Connections a write may find dead in a row before it gives up (the pool's size + overflow).
 _LOST_CONNECTION_TRIES = 16

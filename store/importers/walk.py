@@ -34,7 +34,6 @@ propagate.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -49,6 +48,7 @@ from store.core.errors import (
     StoreError,
     UsageError,
 )
+from store.core.logs import logger
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
 from store.db.store import TranscriptStore
@@ -139,7 +139,7 @@ class ImportSummary:
         return not self.problems and not self.failed_files
 
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 # -- importing -----------------------------------------------------------------------------------
 

@@ -14,11 +14,11 @@ answer it.
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import store
+from store.core.logs import logger
 from store.mcp.archive import TOOL_MARK, Archive
 from store.mcp.sessions import session_window
 from store.mcp.shapes import dumps
@@ -26,7 +26,7 @@ from store.mcp.shapes import dumps
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-log = logging.getLogger("store.mcp")
+log = logger("store.mcp")
 
 #: What the server tells a client about itself (shown to the model by most agents).
 INSTRUCTIONS = (

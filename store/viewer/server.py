@@ -35,7 +35,6 @@ from __future__ import annotations
 import errno
 import http.client
 import io
-import logging
 import re
 import selectors
 import socket
@@ -49,12 +48,14 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
 
+from store.core.logs import logger
+
 __all__ = ["Answer", "HttpServer", "ServerLimits"]
 
 #: ``(method, target, headers) -> (status, headers, body)``: the application.
 Answer = Callable[[str, str, dict[str, str]], tuple[int, list[tuple[str, str]], bytes]]
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 _FD_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 #: Descriptors left free when ``accept`` ran out: for the database, the log and the workers.
 _FD_HEADROOM = 16

@@ -21,7 +21,8 @@ try:
 except SystemExit:
     pass
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in
-      ("sqlalchemy", "rich", "alembic", "psycopg") or m.startswith("store."))))
+      ("sqlalchemy", "rich", "alembic", "psycopg", "logging", "shutil")
+      or m.startswith("store."))))
 """
 
 
@@ -36,6 +37,8 @@ def test_help_imports_no_database_rich_or_migration_code() -> None:
 
     assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "rich", "alembic",
                                                           "psycopg")}
+    # (the package logs through store.core.logs: logging loads with the first message)
+    assert "logging" not in modules
     assert "store.db.store" not in modules and "store.viewer" not in modules
     # (the commands are listed from COMMAND_HELP: no command's module is loaded)
     assert not {m for m in modules if m.startswith("store.cli.")} - {
@@ -119,6 +122,7 @@ def test_the_commonest_reads_on_an_sqlite_file_import_no_sqlalchemy(tmp_path: Pa
 
         assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic",
                                                               "psycopg")}, argv
+        assert "logging" not in modules and "shutil" not in modules, argv
 
 
 def test_the_root_group_knows_every_commands_module() -> None:
@@ -135,3 +139,30 @@ def test_the_root_group_knows_every_commands_module() -> None:
 
 def test_the_head_read_from_the_scripts_is_alembics() -> None:
     assert head() == _alembic_head()
+
+
+LOGS = """
+import sys
+from store.core.logs import logger
+log = logger("store.probe")
+assert "logging" not in sys.modules
+if {configure}:
+    import logging
+    logging.basicConfig(stream=sys.stdout, format="%(name)s %(filename)s:%(lineno)d %(message)s")
+log.warning("first %s", "message")
+log.info("not shown at WARNING")
+assert "logging" in sys.modules
+"""
+
+
+def test_a_message_imports_logging_and_is_silent_until_logging_is_configured() -> None:
+    """The package's loggers (store.core.logs) load ``logging`` on their first message:
+    unconfigured, nothing is printed (the package's NullHandler, not Python's last resort);
+    configured, the record names the caller's own file and line."""
+    silent = subprocess.run([sys.executable, "-c", LOGS.format(configure=False)],
+                            capture_output=True, text=True, check=True)
+    assert silent.stdout == "" and silent.stderr == ""
+
+    shown = subprocess.run([sys.executable, "-c", LOGS.format(configure=True)],
+                           capture_output=True, text=True, check=True)
+    assert shown.stdout.splitlines() == ["store.probe <string>:9 first message"]

@@ -21,7 +21,6 @@ of memory) ends the help: the rest is made in the transactions.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
@@ -29,10 +28,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Generic, TypeVar
 
+from store.core.logs import logger
+
 __all__ = ["CHUNK_MESSAGES", "LOOKAHEAD", "MIN_MESSAGES", "Ahead", "Chunk", "can_fork", "plan",
            "start"]
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 K = TypeVar("K", bound=Hashable)
 

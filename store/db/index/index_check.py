@@ -28,12 +28,12 @@ FTS entries): the sessions it names are scanned exactly, their derived rows unus
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from store.core.logs import logger
 from store.db.index.search_index import (
     CALL_VIEWS,
     KIND_CALL,
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DERIVED_CHECKS", "IndexIssue", "check_derived", "index_gaps", "suspect_sessions"]
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 #: The issue kinds (``VerifyProblem.check``) of :func:`check_derived`.
 DERIVED_CHECKS = ("index_missing", "index_extra", "index_altered", "view_missing",

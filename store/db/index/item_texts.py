@@ -11,11 +11,11 @@ same with the same functions.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from store.core.arguments import loads_json
+from store.core.logs import logger
 from store.records.searchtext import call_search_text, fold, result_search_text
 from store.tools.vocabulary import VIEW_NAMES, argument_views
 from store.trust.secrets import index_text
@@ -23,7 +23,7 @@ from store.trust.secrets import index_text
 __all__ = ["call_made", "make_items", "result_made", "searchable", "view_texts"]
 
 #: (the catch-up's logger: its warnings keep the name they had before these moved here)
-_log = logging.getLogger("store.db.index.search_index")
+_log = logger("store.db.index.search_index")
 
 
 def searchable(build: Callable[[str], str], stored: str, sid: str, position: int) -> str:

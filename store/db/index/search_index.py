@@ -42,7 +42,6 @@ text of ``store.records.searchtext``) is indexed later, in bulk, by :func:`catch
 
 from __future__ import annotations
 
-import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -50,6 +49,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from store.core.logs import logger
 from store.db.index.item_texts import (
     call_made,
     make_items,
@@ -83,7 +83,7 @@ __all__ = [
     "view_texts",
 ]
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 SEARCH_ITEMS = "search_items"
 CALL_VIEWS = "call_views"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import io
-import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, inspect
 
 from store.core.errors import DatabaseError, SchemaOutOfDate
+from store.core.logs import logger
 from store.db.schema.distribute import distributing_new_tables, finish_migration, prepare_migration
 from store.db.schema.engine import redact_url
 from store.db.schema.revisions import script_location, scripted_head
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 
 
 #: Alembic's command API runs ``env.py`` through module-level proxies (``alembic.context``,
