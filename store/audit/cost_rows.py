@@ -78,10 +78,22 @@ class UsageTotals:
         """Count a :class:`UsageSums` (many responses summed in the database) as
         each of its responses counts: tokens, responses, cost at the model's price (tiered
         prices included), the model (unpriced when it has no price), the session, the time."""
-        model = group.model or UNKNOWN
-        input_tokens, output, creation, read, reasoning = group.counts
-        cost = prices.cost_of_sums(group.model, (input_tokens, output, creation, read),
-                                   group.tiered)
+        self.add_sums(group.model, group.responses, group.counts, group.tiered, prices)
+        self.sessions.add(group.session_id)
+        if rolled_up:
+            self.rolled_up.add(group.session_id)
+        if self.last_at is None or group.last_at > self.last_at:
+            self.last_at = group.last_at
+
+    def add_sums(self, model_name: str | None, responses: int,
+                 counts: tuple[int, int, int, int, int], tiered: tuple[int, int, int, int],
+                 prices: PriceTable) -> None:
+        """Count responses of one model summed: their tokens, their number, their cost at the
+        model's price (``tiered``: the tokens past the tier threshold, as in
+        :class:`UsageSums`)."""
+        model = model_name or UNKNOWN
+        input_tokens, output, creation, read, reasoning = counts
+        cost = prices.cost_of_sums(model_name, (input_tokens, output, creation, read), tiered)
         per_model = self.by_model.get(model)
         if per_model is None:
             per_model = self.by_model[model] = UsageTotals(model)
@@ -91,17 +103,12 @@ class UsageTotals:
             totals.cache_creation_tokens += creation
             totals.cache_read_tokens += read
             totals.reasoning_tokens += reasoning
-            totals.responses += group.responses
+            totals.responses += responses
             totals.models.add(model)
             if cost is None:
                 totals.unpriced_models.add(model)
             else:
                 totals.cost_usd += cost
-        self.sessions.add(group.session_id)
-        if rolled_up:
-            self.rolled_up.add(group.session_id)
-        if self.last_at is None or group.last_at > self.last_at:
-            self.last_at = group.last_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,15 +155,20 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
                               cwd=cwd, session_id=session_id)
-    # (folded in one order whatever order the database gave: costs are floats, and a sum
-    # taken in another order can differ in its last digit)
-    for group in sorted(groups, key=_group_order):
-        root = roots.get(group.session_id)
-        key = _key(by, group, root)
-        found = totals.get(key)
-        if found is None:
-            found = totals[key] = UsageTotals(key)
-        found.add_group(group, table, rolled_up=root is not None)
+    if by in _BY_TIME_OR_MODEL:
+        # A row's key does not depend on the session: each model's groups of a key are
+        # summed first (integers: in any order), then priced once (no price per session).
+        _fold_per_model(totals, by, groups, table, roots)
+    else:
+        # (folded in one order whatever order the database gave: costs are floats, and a
+        # sum taken in another order can differ in its last digit)
+        for group in sorted(groups, key=_group_order):
+            root = roots.get(group.session_id)
+            key = _key(by, group, root)
+            found = totals.get(key)
+            if found is None:
+                found = totals[key] = UsageTotals(key)
+            found.add_group(group, table, rolled_up=root is not None)
     rows = list(totals.values())
     if by in ("model", "agent", "project"):
         rows.sort(key=lambda t: (-t.cost_usd, -t.total_tokens, t.key))
@@ -165,6 +177,48 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     else:  # periods: oldest first (ISO dates sort as they run)
         rows.sort(key=lambda t: t.key)
     return rows
+
+
+#: The reports whose keys are the groups' own (a period, a model), not their sessions'.
+_BY_TIME_OR_MODEL = frozenset({"day", "week", "month", "model"})
+
+
+def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[UsageSums],
+                    table: PriceTable,
+                    roots: dict[str, tuple[str, str | None, str | None]]) -> None:
+    """:func:`report_rows`'s fold when a key is a period or a model: the groups' sums per
+    (key, model) first, each then counted once (its cost at the model's price over the
+    summed tokens, which tiered prices allow: see :class:`UsageSums`), in one order."""
+    sums: dict[tuple[str, str | None], list[Any]] = {}
+    sessions: dict[str, set[str]] = {}
+    rolled: dict[str, set[str]] = {}
+    latest: dict[str, datetime] = {}
+    for group in groups:
+        key = _key(by, group, None)
+        found = sums.get((key, group.model))
+        if found is None:
+            sums[(key, group.model)] = [group.responses, *group.counts, *group.tiered]
+        else:
+            found[0] += group.responses
+            for i, n in enumerate(group.counts, 1):
+                found[i] += n
+            for i, n in enumerate(group.tiered, 6):
+                found[i] += n
+        sid = group.session_id
+        sessions.setdefault(key, set()).add(sid)
+        if sid in roots:
+            rolled.setdefault(key, set()).add(sid)
+        if key not in latest or group.last_at > latest[key]:
+            latest[key] = group.last_at
+    for (key, model), got in sorted(sums.items(), key=lambda item: (
+            item[0][0], item[0][1] is not None, item[0][1] or "")):
+        row = totals.get(key)
+        if row is None:
+            row = totals[key] = UsageTotals(key, sessions=sessions[key],
+                                            rolled_up=rolled.get(key, set()),
+                                            last_at=latest[key])
+        row.add_sums(model, got[0], (got[1], got[2], got[3], got[4], got[5]),
+                     (got[6], got[7], got[8], got[9]), table)
 
 
 def _group_order(group: UsageSums) -> tuple[str, str, bool, str]:
