@@ -53,6 +53,14 @@ _PLAIN_KEYS = frozenset(
 )
 
 
+# Memo of a level's keys, in order, -> their plain names, for levels whose keys are all
+# strings, none symbol-style, no two sharing a plain name (then renaming is a zip; agents write
+# the same few shapes of envelope on every line). Bounded like _SNAKE, and to small levels.
+_SHAPES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_SHAPES_LIMIT = 4096
+_SHAPE_KEYS = 64
+
+
 def canonical_keys(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
     """One structural level with snake_case keys, and whether any key was symbol-style.
 
@@ -62,6 +70,10 @@ def canonical_keys(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
     """
     if record.keys() <= _PLAIN_KEYS:
         return record, False
+    shape = tuple(record)
+    names = _SHAPES.get(shape)
+    if names is not None:  # keys seen before in this order, none sharing a plain name
+        return dict(zip(names, record.values(), strict=True)), False
     out: dict[str, Any] = {}
     origin: dict[str, str] = {}
     symbolic = False
@@ -82,6 +94,9 @@ def canonical_keys(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
         out[name] = value
         if name != key:
             origin[name] = key
+    if (not symbolic and len(out) == len(shape) <= _SHAPE_KEYS
+            and len(_SHAPES) < _SHAPES_LIMIT):
+        _SHAPES[shape] = tuple(out)
     return out, symbolic
 
 

@@ -89,3 +89,28 @@ class TestCamelizeArgs:
     def test_on_collision_the_later_key_wins(self):
         assert camelize_args({"foo_bar": 1, "fooBar": 2}) == {"fooBar": 2}
         assert camelize_args({"fooBar": 2, "foo_bar": 1}) == {"fooBar": 1}
+
+
+def test_a_shape_seen_before_reads_the_same_as_the_first_time() -> None:
+    """A level's key order is remembered after its first read (an agent writes the same
+    envelope on every line): later levels of that shape give the same names and values, and
+    a shape whose keys collide or are symbols is never taken as plain."""
+    first = {"parentUuid": "p1", "sessionId": "s", "isSidechain": False, "type": "user"}
+    again = {"parentUuid": None, "sessionId": "t", "isSidechain": True, "type": "assistant"}
+    for record in (first, again, first):
+        out, symbolic = canonical_keys(record)
+        assert not symbolic
+        assert out == {"parent_uuid": record["parentUuid"], "session_id": record["sessionId"],
+                       "is_sidechain": record["isSidechain"], "type": record["type"]}
+        assert list(out) == ["parent_uuid", "session_id", "is_sidechain", "type"]
+
+    # two spellings of one key: never remembered as a plain shape
+    for _ in range(2):
+        assert canonical_keys({"toolCallId": "c", "tool_call_id": None}) == (
+            {"tool_call_id": "c"}, False)
+        with pytest.raises(AmbiguousRecord):
+            canonical_keys({"toolCallId": "c", "tool_call_id": "d"})
+    # symbol keys: still said to be symbolic the second time
+    for _ in range(2):
+        assert canonical_keys({":toolCallId": "c", ":name": "x"}) == (
+            {"tool_call_id": "c", "name": "x"}, True)
