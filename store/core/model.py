@@ -32,6 +32,7 @@ from store.core.arguments import dumps_arguments, dumps_json, parse_arguments, p
 from store.core.depth import MAX_DEPTH, deep_dumps, json_depth
 from store.core.errors import ArgumentErrorKind, ToolArgumentsError, UnrecognizedRecord
 from store.core.keys import canonical_keys
+from store.core.pickling import pickled_by_fields
 
 __all__ = [
     "EMPTY_EXTRAS",
@@ -70,6 +71,7 @@ def _freeze(extras: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(extras))
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True, eq=False)
 class ToolCall:
     """A normalized client tool call: ``id``, ``name`` and the parsed ``input`` dict.
@@ -149,6 +151,7 @@ class ToolCall:
         return call
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class InvalidToolCall:
     """A tool call whose arguments fail the parser: raw text and the error, kept verbatim."""
@@ -329,6 +332,7 @@ def read_wire(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall:
     return make_tool_call(call_id, name, fn.get("arguments"), source="wire")
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """The result of a tool call, as a part of a ``tool``/``user`` message.
@@ -387,6 +391,7 @@ def _json_text(value: Any) -> str:
         return repr(value)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class TextPart:
     """Visible text; ``extras`` keeps sibling fields a replay must echo (a Gemini signature)."""
@@ -395,6 +400,7 @@ class TextPart:
     extras: Mapping[str, Any] = field(default_factory=_no_extras, compare=False)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ThinkingPart:
     """Model reasoning, with its opaque signature when the provider gave one."""
@@ -404,6 +410,7 @@ class ThinkingPart:
     extras: Mapping[str, Any] = field(default_factory=_no_extras, compare=False)
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ServerToolCall:
     """A provider-side tool invocation (Anthropic ``server_tool_use``, Responses
@@ -415,6 +422,7 @@ class ServerToolCall:
     source: str | None = None
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class OpaquePart:
     """Any other part (images, server tool results, reasoning items, ...) kept as recorded."""
@@ -428,6 +436,7 @@ Part = (
 )
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Message:
     """One normalized message: a role and its ordered parts.

@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from store.core.pickling import pickled_by_fields
+
 __all__ = ["SESSION_TOTALS", "TokenUsage", "anthropic_usage", "codex_usage", "copilot_cli_usage",
            "gemini_cli_usage", "kimi_cli_usage", "opencode_usage", "qwen_code_usage"]
 
@@ -45,6 +47,7 @@ __all__ = ["SESSION_TOTALS", "TokenUsage", "anthropic_usage", "codex_usage", "co
 SESSION_TOTALS = "session-totals"
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
     """The tokens of one response, with the model that answered and the provider's ids."""

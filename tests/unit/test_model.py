@@ -138,3 +138,39 @@ class TestMakeToolCall:
         assert call.extras == {"index": 0}
         with pytest.raises(TypeError):
             call.extras["index"] = 1  # type: ignore[index]
+
+
+def test_messages_and_their_parts_pickle_whole_and_stay_frozen() -> None:
+    """An import's reader processes send messages to the writer pickled
+    (store/core/pickling.py): every field comes back, the objects stay frozen, and a state
+    written as ``dataclasses`` writes it (a list of the field values) reads the same."""
+    import pickle
+
+    from store import Message, TextPart, ThinkingPart, ToolResult
+    from store.importers.parallel import _dumps  # (the workers' pickler: extras as dicts)
+    from store.usage.tokens import TokenUsage
+
+    call = ToolCall("c1", "bash", {"command": "ls"}, raw_name="run_shell_command",
+                    extras={"index": 0}, source="openai_chat")
+    message = Message("assistant", (ThinkingPart("hmm", "sig"), TextPart("hi"), call),
+                      source="anthropic", message_id="m1", extras={"model": "x"},
+                      metadata={"timestamp": "2025-01-01T00:00:00Z", "uuids": ["u"]})
+    result = ToolResult("c1", [{"type": "text", "text": "out"}], is_error=True, name="bash")
+    usage = TokenUsage(1, 2, 3, 4, 5, "m", "req", "resp")
+    for value in (message, call, result, usage, InvalidToolCall("c2", "x", "{", "invalid_json",
+                                                                 "bad")):
+        back = pickle.loads(_dumps(value))
+        assert type(back) is type(value)
+        for f in dataclasses.fields(value):
+            assert getattr(back, f.name) == getattr(value, f.name), f.name
+        # (a frozen dataclass with slots refuses with TypeError on Python 3.11, bpo-45897)
+        first = dataclasses.fields(value)[0].name
+        with pytest.raises((dataclasses.FrozenInstanceError, TypeError)):
+            setattr(back, first, "changed")
+        assert getattr(back, first) == getattr(value, first)
+        # the state dataclasses itself writes (field values in order) loads the same
+        state = [getattr(value, f.name) for f in dataclasses.fields(value)]
+        again = object.__new__(type(value))
+        again.__setstate__(state)  # type: ignore[attr-defined]
+        assert [getattr(again, f.name) for f in dataclasses.fields(value)] == state
+    assert pickle.loads(_dumps(message)).text == "hi"
