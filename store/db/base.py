@@ -42,7 +42,8 @@ from store.db.writing.writer import (
 )
 from store.tools.names import AliasTable
 
-__all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_session_id", "dropped", "reads_once"]
+__all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_new_session", "check_session_id", "dropped",
+           "reads_once"]
 
 T = TypeVar("T")
 
@@ -411,6 +412,16 @@ def aliases_from_text(engine: Engine, text: str | None) -> AliasTable:
     table = AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
     _ALIASES_TEXT[engine] = (text, table)
     return table
+
+
+def check_new_session(sid: str, title: str | None, provider: str | None, model: str | None,
+                      cwd: str | None, tags: Iterable[str], metadata: Mapping[str, Any] | None,
+                      agent: str | None = None, parent: SessionLink | None = None) -> None:
+    """Raise what ``create_session`` raises for these values (a bad id, tags that are not
+    strings, metadata nested too deep), without the database: an importer judges a new
+    session before its first append creates it."""
+    _session_row(check_session_id(sid), title, provider, model, cwd, tags, metadata,
+                 datetime.now(UTC), agent, parent)
 
 
 def _session_row(

@@ -162,6 +162,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         parent: SessionLink | None = None,
         activity: tuple[datetime | None, datetime | None] | None = None,
         usage: Mapping[str, TokenUsage] | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -175,7 +176,10 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         that was rewritten). ``source``: where the read of the file these messages come from
         stopped, stored in the same transaction (the importer's; see
         ``store/db/writing/sources.py``).
-        ``parent``: the session a new session descends from (``store.core.lineage``).
+        ``parent``: the session a new session descends from (``store.core.lineage``);
+        ``metadata``: a new session's own metadata (``SessionInfo.metadata``). Like the title
+        and the other session fields, they are stored only when the append creates the
+        session (``AppendResult.created_session``).
 
         The session's own activity (``SessionInfo.started_at`` / ``ended_at``) widens to
         cover the append's: ``activity`` (the session's own start and end as its agent
@@ -190,8 +194,8 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         """
         sid = check_session_id(session_id)
         prepared = prepare_append(list(items), keys, self._limits)
-        new_session = _session_row(sid, title, provider, model, cwd, tags, None, _now(), agent,
-                                   parent)
+        new_session = _session_row(sid, title, provider, model, cwd, tags, metadata, _now(),
+                                   agent, parent)
         if activity is not None:
             new_session["started_at"], new_session["last_activity_at"] = (
                 None if t is None else as_utc(t) for t in activity)

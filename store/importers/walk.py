@@ -51,6 +51,7 @@ from store.core.errors import (
 from store.core.logs import logger
 from store.core.model import InvalidToolCall, Message
 from store.core.transcript import AppendResult
+from store.db.base import check_new_session
 from store.db.store import TranscriptStore
 from store.importers.agentdb import AGENT_DATABASES
 from store.importers.base import (
@@ -182,6 +183,7 @@ def import_paths(
     files = [f for f in found if isinstance(f, Path)]
     summary.failed_files.extend(f for f in found if isinstance(f, FailedFile))
     states = {} if reread else store.source_states()
+    known = store.session_ids() if files else None
     if notice_deleted:
         summary.gone = _notice_deleted(store, given, states, found)
     sizes = [_size(f) for f in files]
@@ -224,7 +226,8 @@ def import_paths(
         try:
             for number_in_file, session in enumerate(parsed.sessions, 1):
                 last = number_in_file == len(parsed.sessions)
-                _import_session(store, path, session, summary, carry=carry, last=last)
+                _import_session(store, path, session, summary, carry=carry, last=last,
+                                known=known)
         except MemoryError:
             summary.failed_files.append(FailedFile(path, _NO_MEMORY + " (partly stored: "
                                                    "import it again to add the rest)"))
@@ -289,16 +292,28 @@ def _size(path: Path) -> int:
 
 def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                     summary: ImportSummary, target: str | None = None, depth: int = 0, *,
-                    carry: _Carry | None = None, last: bool = False) -> None:
+                    carry: _Carry | None = None, last: bool = False,
+                    known: set[str] | None = None) -> None:
+    """Store one parsed session (see the module docstring). ``known``: the ids of the
+    sessions stored (read once by the import, kept up to date by it); a session not among
+    them is new, and created by its first append."""
     original = session.session_id
     sid = target or original
+    # A session the store does not hold yet is created by its first append, in that
+    # transaction, with its metadata (no reads and transactions of its own first).
+    new = known is not None and sid not in known
     try:
-        created = _ensure_session(store, session, sid, path)
+        if new:
+            check_new_session(sid, session.title, session.provider, session.model,
+                              session.cwd, session.tags, session.metadata, session.agent,
+                              session.parent)
+            created = False
+        else:
+            created = _ensure_session(store, session, sid, path)
     except (RecordError, UsageError) as exc:
         summary.problems.append(ImportProblem(path, None, f"session {sid!r}: {exc}"))
         return
     summary.sessions += 1
-    summary.sessions_created += created
 
     # The session's usage goes with its last batch (one transaction with the file's state),
     # unless that batch is refused and stored message by message (then recorded after).
@@ -313,7 +328,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                               on_key_conflict="raise" if check else "skip", source=source,
                               parent=session.parent,
                               activity=(session.started_at, session.ended_at),
-                              usage=session.usage if usage else None)
+                              usage=session.usage if usage else None,
+                              metadata=session.metadata)
         usage_written = usage_written or (usage and bool(session.usage))
         return result
 
@@ -326,20 +342,28 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                                      carry=carry if last and ends else None, usage=ends)
     except KeyConflictError as conflict:
         # The file was rewritten: import it whole beside what is stored, and say so.
+        created = created or any(r.created_session for r in results)
         if created:
             store.delete_session(sid)
         summary.sessions -= 1
-        summary.sessions_created -= created
         first = session.keys.index(conflict.keys[0])
         new_sid = f"{sid}@{_message_digest(session.keys[first], session.items[first])}"
         summary.diverged.append(Divergence(path, sid, new_sid, conflict.keys))
         if carry is not None:
             carry.also(new_sid)
         _import_session(store, path, session, summary, new_sid, depth + 1, carry=carry,
-                        last=last)
+                        last=last, known=known)
         return
+    created = created or any(r.created_session for r in results)
+    summary.sessions_created += created
+    if known is not None and created:
+        known.add(sid)
     for result in results:
         _count(result, summary)
+    if new and not created and not any(r.stored for r in results):
+        # Nothing of a new session could be stored: it was never created.
+        summary.sessions -= 1
+        return
     if session.usage and not usage_written and (not created or any(r.stored for r in results)):
         store.record_usage(sid, session.usage)
     if created and not any(r.stored for r in results):

@@ -376,3 +376,38 @@ def test_a_json_document_that_is_not_utf8_is_still_refused_whole(store, tmp_path
     assert [f.error for f in summary.failed_files] == [
         f"not UTF-8 text (bad byte at offset {offset})"]
     assert summary.messages_added == 0
+
+
+def test_a_new_session_is_created_by_its_first_append_with_its_metadata(store, tmp_path):
+    """A session the store does not hold yet is created in its first append's transaction,
+    with everything create_session would have given it (title, folder, agent, the reader's
+    metadata, the parent link); importing again finds it and stores nothing twice; a session
+    of which nothing can be stored leaves nothing behind and is not counted."""
+    from store import read_sessions
+
+    folder = tmp_path / "home"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "copilot",
+                    folder)
+    events = next(folder.rglob("events.jsonl"))
+    parsed = {s.session_id: s for s in read_sessions(events, settle=0).sessions}
+    assert any(s.metadata for s in parsed.values()) and any(s.parent for s in parsed.values())
+
+    summary = import_paths(store, [events], settle=0)
+    assert summary.sessions == summary.sessions_created == len(parsed)
+    for sid, session in parsed.items():
+        info = store.get_session(sid)
+        assert dict(info.metadata) == session.metadata, sid
+        assert (info.title, info.cwd, info.agent) == (session.title, session.cwd,
+                                                      session.agent), sid
+        assert info.parent == session.parent, sid
+
+    again = import_paths(store, [events], settle=0, reread=True)
+    assert again.sessions_created == 0 and again.messages_added == 0
+
+    # a new session whose every message the store refuses: no session, not counted
+    bad = write_jsonl(tmp_path / "bad.jsonl", [
+        {"role": "user", "content": "x" * 2000, "session_id": "refused"}])
+    store._limits = type(store._limits)(store._limits.max_argument_bytes, 100)
+    refused = import_paths(store, [bad], format="openai-chat", settle=0)
+    assert refused.sessions == refused.sessions_created == 0 and refused.problems
+    assert "bad" not in {s.session_id for s in store.list_sessions(limit=0)}
