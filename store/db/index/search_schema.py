@@ -102,7 +102,9 @@ SQL_ONLY_INDEXES = frozenset({PG_ARGUMENTS_GIN, "ix_tool_calls_text_trgm",
                               "ux_search_items_key", "ix_message_search_tsv",
                               "ux_message_search_key", "ux_tool_calls_search_id",
                               "ux_tool_results_search_id", "ix_tool_calls_search_trgm",
-                              "ix_tool_results_search_trgm"})
+                              "ix_tool_results_search_trgm", "ix_call_views_command",
+                              "ix_call_views_path", "ix_call_views_pattern",
+                              "ix_call_views_url"})
 #: The shortest full-text needle: trigram indexes need three characters.
 MIN_TEXT = 3
 
