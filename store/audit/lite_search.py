@@ -42,6 +42,27 @@ _COLUMNS = ("tool_calls.session_id, tool_calls.position, tool_calls.call_index, 
             "tool_calls.source, tool_calls.id_minted")
 
 
+#: The keys of a page's matches: what the page is read by, and what counts them.
+_KEYS = "tool_calls.session_id, tool_calls.position, tool_calls.call_index"
+#: The most matches whose keys a page reads (their count is then known); past it, the page
+#: is read by ``LIMIT``/``OFFSET`` and its count by ``count(*)``, as before.
+_KEYED = 5_000
+#: Keys per statement of a page's rows (three parameters each, within SQLite's 32,766).
+_IN_KEYS = 500
+
+
+class _Rows:
+    """Rows already read, served as a cursor's ``fetchmany`` serves them."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self._rows, self._at = rows, 0
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        chunk = self._rows[self._at:self._at + size]
+        self._at += len(chunk)
+        return chunk
+
+
 def lite_query(query: CallQuery) -> bool:
     """Whether the stdlib search answers ``query`` (else the store does)."""
     return not query.where and not query.exact and not query.with_children
@@ -144,6 +165,8 @@ class LiteCalls:
         self._conn = DriverConnection(connection)
         self._aliases: AliasTable | None = None
         self._trusted: dict[str | None, Trust] = {}
+        #: The last page's query and its number of matches (when it counted them).
+        self._counted: tuple[CallQuery, int] | None = None
 
     def _trust(self, one: str | None, warn: Callable[[str], None] | None) -> Trust:
         """The key check (``trust_for``) once per scope: the connection holds one snapshot
@@ -174,10 +197,10 @@ class LiteCalls:
     def session_id(self, prefix: str) -> str | None:
         return lite_session_id(self._conn.connection, prefix)
 
-    def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None
-                  ) -> tuple[str, _Params] | None:
+    def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None,
+                  columns: str = _COLUMNS) -> tuple[str, _Params] | None:
         """``store.audit.search.search_statement`` as SQLite text (``None``: nothing can
-        match)."""
+        match); ``columns``: the calls' columns selected (before the message's time)."""
         conn, aliases, p = self._conn, self.aliases(), _Params()
         timed = query.since is not None or query.until is not None
         m = "messages" if timed else "m"
@@ -230,7 +253,7 @@ class LiteCalls:
             source = (f"({hits}) AS hits JOIN tool_calls ON tool_calls.session_id = "
                       "hits.session_id AND tool_calls.position = hits.position AND "
                       f"tool_calls.call_index = hits.call_index {join}")
-        sql = (f"SELECT {_COLUMNS}, {m}.created_at FROM {source}"
+        sql = (f"SELECT {columns}, {m}.created_at FROM {source}"
                + (" WHERE " + " AND ".join(where) if where else "")
                + f" ORDER BY {m}.created_at, tool_calls.session_id, tool_calls.position, "
                  "tool_calls.call_index")
@@ -240,16 +263,20 @@ class LiteCalls:
                    preview_chars: int | None = None, redactor: Redactor | None = None,
                    warn: Callable[[str], None] | None = None) -> Iterator[CallMatch]:
         """``store.audit.search`` ``iter_calls`` (``limit``: ``search_calls``'s page)."""
-        built = self.statement(query, warn)
-        if built is None:
-            return
-        sql, params = built
+        rows: Any
         if limit is not None:
-            sql += f" LIMIT {params.bind(limit)} OFFSET {params.bind(offset)}"
+            rows = self._page(query, limit, offset, warn)
+            if rows is None:
+                return
+        else:
+            built = self.statement(query, warn)
+            if built is None:
+                return
+            sql, params = built
+            rows = self._conn.connection.execute(sql, params)
         conn = self._conn
         aliases = self.aliases()
         scoped = aliases.scoped_names
-        rows = conn.connection.execute(sql, params)
         while chunk := rows.fetchmany(_CHUNK):
             results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
             places = self._places({r[0] for r in chunk})
@@ -258,7 +285,45 @@ class LiteCalls:
                 yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
                                 preview_chars, redactor, agent, cwd, row[4] in scoped)
 
+    def _page(self, query: CallQuery, limit: int, offset: int,
+              warn: Callable[[str], None] | None) -> _Rows | sqlite3.Cursor | None:
+        """A page of the matches: the keys of every match in order first (the statement with
+        the keys for columns: the search itself, which a page and its count both cost, run
+        once), which count them (:meth:`count_calls` then asks nothing, unless there were
+        more than :data:`_KEYED`), then the page's rows by their keys, in that order."""
+        built = self.statement(query, warn, columns=_KEYS)
+        if built is None:
+            return None
+        sql, params = built
+        connection = self._conn.connection
+        keys = connection.execute(f"{sql} LIMIT {params.bind(_KEYED + 1)}", params).fetchall()
+        if len(keys) > _KEYED and offset + limit > _KEYED:  # (a far page of a large answer)
+            full = self.statement(query, warn)
+            if full is None:
+                return None
+            sql, params = full
+            return connection.execute(
+                f"{sql} LIMIT {params.bind(limit)} OFFSET {params.bind(offset)}", params)
+        if len(keys) <= _KEYED:
+            self._counted = (query, len(keys))
+        page = [(str(k[0]), int(k[1]), int(k[2])) for k in keys[offset:offset + limit]]
+        found: dict[tuple[str, int, int], tuple[Any, ...]] = {}
+        for start in range(0, len(page), _IN_KEYS):
+            part = page[start:start + _IN_KEYS]
+            condition = " OR ".join(["(tool_calls.session_id = ? AND tool_calls.position = ? "
+                                     "AND tool_calls.call_index = ?)"] * len(part))
+            for row in connection.execute(
+                    f"SELECT {_COLUMNS}, m.created_at FROM tool_calls JOIN messages AS m "
+                    "INDEXED BY ix_messages_time ON m.session_id = tool_calls.session_id "
+                    f"AND m.position = tool_calls.position WHERE {condition}",
+                    [value for key in part for value in key]):
+                found[(str(row[0]), int(row[1]), int(row[2]))] = tuple(row)
+        return _Rows([found[key] for key in page if key in found])
+
     def count_calls(self, query: CallQuery) -> int:
+        counted = self._counted
+        if counted is not None and counted[0] is query:
+            return counted[1]
         built = self.statement(query)
         if built is None:
             return 0

@@ -143,3 +143,32 @@ def test_a_page_and_its_count_share_one_key_check(lite_db: Path,
         sid = found[0].session_id
         assert lite.count_calls(CallQuery(text="git push", session_id=sid)) >= 1
         assert asked == [None, sid]
+
+
+def test_a_page_counts_its_matches_and_far_pages_read_as_before(
+        lite_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page reads the keys of every match first, which count them: its count asks the
+    database nothing more. Past ``_KEYED`` matches a far page is read by LIMIT/OFFSET and
+    counted by count(*), as before. Every page and count is the store's."""
+    import store.audit.lite_search as lite_search
+
+    with store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+        for keyed in (5_000, 2):
+            monkeypatch.setattr(lite_search, "_KEYED", keyed)
+            for query in (CallQuery(text="git push"), CallQuery(),
+                          CallQuery(views=(ViewCondition("command", "rm"),)),
+                          CallQuery(status=("error",)), CallQuery(text="no-such-text-at-all")):
+                total = store.count_calls(db, query)
+                for limit, offset in ((2, 0), (2, 1), (3, total - 1), (5, total + 3), (50, 0)):
+                    lite = open_calls(str(lite_db))
+                    assert lite is not None
+                    with lite:
+                        page = list(lite.iter_calls(query, limit=limit, offset=max(offset, 0),
+                                                    preview_chars=200))
+                        assert page == store.search_calls(db, query, limit=limit,
+                                                          offset=max(offset, 0)), query
+                        statements: list[str] = []
+                        lite._conn.connection.set_trace_callback(statements.append)
+                        assert lite.count_calls(query) == total, (query, keyed)
+                        counted = [s for s in statements if "count(*)" in s]
+                        assert bool(counted) == (total > keyed), (query, keyed)
