@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from store.audit.conditions import ArgumentCondition, ViewCondition
-from store.audit.usage_fold import aware
 from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, result_status
 from store.core.errors import UsageError
 from store.core.model import ToolCall, content_text
+from store.core.times import aware
 from store.db.index.search_schema import MIN_TEXT
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor

@@ -21,7 +21,7 @@ from typing import Any
 
 from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
 from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
-from store.audit.lite_usage import action_sql, lite_aliases, scope_sql
+from store.audit.lite_scope import action_sql, lite_aliases, scope_sql
 from store.core.times import as_utc
 from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import lite_session_id, open_lite

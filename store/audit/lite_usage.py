@@ -16,54 +16,21 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from store.audit.lite_scope import ALIASES_SQL, action_sql, lite_aliases, scope_sql
 from store.audit.usage_fold import SummarySource, ToolUsage, UsageSource, fold_usage
-from store.core.arguments import loads_json
 from store.core.times import as_utc
-from store.db.index.summaries import action_sql as summary_action_sql
 from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import read_lite
 from store.db.reading.summary_reads import summary_tool_groups
-from store.db.schema.sqlitefile import cwd_pattern, stored_time
-from store.tools.names import AliasTable
+from store.db.schema.sqlitefile import stored_time
 
 __all__ = ["ALIASES_SQL", "action_sql", "lite_aliases", "lite_tool_usage", "scope_sql"]
-
-#: ``store.db.writing.compiled.Statements.load_aliases`` on SQLite.
-ALIASES_SQL = ("SELECT json_group_array(json_array(tool_aliases.agent, tool_aliases.raw_name, "
-               "tool_aliases.current_name)) FROM tool_aliases")
 
 _VALID = "tool_calls.arguments_status IN ('ok', 'empty')"
 _LINKED = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
            "AND r.call_index = tool_calls.call_index")
 #: ``store.audit.sql.message_side``: the covering index, unless a time range drives the query.
 _LOOKUP = "messages AS m INDEXED BY ix_messages_time"
-
-
-def lite_aliases(conn: sqlite3.Connection) -> AliasTable:
-    """The stored alias table (as ``store.db.base.alias_table`` reads it)."""
-    text = conn.execute(ALIASES_SQL).fetchone()[0]
-    return AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
-
-
-def action_sql() -> str:
-    """``store.audit.sql.action_column`` on SQLite: a call's action (:mod:`store.tools.actions`)."""
-    return summary_action_sql(False)
-
-
-def scope_sql(agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:
-    """``store.db.sessions.sessions_where``: the ids of the sessions of ``agent`` in ``cwd``
-    or below it, as a subquery."""
-    terms: list[str] = []
-    params: list[Any] = []
-    if agent is not None:
-        terms.append("sessions.agent = ?")
-        params.append(agent)
-    if cwd is not None:
-        folder, below = cwd_pattern(cwd)
-        terms.append("(sessions.cwd = ? OR sessions.cwd LIKE ? ESCAPE '\\')")
-        params += [folder, below]
-    return ("SELECT sessions.session_id FROM sessions"
-            + (" WHERE " + " AND ".join(terms) if terms else "")), params
 
 
 def _marks(count: int) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from store.core.times import as_utc
+from store.core.times import aware
 from store.tools.actions import ACTION_ARGUMENT, action_key, split_action_key
 from store.tools.names import AliasTable
 
@@ -35,13 +35,6 @@ class ToolUsage:
     calls_without_result: int
     first_seen: datetime | None
     last_seen: datetime | None
-
-
-def aware(value: Any) -> datetime:
-    """A stored time (a datetime, or the text SQLite's min()/max() hand back) as aware UTC."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return as_utc(value)
 
 
 class UsageSource(Protocol):

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from store.core.errors import UsageError
 
-__all__ = ["as_utc", "iso_utc", "parse_timestamp"]
+__all__ = ["as_utc", "aware", "iso_utc", "parse_timestamp"]
 
 
 def as_utc(value: datetime) -> datetime:
@@ -24,6 +24,13 @@ def as_utc(value: datetime) -> datetime:
         return value.astimezone(UTC)
     except OverflowError:
         raise UsageError(f"time {value.isoformat()} is out of range in UTC") from None
+
+
+def aware(value: datetime | str) -> datetime:
+    """A stored time (a datetime, or the text SQLite's min()/max() hand back) as aware UTC."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return as_utc(value)
 
 
 def iso_utc(value: datetime) -> str:

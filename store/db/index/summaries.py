@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from store.core.arguments import dumps_json
+from store.db.reading.actions_sql import action_sql
 from store.tools.actions import ACTION_ARGUMENT
 from store.usage.prices import TIER_TOKENS
 
@@ -67,18 +68,6 @@ def in_ids(pg: bool, column: str) -> str:
 
 def ids_param(pg: bool, ids: Sequence[str]) -> Any:
     return list(ids) if pg else dumps_json(list(ids))
-
-
-def action_sql(pg: bool) -> str:
-    """An editor tool's action (``store.tools.actions``), as ``store.audit.sql.action_column``
-    reads it; NULL for every other tool."""
-    def extract(key: str) -> str:
-        if pg:
-            return f"(tool_calls.arguments ->> '{key}')"
-        return f"CAST(JSON_EXTRACT(tool_calls.arguments, '$.\"{key}\"') AS VARCHAR)"
-
-    return ("CASE " + " ".join(f"WHEN tool_calls.raw_name = '{raw}' THEN {extract(key)}"
-                               for raw, key in sorted(ACTION_ARGUMENT.items())) + " END")
 
 
 def tool_rows_sql(pg: bool, condition: str) -> str:
