@@ -18,11 +18,10 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.lineage import session_link
-from store.core.transcript import SessionInfo
 from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported here)
     cwd_pattern,
     escape_like,
@@ -31,6 +30,9 @@ from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported
     sqlite_file,
     stored_time,
 )
+
+if TYPE_CHECKING:  # (made per row: the module loads when a listing is made)
+    from store.core.transcript import SessionInfo
 
 _T = TypeVar("_T")
 
@@ -142,6 +144,8 @@ def _where(provider: str | None, model: str | None, tag: str | None,
 def session_info_of(row: Any, calls: int | None = None) -> SessionInfo:
     """A session's info from its row (:data:`SESSION_COLUMNS`) and its number of calls
     (``None``: not counted, as the store's own session info leaves it)."""
+    from store.core.transcript import SessionInfo
+
     (sid, title, provider, model, cwd, agent, tags, meta, created, updated, started, ended,
      next_position, parent_id, lineage, parent_call) = row
     return SessionInfo(sid, title, provider, model, cwd, tuple(loads_json(tags)),
