@@ -183,7 +183,9 @@ def import_paths(
     files = [f for f in found if isinstance(f, Path)]
     summary.failed_files.extend(f for f in found if isinstance(f, FailedFile))
     states = {} if reread else store.source_states()
-    known = store.session_ids() if files else None
+    # The stored sessions' ids, read when the first file with sessions is (a pass of `watch`
+    # over unchanged files reads none).
+    known: set[str] | None = None
     if notice_deleted:
         summary.gone = _notice_deleted(store, given, states, found)
     sizes = [_size(f) for f in files]
@@ -223,6 +225,8 @@ def import_paths(
             summary.unknown_kinds[key] = summary.unknown_kinds.get(key, 0) + count
         carry = _Carry(replace(read.state, sessions=tuple(s.session_id
                                                           for s in parsed.sessions)))
+        if known is None and parsed.sessions:
+            known = store.session_ids()
         try:
             for number_in_file, session in enumerate(parsed.sessions, 1):
                 last = number_in_file == len(parsed.sessions)
