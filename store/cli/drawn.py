@@ -70,8 +70,30 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         segments.append(Segment(left + middle.join(fill * (w + 2) for w in found) + right
                                 + "\n"))
 
+    def plain_row(cells: list[list[str]], edge: str) -> None:
+        # (no style: each line one segment, the same characters; a year of days is 1,300
+        # lines of ten cells, and rich renders each segment)
+        for at in range(max(len(cell) for cell in cells)):
+            line = [edge]
+            for i, cell in enumerate(cells):
+                if at >= len(cell):
+                    line.append(" " * (found[i] + 2))
+                else:
+                    text = cell[at]
+                    if justify[i] != "left":  # (rich right-justifies the line stripped)
+                        text = text.rstrip()
+                    spare = " " * (found[i] - cell_len(text))
+                    line.append(" " + (text + spare if justify[i] == "left" else spare + text)
+                                + " ")
+                line.append(edge)
+            line.append("\n")
+            segments.append(Segment("".join(line)))
+
     def row(cells: list[list[str]], name: str | None, edge: str) -> None:
-        row_style = style(name) if name else None
+        if not name:
+            plain_row(cells, edge)
+            return
+        row_style = style(name)
         for at in range(max(len(cell) for cell in cells)):
             segments.append(Segment(edge))
             for i, cell in enumerate(cells):
