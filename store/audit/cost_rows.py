@@ -193,8 +193,11 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
     sessions: dict[str, set[str]] = {}
     rolled: dict[str, set[str]] = {}
     latest: dict[str, datetime] = {}
+    key_of: dict[tuple[str, str | None], str] = {}  # (a day's period, made once per day)
     for group in groups:
-        key = _key(by, group, None)
+        key = key_of.get((group.day, group.model))
+        if key is None:
+            key = key_of[(group.day, group.model)] = _key(by, group, None)
         found = sums.get((key, group.model))
         if found is None:
             sums[(key, group.model)] = [group.responses, *group.counts, *group.tiered]

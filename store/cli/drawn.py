@@ -70,21 +70,21 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         segments.append(Segment(left + middle.join(fill * (w + 2) for w in found) + right
                                 + "\n"))
 
+    def laid(i: int, text: str) -> str:
+        """A cell's line at its column's width (rich right-justifies the line stripped)."""
+        if justify[i] != "left":
+            text = text.rstrip()
+        spare = " " * (found[i] - cell_len(text))
+        return text + spare if justify[i] == "left" else spare + text
+
     def plain_row(cells: list[list[str]], edge: str) -> None:
         # (no style: each line one segment, the same characters; a year of days is 1,300
         # lines of ten cells, and rich renders each segment)
         for at in range(max(len(cell) for cell in cells)):
             line = [edge]
             for i, cell in enumerate(cells):
-                if at >= len(cell):
-                    line.append(" " * (found[i] + 2))
-                else:
-                    text = cell[at]
-                    if justify[i] != "left":  # (rich right-justifies the line stripped)
-                        text = text.rstrip()
-                    spare = " " * (found[i] - cell_len(text))
-                    line.append(" " + (text + spare if justify[i] == "left" else spare + text)
-                                + " ")
+                line.append(" " * (found[i] + 2) if at >= len(cell)
+                            else " " + laid(i, cell[at]) + " ")
                 line.append(edge)
             line.append("\n")
             segments.append(Segment("".join(line)))
@@ -101,16 +101,8 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
                     segments.append(Segment(" " * (found[i] + 2), row_style))
                     segments.append(Segment(edge))
                     continue
-                text = cell[at]
-                if justify[i] != "left":  # (rich right-justifies the line stripped)
-                    text = text.rstrip()
-                spare = " " * (found[i] - cell_len(text))
-                body = text + spare if justify[i] == "left" else spare + text
-                if row_style is None:
-                    segments.append(Segment(" " + body + " "))
-                else:
-                    segments.extend((Segment(" ", row_style), Segment(body, row_style),
-                                     Segment(" ", row_style)))
+                segments.extend((Segment(" ", row_style), Segment(laid(i, cell[at]), row_style),
+                                 Segment(" ", row_style)))
                 segments.append(Segment(edge))
             segments.append(Segment("\n"))
 

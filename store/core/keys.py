@@ -73,7 +73,7 @@ def canonical_keys(record: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
     shape = tuple(record)
     names = _SHAPES.get(shape)
     if names is not None:  # keys seen before in this order, none sharing a plain name
-        return dict(zip(names, record.values(), strict=True)), False
+        return dict(zip(names, record.values(), strict=False)), False  # (same length)
     out: dict[str, Any] = {}
     origin: dict[str, str] = {}
     symbolic = False

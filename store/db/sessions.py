@@ -151,6 +151,13 @@ class SessionsMixin(StoreBase):
         return _session_info(row._mapping)
 
     @reads_once
+    def session_ids(self) -> set[str]:
+        """Every stored session's id (an import asks once, then knows which of the sessions
+        it reads are new: their first append creates them, with their metadata)."""
+        with self._read() as conn:
+            return {str(sid) for (sid,) in conn.execute(select(sessions.c.session_id))}
+
+    @reads_once
     def list_sessions(
         self,
         *,

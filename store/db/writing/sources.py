@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from store.capture.files import FileState, SessionSource
 from store.core.arguments import dumps_json, loads_json
 from store.db.base import StoreBase, reads_once
-from store.db.schema.tables import session_sources, sessions, source_files
+from store.db.schema.tables import session_sources, source_files
 from store.db.writing.compiled import statements
 
 __all__ = ["SourcesMixin", "write_source"]
@@ -73,13 +73,6 @@ class SourcesMixin(StoreBase):
             tuple((int(line), record) for line, record in loads_json(row["context_json"])),
             bool(row["pending"]), _utc(row["gone_at"]),
             kinds=_kinds(row["kinds_json"])) for row in rows}
-
-    @reads_once
-    def session_ids(self) -> set[str]:
-        """Every stored session's id (an import asks once, then knows which of the sessions
-        it reads are new: their first append creates them, with their metadata)."""
-        with self._read() as conn:
-            return {str(sid) for (sid,) in conn.execute(select(sessions.c.session_id))}
 
     def save_source(self, state: FileState) -> None:
         """Store ``state`` in a transaction of its own (when no rows went with it)."""
