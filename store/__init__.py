@@ -114,6 +114,7 @@ if TYPE_CHECKING:
         redact_message,
         redact_transcript,
     )
+    from store.db.packing import unpacked
     from store.db.schema.admin import (
         DatabaseSizes,
         ObjectSize,
@@ -226,7 +227,8 @@ __all__ = [
     "redact_transcript", "refill_search_index", "render", "render_tools", "repair",
     "result_status", "sarif_report", "save_findings", "schema_audit", "schema_history",
     "search_calls", "service_file", "session_changes", "sessions_touching",
-    "sessions_without_usage", "tool_context", "tool_usage", "upgrade_database", "usage_report",
+    "sessions_without_usage", "tool_context", "tool_usage", "unpacked", "upgrade_database",
+    "usage_report",
     "validate_arguments", "verify_log_text",
 ]
 
@@ -419,6 +421,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "schema_history": ("store.db.schema.admin", "schema_history"),
     "search_calls": ("store.audit.search", "search_calls"),
     "tool_usage": ("store.audit.usage", "tool_usage"),
+    "unpacked": ("store.db.packing", "unpacked"),
     "upgrade_database": ("store.db.schema.admin", "upgrade_database"),
     "validate_arguments": ("store.tools.schemas", "validate_arguments"),
     "AGENT_FOLDERS": ("store.capture.agents", "AGENT_FOLDERS"),

@@ -78,3 +78,21 @@ def test_datasette_serves_every_table_and_searches_the_call_text(store_file: Pat
     assert "ls -la" in call_hit[0]["body"]
     assert [r["role"] for r in result_hit] == ["tool"]
     assert "a.txt" in result_hit[0]["body"]
+
+
+def test_sqlite_utils_reads_a_packed_envelope_with_the_store_s_function(
+        store_file: Path) -> None:
+    """A message's metadata and extras are packed (revision 0025): the recipe of
+    docs/operations.md gives their text back to sqlite-utils."""
+    query = ("SELECT typeof(metadata_json) AS kind, unpack(metadata_json) AS metadata, "
+             "json_extract(unpack(extras_json), '$.model') AS model FROM messages "
+             "WHERE role = 'assistant' ORDER BY position LIMIT 1")
+    done = subprocess.run([sys.executable, "-m", "sqlite_utils", "query", str(store_file), query,
+                           "--functions", "from store import unpacked as unpack"],
+                          capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    (row,) = json.loads(done.stdout)
+    assert row["kind"] == "blob"
+    metadata = json.loads(row["metadata"])
+    assert metadata["cwd"] == "/work/demo" and metadata["version"] == "1.0.98"
+    assert row["model"].startswith("claude-")

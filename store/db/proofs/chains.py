@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, select
 
+from store.db.packing import unpacked
 from store.db.schema.tables import (
     chain_heads,
     messages,
@@ -72,6 +73,7 @@ def _contents(conn: Connection, sid: str
         .where(messages.c.session_id == sid).order_by(messages.c.position)
     ):
         pos, *fields, created, digest = row
+        fields[6], fields[7] = unpacked(fields[6]), unpacked(fields[7])  # (extras, metadata)
         yield (int(pos), (*fields, canonical_time(created)), calls.get(pos, []),
                results.get(pos, []), digest)
 

@@ -21,6 +21,7 @@ from store.core.lineage import session_link
 from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall
 from store.core.times import as_utc
 from store.core.transcript import CallRef, SessionInfo, SessionTree, StoredMessage, Transcript
+from store.db.packing import unpacked
 from store.records.codec import decode_call, decode_parts, decode_result
 from store.tools.names import AliasTable
 
@@ -85,8 +86,8 @@ def _decoded_message(row: Any, call_rows: list[Any], result_rows: list[Any],
     results = {r[2]: decode_result(r[5], r[6], bool(r[-1]), r[7], r[8], r[9])
                for r in result_rows}
     return Message(role, decode_parts(parts, calls, results), source, message_id,
-                   loads_json(extras) if extras else EMPTY_EXTRAS,
-                   loads_json(meta) if meta else EMPTY_EXTRAS)
+                   loads_json(unpacked(extras)) if extras else EMPTY_EXTRAS,
+                   loads_json(unpacked(meta)) if meta else EMPTY_EXTRAS)
 
 
 def transcript_from_rows(rows: Sequence[Any], sid: str, read_time: Callable[[Any], datetime],

@@ -26,6 +26,7 @@ from store.core.model import Message
 from store.core.pairing import CallRef
 from store.core.times import parse_timestamp
 from store.core.transcript import AppendResult, StoredMessage
+from store.db.packing import packed, unpacked
 from store.db.schema.tables import (
     WIRE_VERSION,
     messages,
@@ -436,6 +437,9 @@ def _write(
         if contents is not None:
             contents.append(content)
         message_row[11] = chain
+        if not postgres:  # the digest is over the texts; SQLite stores these two packed
+            message_row[8] = packed(message_row[8])
+            message_row[9] = packed(message_row[9])
         message_rows.append(message_row)
         stored.append(StoredMessage(position, message, key, created_at))
     after = next_position + len(batch)
@@ -506,7 +510,7 @@ def _stored_digests(cursor: Any, st: Statements, sid: str, plain: list[str],
         chunk = plain[start:start + _IN_CHUNK]
         cursor.execute(st.expand(st.stored_records, "keys", len(chunk)), (sid, *chunk))
         for key, position, role, parts, extras, meta in cursor.fetchall():
-            rows[position] = (key, [role, parts, extras, meta])
+            rows[position] = (key, [role, parts, unpacked(extras), unpacked(meta)])
     positions = sorted(rows)
     for start in range(0, len(positions), _IN_CHUNK):
         chunk_p = positions[start:start + _IN_CHUNK]
