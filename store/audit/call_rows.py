@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.audit.conditions import ArgumentCondition, ViewCondition
 from store.core.arguments import CALL_STATUSES, arguments_status, loads_json, result_status
@@ -18,9 +18,11 @@ from store.core.model import ToolCall, content_text
 from store.core.times import aware
 from store.db.index.search_schema import MIN_TEXT
 from store.records.codec import decode_call
-from store.redaction.redact import Redactor
 from store.tools.actions import tool_action
 from store.tools.names import AliasTable
+
+if TYPE_CHECKING:  # (redaction is imported by --redact only)
+    from store.redaction.redact import Redactor
 
 __all__ = ["CallMatch", "CallQuery", "first_results", "match_row"]
 

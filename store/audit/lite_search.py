@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
 from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
@@ -26,9 +26,11 @@ from store.core.times import as_utc
 from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import lite_session_id, open_lite
 from store.db.schema.sqlitefile import register_functions, stored_time
-from store.redaction.redact import Redactor
 from store.tools.actions import ACTION_ARGUMENT, split_action_key
 from store.tools.names import AliasTable
+
+if TYPE_CHECKING:  # (redaction is imported by --redact only)
+    from store.redaction.redact import Redactor
 
 __all__ = ["LiteCalls", "lite_query", "open_calls", "tool_names_for"]
 

@@ -38,6 +38,12 @@ _MAX_SECONDS = 36_525 * 86_400
 _RELATIVE = re.compile(r"(?i)^(\d{1,9})\s*(s|sec|secs|m|min|mins|h|hr|hrs|d|day|days|w|"
                        r"week|weeks)$")
 _PERIOD = re.compile(r"^(this|last)[-_ ](week|month|year)$")
+#: The extended ISO 8601 forms both ``datetime.fromisoformat`` and dateutil's ``isoparse``
+#: read the same way (a date; a date and time to the minute, second or microsecond, with
+#: ``Z`` or an offset; not hour 24, which only dateutil reads): parsed by the standard
+#: library, without importing dateutil (~15 ms).
+_PLAIN_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(T([01]\d|2[0-3]):\d{2}(:\d{2}(\.\d{1,6})?)?"
+                        r"(Z|[+-]\d{2}:\d{2})?)?", re.ASCII)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 #: What the error says the option takes.
@@ -71,10 +77,14 @@ def parse_time(text: str, now: datetime | None = None) -> datetime:
             return (now - timedelta(seconds=amount * _UNIT_SECONDS[unit])).astimezone(UTC)
         except OverflowError as exc:
             raise UsageError(f"{text!r} reaches before year 1") from exc
-    from dateutil.parser import isoparse  # loaded when a time is given, not at start-up
-
     try:
-        parsed: datetime = isoparse(text.strip())
+        plain = _PLAIN_ISO.fullmatch(text.strip())
+        if plain:
+            parsed = datetime.fromisoformat(plain.group())
+        else:
+            from dateutil.parser import isoparse  # loaded by the other forms only
+
+            parsed = isoparse(text.strip())
     except (ValueError, OverflowError) as exc:
         raise UsageError(f"not a time: {text!r}") from exc
     try:

@@ -13,16 +13,32 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import TYPE_CHECKING, Any
 
-from store.redaction.redact import find_secrets, marker
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["index_text", "secret_digest"]
+
+# The detectors (store.redaction: ~8 ms to import) are loaded by the first text to index: a
+# search that reads only indexed rows never needs them.
+_find: Callable[[str], Any] | None = None
+_marker: Callable[[str], str] | None = None
+
+
+def _detectors() -> tuple[Callable[[str], Any], Callable[[str], str]]:
+    global _find, _marker
+    from store.redaction.redact import find_secrets, marker
+
+    _find, _marker = find_secrets, marker
+    return find_secrets, marker
 
 
 def index_text(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` with every detected secret replaced by its marker, and the secrets found as
     (kind, value) pairs in order."""
-    spans = find_secrets(text)
+    find, mark = (_find, _marker) if _find is not None and _marker is not None else _detectors()
+    spans = find(text)
     if not spans:
         return text, []
     out: list[str] = []
@@ -30,7 +46,7 @@ def index_text(text: str) -> tuple[str, list[tuple[str, str]]]:
     last = 0
     for start, end, kind in spans:
         out.append(text[last:start])
-        out.append(marker(kind))
+        out.append(mark(kind))
         found.append((kind, text[start:end]))
         last = end
     out.append(text[last:])
