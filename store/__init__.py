@@ -114,6 +114,7 @@ if TYPE_CHECKING:
         redact_message,
         redact_transcript,
     )
+    from store.db.compact import CompactReport, compact_database
     from store.db.packing import unpacked
     from store.db.schema.admin import (
         DatabaseSizes,
@@ -190,7 +191,8 @@ __all__ = [
     "AGENT_FOLDERS", "AGENT_TARGETS", "ARGUMENT_STATUSES", "AgentDefinition", "AgentFolders",
     "AliasError", "AliasTable", "AmbiguousRecord", "AmbiguousSessionId", "AppendResult",
     "ArgumentCondition", "ArgumentValidationError", "CALL_STATUSES", "CallMatch", "CallQuery",
-    "CallRecord", "ConfigurationError", "ConflictError", "DEFAULT_ALIASES", "DEFAULT_SHARD_COUNT",
+    "CallRecord", "CompactReport", "ConfigurationError", "ConflictError", "DEFAULT_ALIASES",
+    "DEFAULT_SHARD_COUNT",
     "DatabaseError", "DatabaseSizes", "DistributionError", "DistributionReport",
     "DistributionState",
     "EntryExistsError", "ErasureReceipt", "ExportStats", "FieldChange", "FileExplanation",
@@ -213,7 +215,8 @@ __all__ = [
     "UNKNOWN_TOOL", "UnrecognizedRecord", "UsageError", "UsageTotals", "VOCABULARY",
     "VerifyProblem", "VerifyReport", "ViewCondition", "__version__", "agent_definitions",
     "agent_folders", "argument_status", "arguments_status", "as_utc", "assemble", "builtin_rules",
-    "call_events", "camelize_args", "check_database", "check_rules", "count_calls", "count_tools",
+    "call_events", "camelize_args", "check_database", "check_rules", "compact_database",
+    "count_calls", "count_tools",
     "database_sizes", "database_status", "decode_codex_output", "default_log_key_path",
     "describe_agent_folders",
     "detect_format", "detect_provider", "display_name", "distribute_database",
@@ -383,6 +386,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "assemble": ("store.stream.assembler", "assemble"),
     "camelize_args": ("store.core.keys", "camelize_args"),
     "check_database": ("store.db.schema.admin", "check_database"),
+    "compact_database": ("store.db.compact", "compact_database"),
+    "CompactReport": ("store.db.compact", "CompactReport"),
     "database_status": ("store.db.schema.admin", "database_status"),
     "database_sizes": ("store.db.schema.admin", "database_sizes"),
     "DatabaseSizes": ("store.db.schema.admin", "DatabaseSizes"),

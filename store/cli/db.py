@@ -1,7 +1,7 @@
-"""CLI: ``db upgrade | current | check | index | head | distribute | stats``: the schema, the
-search index, the chain head, the Citus layout and where the size goes (edge layer; public API
-only). On a Citus coordinator ``upgrade``, ``current`` and ``check`` also say whether the
-schema is distributed."""
+"""CLI: ``db upgrade | current | check | index | head | distribute | stats | compact``: the
+schema, the search index, the chain head, the Citus layout, where the size goes and giving it
+back (edge layer; public API only). On a Citus coordinator ``upgrade``, ``current`` and
+``check`` also say whether the schema is distributed."""
 
 from __future__ import annotations
 
@@ -207,6 +207,26 @@ def db_stats(db_url: str | None, as_json: bool) -> None:
         Column("object", flexible=True), Column("kind", keep=True),
         Column("table", flexible=True), Column("size", justify="right", keep=True),
         Column("share", justify="right", keep=True)], rows))
+
+
+@db.command("compact")
+@db_option
+@click.option("--no-vacuum", is_flag=True,
+              help="Pack the rows but leave the file as it is (no VACUUM: the freed space "
+                   "stays in the file, for later rows).")
+def db_compact(db_url: str | None, no_vacuum: bool) -> None:
+    """Make an SQLite store smaller: pack each message's metadata and extras written before
+    packing (a chunk of messages per transaction: writers go on between them), then VACUUM
+    the file (as much free disk as the database needed; the file's write lock is held while
+    it runs). Every answer and every chain stays the same."""
+    store.database_status(db_url)  # (a missing database is an error, not a new one)
+    with open_store(db_url) as opened:
+        if not no_vacuum:
+            click.echo("packing, then VACUUM (it rewrites the file) ...", err=True)
+        report = store.compact_database(opened, vacuum=not no_vacuum)
+    click.echo(f"{report.url}: {report.packed} values packed in {report.messages} messages; "
+               f"{_size(report.bytes_before)} -> {_size(report.bytes_after)}"
+               f"{'' if report.vacuumed else ' (not vacuumed)'} ({report.seconds:.1f} s)")
 
 
 def _size(count: int) -> str:

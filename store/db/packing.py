@@ -82,7 +82,8 @@ def _codecs() -> tuple[Any, Any]:
         dictionary = zstandard.ZstdCompressionDict(
             _DICTIONARY_1, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
         _decompressor = zstandard.ZstdDecompressor(dict_data=dictionary)
-        _compressor = zstandard.ZstdCompressor(level=3, dict_data=dictionary,
+        # (level 1: the ratio of level 3 on these values, 4.3 instead of 5.2 us a value)
+        _compressor = zstandard.ZstdCompressor(level=1, dict_data=dictionary,
                                                write_checksum=False, write_dict_id=False)
     return _compressor, _decompressor
 

@@ -1,0 +1,101 @@
+"""Compaction (persistence; SQLite): pack what was written before packing, give the space back.
+
+Since revision 0025 the writer packs a message's metadata and extras (``store/db/packing.py``);
+rows written before stay text, and a file never shrinks by itself (SQLite keeps freed pages
+for later rows). :func:`compact_database` packs those rows, a chunk of messages per write
+transaction (a writer such as ``watch`` goes on between chunks), then ``VACUUM`` rewrites the
+file without its free pages. Digests are over the text, so every chain verifies as before.
+``transcript-store db compact`` runs it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from store.core.errors import UsageError
+from store.db.packing import packed
+
+if TYPE_CHECKING:
+    from store.db.store import TranscriptStore
+
+__all__ = ["CompactReport", "compact_database"]
+
+#: Messages read and rewritten per write transaction.
+CHUNK = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class CompactReport:
+    """What :func:`compact_database` did: the values it packed (metadata and extras) of how
+    many messages, the database's size (its pages) before and after, whether it vacuumed."""
+
+    url: str
+    messages: int
+    packed: int
+    bytes_before: int
+    bytes_after: int
+    vacuumed: bool
+    seconds: float
+
+
+def _size(conn: Any) -> int:
+    return int(conn.exec_driver_sql("PRAGMA page_count").scalar()) * int(
+        conn.exec_driver_sql("PRAGMA page_size").scalar())
+
+
+def compact_database(store: TranscriptStore, *, vacuum: bool = True,
+                     progress: Callable[[int, int], None] | None = None) -> CompactReport:
+    """Pack every message's metadata and extras still stored as text (when packing makes
+    them shorter), then, with ``vacuum``, ``VACUUM`` the file (it needs as much free disk as
+    the database, and holds the file's write lock while it runs). ``progress(messages
+    read, values packed)`` after each chunk. SQLite only: PostgreSQL stores these columns as
+    text (``UsageError``); a read-only store refuses (``UsageError``)."""
+    if store.dialect != "sqlite":
+        raise UsageError("db compact packs SQLite files; PostgreSQL keeps these columns as text "
+                         "(its VACUUM FULL gives space back)")
+    if store.read_only:
+        raise UsageError("db compact writes: open the store writable")
+    started = time.perf_counter()
+    engine = store.engine
+    with engine.connect() as conn:
+        before = _size(conn)
+    writing = engine.execution_options(sqlite_begin="IMMEDIATE")
+    last, seen, count = -1, 0, 0
+    while True:
+        with writing.begin() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT rowid, metadata_json, extras_json FROM messages WHERE rowid > ? "
+                "AND (typeof(metadata_json) = 'text' OR typeof(extras_json) = 'text') "
+                f"ORDER BY rowid LIMIT {CHUNK}", (last,)).all()
+            if not rows:
+                break
+            changed = []
+            for rowid, meta, extras in rows:
+                new_meta = packed(meta) if isinstance(meta, str) else meta
+                new_extras = packed(extras) if isinstance(extras, str) else extras
+                done = (new_meta is not meta) + (new_extras is not extras)
+                if done:
+                    changed.append((new_meta, new_extras, rowid))
+                    count += done
+            if changed:
+                conn.exec_driver_sql("UPDATE messages SET metadata_json = ?, extras_json = ? "
+                                     "WHERE rowid = ?", changed)
+            last = int(rows[-1][0])
+            seen += len(rows)
+        if progress is not None:
+            progress(seen, count)
+    if vacuum:
+        with engine.connect() as conn:
+            # On the driver: SQLAlchemy would begin a transaction, which VACUUM refuses. In WAL
+            # mode the rewritten pages go through the WAL: truncate it after.
+            raw = conn.connection.dbapi_connection
+            assert raw is not None
+            raw.execute("VACUUM")
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with engine.connect() as conn:
+        after = _size(conn)
+    return CompactReport(store.url, seen, count, before, after, vacuum,
+                         time.perf_counter() - started)
