@@ -248,10 +248,14 @@ class TestKept:
                               "WHERE session_id = 'goose-1'"))
             conn.execute(text("UPDATE session_summaries SET repeats = :f "
                               "WHERE session_id = 'cc-2'"), {"f": False})
+            # (the totals read each row's agent: revision 0026)
+            conn.execute(text("UPDATE tool_summary SET agent = 'aider' "
+                              "WHERE session_id = 'oh-1'"))
         report = filled.verify()
         found = {(p.session_id, p.detail) for p in report.errors if p.check == "summary"}
         assert found == {
             ("oh-1", "the tool usage summary is not what its rows give"),
+            ("oh-1", "the tool usage summary does not name its session's agent"),
             ("goose-1", "the token usage summary is not what its rows give"),
             ("cc-2", "a response stored twice is not marked (repeats)")}
         assert {p.session_id for p in filled.verify("oh-1").errors} == {"oh-1"}

@@ -7,7 +7,8 @@ folder's sessions), what every call and every usage row gives; at 10^6 messages 
 took 1.3 s and 1.7 s. Revision 0022 keeps that fold per session:
 
 * ``tool_summary``: per (session, raw name, action): calls, invalid calls, calls with an error
-  result, calls without a result, first and last call time (:func:`tool_rows_sql`);
+  result, calls without a result, first and last call time (:func:`tool_rows_sql`), and
+  the session's agent (revision 0026: ``ix_tool_summary_totals`` sums them without a join);
 * ``usage_summary``: per (session, UTC day, model): responses, token sums, the tokens past
   the tiered-price threshold, the last response time (:func:`usage_rows_sql`);
 * ``session_summaries``: the stamp: the session's ``next_position`` and ``chain_digest``
@@ -215,10 +216,11 @@ def summarize(conn: Connection, ids: Sequence[str]) -> None:
         conn.exec_driver_sql(f"DELETE FROM {table} WHERE {in_ids(pg, 'session_id')}", param)
     conn.exec_driver_sql(
         "INSERT INTO tool_summary (session_id, item, raw_name, action, calls, invalid_calls, "
-        "error_calls, unanswered_calls, first_at, last_at) SELECT t.s, row_number() OVER ("
-        "PARTITION BY t.s ORDER BY t.raw, t.action), t.raw, t.action, t.calls, t.invalid, "
-        "t.errors, t.unanswered, t.first_at, t.last_at FROM ("
-        + tool_rows_sql(pg, in_ids(pg, "tool_calls.session_id")) + ") AS t", param)
+        "error_calls, unanswered_calls, first_at, last_at, agent) SELECT t.s, row_number() "
+        "OVER (PARTITION BY t.s ORDER BY t.raw, t.action), t.raw, t.action, t.calls, "
+        "t.invalid, t.errors, t.unanswered, t.first_at, t.last_at, a.agent FROM ("
+        + tool_rows_sql(pg, in_ids(pg, "tool_calls.session_id")) + ") AS t JOIN sessions AS a "
+        "ON a.session_id = t.s", param)
     columns = ", ".join(_USAGE_COLUMNS)
     conn.exec_driver_sql(
         f"INSERT INTO usage_summary (session_id, item, day, model, responses, {columns}, "
@@ -277,6 +279,11 @@ def check_summaries(conn: Connection, session_id: str | None = None
             for sid in chunk:
                 if kept.get(sid, []) != given.get(sid, []):
                     out.append((sid, f"the {what} summary is not what its rows give"))
+        for (sid,) in conn.exec_driver_sql(
+                "SELECT DISTINCT t.session_id FROM tool_summary AS t JOIN sessions AS s ON "
+                f"s.session_id = t.session_id WHERE {in_ids(pg, 't.session_id')} AND "
+                f"t.agent IS {'DISTINCT FROM' if pg else 'NOT'} s.agent", param).all():
+            out.append((str(sid), "the tool usage summary does not name its session's agent"))
         for sid in sorted(sharing_sessions(conn, chunk)):
             if not current[sid]:
                 out.append((sid, "a response stored twice is not marked (repeats)"))

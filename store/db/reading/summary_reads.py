@@ -83,13 +83,16 @@ class ToolGroups:
     adding); :meth:`pairs` the distinct (raw name, session[, action]) of some raw names."""
 
     def __init__(self, conn: Any, current: tuple[str, list[Any]],
-                 live: list[tuple[Any, ...]]) -> None:
+                 live: list[tuple[Any, ...]], totals: tuple[str, list[Any]] | None = None
+                 ) -> None:
         self._conn, self._current, self._live = conn, current, live
         grouped = [tuple(row) for row in conn.exec_driver_sql(
-            "SELECT s.agent, t.raw_name, t.action, sum(t.calls), count(*), "
-            "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
-            f"min(t.first_at), max(t.last_at) {current[0]} GROUP BY s.agent, t.raw_name, "
-            "t.action", tuple(current[1])).all()]
+            totals[0], tuple(totals[1])).all()] if totals is not None else [
+            tuple(row) for row in conn.exec_driver_sql(
+                "SELECT s.agent, t.raw_name, t.action, sum(t.calls), count(*), "
+                "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
+                f"min(t.first_at), max(t.last_at) {current[0]} GROUP BY s.agent, t.raw_name, "
+                "t.action", tuple(current[1])).all()]
         for row in live:  # (session, agent, raw, action, counts...): one session each
             grouped.append((row[1], row[2], row[3], row[4], 1, *row[5:]))
         self.rows = grouped
@@ -161,7 +164,31 @@ def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None,
         for row in conn.exec_driver_sql(tool_rows_sql(pg, condition),
                                         (ids_param(pg, sorted(agents)), *bounds)).all():
             live.append((str(row[0]), agents[str(row[0])], *row[1:]))
-    return ToolGroups(conn, current, live)
+    totals = None
+    if since is None and until is None and cwd is None:
+        totals = _totals(pg, agent, sorted(agents))
+    return ToolGroups(conn, current, live, totals)
+
+
+def _totals(pg: bool, agent: str | None, others: list[str]) -> tuple[str, list[Any]]:
+    """The summaries' totals per (agent, raw name, action) over the whole store or one
+    agent's sessions, from ``ix_tool_summary_totals`` in its order (revision 0026): the rows
+    of every session but ``others`` (not summarized, or their summary no longer holds: read
+    from their calls instead), whose agent each row keeps."""
+    mark = "%s" if pg else "?"
+    where: list[str] = []
+    params: list[Any] = []
+    if agent is not None:
+        where.append(f"t.agent = {mark}")
+        params.append(agent)
+    if others:
+        where.append(f"NOT ({in_ids(pg, 't.session_id')})")
+        params.append(ids_param(pg, others))
+    return ("SELECT t.agent, t.raw_name, t.action, sum(t.calls), count(*), "
+            "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
+            "min(t.first_at), max(t.last_at) FROM tool_summary AS t"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " GROUP BY t.agent, t.raw_name, t.action", params)
 
 
 def _bound(pg: bool, value: datetime) -> Any:

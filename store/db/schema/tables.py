@@ -358,7 +358,12 @@ tool_summary = Table(
     Column("unanswered_calls", Integer, nullable=False, doc="calls without a result"),
     Column("first_at", UTCDateTime, nullable=False),
     Column("last_at", UTCDateTime, nullable=False),
+    Column("agent", String, doc="the session's agent (revision 0026: the totals' index)"),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
+    # ``tools usage`` over the whole store (or an agent's sessions): the totals per (agent,
+    # raw name, action) read in this index's order, no join and no sort (revision 0026).
+    Index("ix_tool_summary_totals", "agent", "raw_name", "action", "session_id", "calls",
+          "invalid_calls", "error_calls", "unanswered_calls", "first_at", "last_at"),
 )
 usage_summary = Table(
     "usage_summary",
