@@ -29,6 +29,7 @@ PostgreSQL):
   fresh process, median of ``--repeat``;
 * ``watch`` over the imported home: after its first pass, its CPU seconds (utime + stime
   from ``/proc``) over ``--watch-seconds`` of idling;
+* last (SQLite): ``db compact`` (pack what is not packed, VACUUM), its time and the size after;
 
 beside the floor on the same lines, in this process: ``orjson.loads`` of every line, and a
 raw ``sqlite3`` insert of the same rows (one per message, call and result, their JSON as the
@@ -355,13 +356,22 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
         opened = read_only_open(home, library_url, args.repeat)
         reader = read_only_open(home, library_url, args.repeat, "reader")
         watch = watch_idle(home, url, args.watch_seconds) if args.watch_seconds > 0 else None
+        compact = None
+        if backend == "sqlite":  # last: it rewrites the file (PostgreSQL keeps text)
+            started = time.perf_counter()
+            subprocess.run(_cli("db", "compact"), env=_env(home, url, None),
+                           capture_output=True, text=True, check=True)
+            after = sum(p.stat().st_size for p in sqlite_file.parent.iterdir()
+                        if p.name.startswith(sqlite_file.name))
+            compact = {"seconds": time.perf_counter() - started, "db_bytes": after,
+                       "ratio_to_files": after / stats.bytes}
         return {"backend": backend, "import": imp,
                 "messages_per_s": stats.messages / imp["seconds"],
                 "mb_per_s": stats.bytes / 2**20 / imp["seconds"],
                 "db_bytes": db_bytes, "ratio_to_files": db_bytes / stats.bytes,
                 "db_stats": breakdown, "reads": reads, "read_only_open": opened,
                 "read_only_reader": reader,
-                "watch_idle": watch}
+                "watch_idle": watch, "compact": compact}
     finally:
         if pg_name is not None and not args.keep:
             _pg_drop(args.pg_dsn, pg_name)
@@ -393,6 +403,9 @@ def table(size: dict[str, Any]) -> str:
          for r in runs])
     row("database size", [f"{_mb(r['db_bytes'])} ({r['ratio_to_files']:.2f}x the files)"
                           for r in runs], "the files")
+    row("after `db compact` (VACUUM)",
+        [f"{_mb(r['compact']['db_bytes'])} ({r['compact']['ratio_to_files']:.2f}x the files, "
+         f"{r['compact']['seconds']:.1f} s)" if r["compact"] else "-" for r in runs])
     for label in runs[0]["reads"]:
         row(f"`{label}`", [f"{r['reads'][label]['median_ms']:.0f} ms "
                            f"({r['reads'][label]['out_lines']} lines)" for r in runs])
