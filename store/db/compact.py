@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from store.core.errors import UsageError
+from store.core.errors import DatabaseError, UsageError
 from store.db.packing import packed
+from store.db.schema.sqlitefile import SQLITE_BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -25,6 +26,8 @@ __all__ = ["CompactReport", "compact_database"]
 
 #: Messages read and rewritten per write transaction.
 CHUNK = 2000
+#: How long VACUUM waits for another process's write to end (ms) before it gives up.
+VACUUM_WAIT_MS = SQLITE_BUSY_TIMEOUT_MS
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +90,24 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
             seen += len(rows)
         if progress is not None:
             progress(seen, count)
+        if len(rows) < CHUNK:  # (the last chunk: no transaction to find nothing more)
+            break
     if vacuum:
         with engine.connect() as conn:
             # On the driver: SQLAlchemy would begin a transaction, which VACUUM refuses. In WAL
             # mode the rewritten pages go through the WAL: truncate it after.
             raw = conn.connection.dbapi_connection
             assert raw is not None
-            raw.execute("VACUUM")
+            raw.execute(f"PRAGMA busy_timeout={VACUUM_WAIT_MS}")
+            try:
+                raw.execute("VACUUM")
+            except Exception as exc:  # (sqlite3.OperationalError: the file is busy)
+                raise DatabaseError(
+                    f"db compact: VACUUM could not have the file ({exc}); the values are "
+                    f"packed ({count} this run): run it again when no other process writes, "
+                    "or use --no-vacuum") from exc
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
             raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with engine.connect() as conn:
         after = _size(conn)

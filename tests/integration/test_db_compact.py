@@ -119,3 +119,32 @@ def test_db_compact_command(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode != 0
     assert "no database" in done.stderr and not missing.exists()
+
+
+def test_a_vacuum_that_cannot_have_the_file_says_so_and_keeps_what_it_packed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from store.db import compact
+
+    path = tmp_path / "busy.sqlite"
+    written = _written(path)
+    monkeypatch.setattr(compact, "VACUUM_WAIT_MS", 50)
+    other = sqlite3.connect(path, isolation_level=None)
+
+    def hold_the_file(messages: int, _packed: int) -> None:
+        if messages == 600:  # every chunk is committed: another writer takes the file
+            other.execute("BEGIN IMMEDIATE")
+
+    try:
+        with TranscriptStore.open(f"sqlite:///{path}") as opened:
+            with pytest.raises(store.DatabaseError, match="VACUUM could not have the file.*"
+                                                          "values are packed"):
+                store.compact_database(opened, progress=hold_the_file)
+            other.execute("ROLLBACK")
+            assert [dict(m.message.metadata) for sid in ("s0", "s1", "s2")
+                    for m in opened.load(sid).messages] == [dict(m.metadata) for m in written]
+            assert opened.verify().ok
+    finally:
+        other.close()
+    assert _kinds(path) == {"blob": 600}
