@@ -40,7 +40,7 @@ EXPECTED_COLUMNS = {
     "session_summaries": {"session_id", "next_position", "chain_digest", "version", "repeats"},
     "tool_summary": {
         "session_id", "item", "raw_name", "action", "calls", "invalid_calls", "error_calls",
-        "unanswered_calls", "first_at", "last_at",
+        "unanswered_calls", "first_at", "last_at", "agent",
     },
     "usage_summary": {
         "session_id", "item", "day", "model", "responses", "input_tokens", "output_tokens",
@@ -148,7 +148,9 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
     "session_sources": {},
     "message_usage": {"ix_message_usage_response": (["response_id", "request_id"], False)},
     "session_summaries": {},
-    "tool_summary": {},
+    "tool_summary": {"ix_tool_summary_totals": (
+        ["agent", "raw_name", "action", "session_id", "calls", "invalid_calls", "error_calls",
+         "unanswered_calls", "first_at", "last_at"], False)},
     "usage_summary": {},
     "findings": {"ix_findings_rule": (["rule_id"], False)},
     "tombstones": {},
