@@ -28,7 +28,7 @@ from store import (
 from store.audit.usage import _usage
 from store.audit.usage_fold import SummarySource, fold_usage
 from store.db.base import alias_table
-from store.db.index.summaries import VERSION
+from store.db.index.summaries import VERSION, version_of
 from store.db.reading.summary_reads import summary_tool_groups, summary_usage_groups
 from store.db.reading.usage import usage_groups
 from store.db.sessions import sessions_where
@@ -368,3 +368,14 @@ def test_db_index_says_how_many_sessions_it_summarized(filled, store_url):
     assert first.exit_code == again.exit_code == 0, first.output
     assert "usage of 7 sessions summarized" in first.output
     assert "usage of 0 sessions summarized" in again.output
+
+
+def test_the_written_out_version_is_what_the_summaries_meaning_gives() -> None:
+    """``VERSION`` is written out (a read imports no ``hashlib``): it must be the digest of
+    this release's action arguments and tier, or stamps would outlive a change of meaning;
+    a change of either changes it."""
+    from store.tools.actions import ACTION_ARGUMENT
+
+    assert VERSION == version_of(ACTION_ARGUMENT, TIER_TOKENS)
+    assert version_of({**ACTION_ARGUMENT, "new_editor": "command"}, TIER_TOKENS) != VERSION
+    assert version_of(ACTION_ARGUMENT, TIER_TOKENS + 1) != VERSION
