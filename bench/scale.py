@@ -311,6 +311,11 @@ def _pg_drop(dsn: str, name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _sqlite_bytes(path: Path) -> int:
+    """The SQLite file's size with its WAL and shared memory."""
+    return sum(p.stat().st_size for p in path.parent.iterdir() if p.name.startswith(path.name))
+
+
 def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[str, Any]:
     pg_name = None
     if backend == "postgres":
@@ -329,8 +334,7 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
         if backend == "postgres":
             db_bytes = _pg_size(args.pg_dsn, pg_name)  # type: ignore[arg-type]
         else:
-            db_bytes = sum(p.stat().st_size for p in sqlite_file.parent.iterdir()
-                           if p.name.startswith(sqlite_file.name))
+            db_bytes = _sqlite_bytes(sqlite_file)
         size = subprocess.run(_cli("db", "stats", "--json"), env=_env(home, url, None),
                               capture_output=True, text=True)
         breakdown = [json.loads(line) for line in size.stdout.splitlines() if line.strip()] \
@@ -361,8 +365,7 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
             started = time.perf_counter()
             subprocess.run(_cli("db", "compact"), env=_env(home, url, None),
                            capture_output=True, text=True, check=True)
-            after = sum(p.stat().st_size for p in sqlite_file.parent.iterdir()
-                        if p.name.startswith(sqlite_file.name))
+            after = _sqlite_bytes(sqlite_file)
             compact = {"seconds": time.perf_counter() - started, "db_bytes": after,
                        "ratio_to_files": after / stats.bytes}
         return {"backend": backend, "import": imp,

@@ -10,6 +10,7 @@ file without its free pages. Digests are over the text, so every chain verifies 
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,7 +102,7 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
             raw.execute(f"PRAGMA busy_timeout={VACUUM_WAIT_MS}")
             try:
                 raw.execute("VACUUM")
-            except Exception as exc:  # (sqlite3.OperationalError: the file is busy)
+            except sqlite3.OperationalError as exc:  # (the file is busy)
                 raise DatabaseError(
                     f"db compact: VACUUM could not have the file ({exc}); the values are "
                     f"packed ({count} this run): run it again when no other process writes, "

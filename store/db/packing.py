@@ -68,36 +68,35 @@ _FRAGMENTS_1 = (
 )
 _DICTIONARY_1 = ("".join(f'"{key}":' for key in _KEYS_1) + "".join(_FRAGMENTS_1)).encode()
 
-_compressor: Any = None
-_decompressor: Any = None
+_loaded: tuple[Any, Any] | None = None  # (compressor, decompressor)
+_PREFIX = bytes((VERSION,))
+#: Texts shorter than this stay text (a frame's header and the version byte cost ~10 bytes).
+_SHORTEST = 24
 
 
 def _codecs() -> tuple[Any, Any]:
     """The compressor and decompressor of dictionary 1 (``zstandard`` imported at first use:
     a command that reads no packed row never loads it)."""
-    global _compressor, _decompressor
-    if _compressor is None:
+    global _loaded
+    if _loaded is None:
         import zstandard
 
         dictionary = zstandard.ZstdCompressionDict(
             _DICTIONARY_1, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-        _decompressor = zstandard.ZstdDecompressor(dict_data=dictionary)
         # (level 1: the ratio of level 3 on these values, 4.3 instead of 5.2 us a value)
-        _compressor = zstandard.ZstdCompressor(level=1, dict_data=dictionary,
-                                               write_checksum=False, write_dict_id=False)
-    return _compressor, _decompressor
-
-
-_PREFIX = bytes((VERSION,))
+        _loaded = (zstandard.ZstdCompressor(level=1, dict_data=dictionary,
+                                            write_checksum=False, write_dict_id=False),
+                   zstandard.ZstdDecompressor(dict_data=dictionary))
+    return _loaded
 
 
 def packed(text: str | None) -> str | bytes | None:
     """What the writer stores for ``text`` on SQLite: the version byte and a zstd frame
     when that is shorter than the text's UTF-8, else the text itself."""
-    if text is None or len(text) < 24:
+    if text is None or len(text) < _SHORTEST:
         return text
     data = text.encode("utf-8", "surrogatepass")
-    frame = _PREFIX + _codecs()[0].compress(data)
+    frame = _PREFIX + (_loaded or _codecs())[0].compress(data)
     return frame if len(frame) < len(data) else text
 
 
@@ -115,4 +114,5 @@ def unpacked(value: str | bytes | None) -> str | None:
     if not data or data[0] != VERSION:
         raise DatabaseError(f"a stored value is not a packed value (first byte "
                             f"{data[:1].hex() or 'none'}; this release reads version {VERSION})")
-    return str(_codecs()[1].decompress(data[1:]).decode("utf-8", "surrogatepass"))
+    decompressed: bytes = (_loaded or _codecs())[1].decompress(data[1:])
+    return decompressed.decode("utf-8", "surrogatepass")

@@ -20,22 +20,23 @@ __all__ = ["index_text", "secret_digest"]
 
 # The detectors (store.redaction: ~8 ms to import) are loaded by the first text to index: a
 # search that reads only indexed rows never needs them.
-_find: Callable[[str], Any] | None = None
-_marker: Callable[[str], str] | None = None
+_Detectors = tuple["Callable[[str], Any]", "Callable[[str], str]"]
+_loaded: _Detectors | None = None  # (find_secrets, marker)
 
 
-def _detectors() -> tuple[Callable[[str], Any], Callable[[str], str]]:
-    global _find, _marker
-    from store.redaction.redact import find_secrets, marker
+def _detectors() -> _Detectors:
+    global _loaded
+    if _loaded is None:
+        from store.redaction.redact import find_secrets, marker
 
-    _find, _marker = find_secrets, marker
-    return find_secrets, marker
+        _loaded = (find_secrets, marker)
+    return _loaded
 
 
 def index_text(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` with every detected secret replaced by its marker, and the secrets found as
     (kind, value) pairs in order."""
-    find, mark = (_find, _marker) if _find is not None and _marker is not None else _detectors()
+    find, mark = _loaded or _detectors()
     spans = find(text)
     if not spans:
         return text, []

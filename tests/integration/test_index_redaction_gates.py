@@ -69,8 +69,9 @@ def test_the_indexes_hold_the_same_text_gated_and_ungated(store, monkeypatch):
         assert f"use {secret} please" not in held and f"echoed {secret} ok" not in held
 
     # the same indexes built again with every detector ungated: row for row the same
-    index_secrets._detectors()  # (loaded by the first text to index: here, patched after)
-    monkeypatch.setattr(index_secrets, "_find", lambda value: find_secrets(value, UNGATED))
+    _, marker = index_secrets._detectors()  # (loaded by the first text to index)
+    monkeypatch.setattr(index_secrets, "_loaded",
+                        (lambda value: find_secrets(value, UNGATED), marker))
     refill_search_index(store)
     assert _index_rows(store) == gated
 

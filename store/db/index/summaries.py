@@ -29,7 +29,7 @@ shards): there nothing is kept and every report reads as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from store.core.arguments import dumps_json
@@ -51,7 +51,7 @@ __all__ = ["SUMMARY_TABLES", "VERSION", "action_sql", "catch_up_summaries", "che
 VERSION = "1:27aabc523baa4c67"
 
 
-def version_of(actions: Any, tier: Any) -> str:
+def version_of(actions: Mapping[str, str], tier: int) -> str:
     """The stamp version the summaries' meaning gives (:data:`VERSION` for this release's)."""
     import hashlib
 
