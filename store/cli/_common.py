@@ -24,6 +24,8 @@ from store.core.depth import deep_dumps
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from store.cli.plain import PlainConsole
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -257,12 +259,15 @@ def visible(text: object) -> str:
 
 def safe_markup(text: object) -> str:
     """:func:`visible` text escaped for rich markup (tables, ``console().print``)."""
-    from rich.markup import escape  # rich loads when output is drawn, not at start-up
+    shown = visible(text)
+    if "[" not in shown and not shown.endswith("\\"):
+        return shown  # (what rich's escape leaves as it is, without loading rich)
+    from rich.markup import escape
 
-    return escape(visible(text))
+    return escape(shown)
 
 
-def print_markup(out: Console, text: str) -> None:
+def print_markup(out: Console | PlainConsole, text: str) -> None:
     """What ``out.print(text, highlight=False, soft_wrap=True)`` prints (rich markup, no
     highlighting, no hard wrap), without the pass that splits the text into wrapped lines
     first: the markup made a ``Text`` and its segments printed as they are. The same
@@ -270,17 +275,37 @@ def print_markup(out: Console, text: str) -> None:
     ``sessions show`` spent two thirds of its time in that pass (0.87 s of 1.2 s for 3,700
     messages)."""
     from rich.markup import render
-    from rich.segment import Segments
+
+    from store.cli.plain import PlainConsole
 
     made = render(text)
     if "\t" in text:
-        made.expand_tabs(out.tab_size)  # (as rich's own pass does)
+        made.expand_tabs(8 if isinstance(out, PlainConsole) else out.tab_size)  # (rich's)
+    if isinstance(out, PlainConsole):  # (no colour: the segments' text is the Text's)
+        out.write(made.plain + "\n")
+        return
+    from rich.segment import Segments
+
     out.print(Segments(made.render(out, end="\n")), soft_wrap=True)
 
 
-def console(wide: bool = False) -> Console:
+def console(wide: bool = False) -> Console | PlainConsole:
     """A console for human output (tables, transcripts), as wide as :func:`terminal_width`
-    (``wide``: no limit, for ``--wide``). No colour with ``--no-color`` or ``NO_COLOR``."""
+    (``wide``: no limit, for ``--wide``). No colour with ``--no-color`` or ``NO_COLOR``.
+    Output that is not a terminal gets a :class:`~store.cli.plain.PlainConsole` (rich is
+    loaded only for what it must draw)."""
+    width = _UNLIMITED if wide else terminal_width()
+    from store.cli.plain import PlainConsole, plain_stdout
+
+    if plain_stdout():
+        return PlainConsole(width, lambda: rich_console(width))
+    return rich_console(width)
+
+
+def rich_console(width: int | None = None) -> Console:
+    """:func:`console`'s rich console whatever the output (for rich's own widgets, as a
+    progress bar); ``width`` default :func:`terminal_width`."""
+    width = terminal_width() if width is None else width
     from rich.console import Console  # rich loads when output is drawn, not at start-up
 
     class QuietConsole(Console):
@@ -289,7 +314,7 @@ def console(wide: bool = False) -> Console:
             raise SystemExit(0)
 
     plain = no_color()
-    return QuietConsole(soft_wrap=False, width=_UNLIMITED if wide else terminal_width(),
+    return QuietConsole(soft_wrap=False, width=width,
                         no_color=plain or None, color_system=None if plain else "auto")
 
 
@@ -343,7 +368,7 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
     columns give up width first, and every cut cell ends in ``…`` (``wide``: nothing cut).
     Cells are plain text (made :func:`visible`, never read as markup). Printed on a rich
     console, it is drawn as rich's ``Table`` draws it (:class:`store.cli.drawn.DrawnTable`)."""
-    from rich.cells import cell_len
+    from store.cli.plain import cells as cell_len
 
     cells = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
     widths = [max([cell_len(column.header), *(cell_len(row[i]) for row in cells)])
@@ -370,10 +395,12 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
 
 
 def _cut(text: str, width: int) -> str:
-    from rich.cells import cell_len, set_cell_size
+    from store.cli.plain import cells
 
-    if cell_len(text) <= width:
+    if cells(text) <= width:
         return text
+    from rich.cells import set_cell_size
+
     return set_cell_size(text, max(0, width - 1)) + "…"
 
 

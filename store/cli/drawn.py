@@ -18,108 +18,127 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-__all__ = ["DrawnTable", "Row", "draw_table"]
+from store.cli.plain import cells
+
+__all__ = ["Drawn", "DrawnTable", "Piece", "Row", "draw_table"]
 
 #: A row: its cells (plain text, ``\n`` between the lines of a cell) and its style's name.
 Row = tuple[Sequence[str], str | None]
 Justify = Literal["left", "right"]
+#: A piece of a drawn table: its text and its style's name (``None``: no style).
+Piece = tuple[str, str | None]
 
 
 def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Sequence[str],
                rows: Sequence[Row], *, caption: str | None = None, total: Row | None = None,
-               widths: Sequence[int] | None = None, max_width: int | None = None) -> Any:
-    """``rich.segment.Segments`` of the table rich's ``Table(title=, caption=)`` draws on the
-    console ``out`` for these columns (``justify``: each one's side) and rows, with ``total``
-    in a section of its own below them; the columns ``widths`` wide (default: their natural
-    widths, the widest line of each). ``None`` when rich would lay it out otherwise (see the
-    module docstring). ``max_width``: the room (default the console's width)."""
-    from rich.cells import cell_len
-    from rich.segment import Segment, Segments
-
+               widths: Sequence[int] | None = None, max_width: int | None = None
+               ) -> Drawn | None:
+    """The table rich's ``Table(title=, caption=)`` draws on the console ``out`` for these
+    columns (``justify``: each one's side) and rows, with ``total`` in a section of its own
+    below them; the columns ``widths`` wide (default: their natural widths, the widest line
+    of each). ``None`` when rich would lay it out otherwise (see the module docstring).
+    ``max_width``: the room (default the console's width)."""
     every = [*rows, *([total] if total is not None else [])]
-    if not rows or any("\t" in cell for cells, _ in every for cell in cells):
+    if not rows or any("\t" in cell for cells_, _ in every for cell in cells_):
         return None
-    split = [([cell.split("\n") for cell in cells], style) for cells, style in every]
+    split = [([cell.split("\n") for cell in cells_], style) for cells_, style in every]
     if widths is None:
-        found = [cell_len(c) for c in columns]
-        for cells, _ in split:
-            for i, cell in enumerate(cells):
-                found[i] = max(found[i], *(cell_len(line) for line in cell))
+        found = [cells(c) for c in columns]
+        for row_cells, _ in split:
+            for i, cell in enumerate(row_cells):
+                found[i] = max(found[i], *(cells(line) for line in cell))
     else:
         found = list(widths)
-        if any(cell_len(c) > w for c, w in zip(columns, found, strict=True)) or any(
-                cell_len(line) > found[i] for cells, _ in split
-                for i, cell in enumerate(cells) for line in cell):
+        if any(cells(c) > w for c, w in zip(columns, found, strict=True)) or any(
+                cells(line) > found[i] for row_cells, _ in split
+                for i, cell in enumerate(row_cells) for line in cell):
             return None  # (rich would cut or wrap it)
     width = sum(found) + 3 * len(found) + 1
     room = out.width if max_width is None else max_width
-    if width > room or any(cell_len(text.rstrip()) > width
+    if width > room or any(cells(text.rstrip()) > width
                            for text in (title or "", caption or "")):
         return None  # (rich shrinks the columns, or wraps the title or caption)
-    style = out.get_style
-    segments: list[Segment] = []
+    pieces: list[Piece] = []
+    add = pieces.append
 
     def centered(text: str, name: str) -> None:
         text = text.rstrip()  # (as rich centres a line)
-        spare = width - cell_len(text)
+        spare = width - cells(text)
         left = spare // 2
-        segments.append(Segment(" " * left + text + " " * (spare - left), style(name)))
-        segments.append(Segment("\n"))
+        add((" " * left + text + " " * (spare - left), name))
+        add(("\n", None))
 
     def border(left: str, fill: str, middle: str, right: str) -> None:
-        segments.append(Segment(left + middle.join(fill * (w + 2) for w in found) + right
-                                + "\n"))
+        add((left + middle.join(fill * (w + 2) for w in found) + right + "\n", None))
 
     def laid(i: int, text: str) -> str:
         """A cell's line at its column's width (rich right-justifies the line stripped)."""
         if justify[i] != "left":
             text = text.rstrip()
-        spare = " " * (found[i] - cell_len(text))
+        spare = " " * (found[i] - cells(text))
         return text + spare if justify[i] == "left" else spare + text
 
-    def plain_row(cells: list[list[str]], edge: str) -> None:
-        # (no style: each line one segment, the same characters; a year of days is 1,300
+    def plain_row(row_cells: list[list[str]], edge: str) -> None:
+        # (no style: each line one piece, the same characters; a year of days is 1,300
         # lines of ten cells, and rich renders each segment)
-        for at in range(max(len(cell) for cell in cells)):
+        for at in range(max(len(cell) for cell in row_cells)):
             line = [edge]
-            for i, cell in enumerate(cells):
+            for i, cell in enumerate(row_cells):
                 line.append(" " * (found[i] + 2) if at >= len(cell)
                             else " " + laid(i, cell[at]) + " ")
                 line.append(edge)
             line.append("\n")
-            segments.append(Segment("".join(line)))
+            add(("".join(line), None))
 
-    def row(cells: list[list[str]], name: str | None, edge: str) -> None:
+    def row(row_cells: list[list[str]], name: str | None, edge: str) -> None:
         if not name:
-            plain_row(cells, edge)
+            plain_row(row_cells, edge)
             return
-        row_style = style(name)
-        for at in range(max(len(cell) for cell in cells)):
-            segments.append(Segment(edge))
-            for i, cell in enumerate(cells):
+        for at in range(max(len(cell) for cell in row_cells)):
+            add((edge, None))
+            for i, cell in enumerate(row_cells):
                 if at >= len(cell):  # (below a shorter cell: rich pads it in one piece)
-                    segments.append(Segment(" " * (found[i] + 2), row_style))
-                    segments.append(Segment(edge))
+                    add((" " * (found[i] + 2), name))
+                    add((edge, None))
                     continue
-                segments.extend((Segment(" ", row_style), Segment(laid(i, cell[at]), row_style),
-                                 Segment(" ", row_style)))
-                segments.append(Segment(edge))
-            segments.append(Segment("\n"))
+                pieces.extend(((" ", name), (laid(i, cell[at]), name), (" ", name),
+                               (edge, None)))
+            add(("\n", None))
 
     if title is not None:
         centered(title, "table.title")
     border("┏", "━", "┳", "┓")
     row([[c] for c in columns], "table.header", "┃")
     border("┡", "━", "╇", "┩")
-    for cells, name in split[:len(rows)]:
-        row(cells, name, "│")
+    for row_cells, name in split[:len(rows)]:
+        row(row_cells, name, "│")
     if total is not None:
         border("├", "─", "┼", "┤")
         row(*split[-1], "│")
     border("└", "─", "┴", "┘")
     if caption is not None:
         centered(caption, "table.caption")
-    return Segments(segments)
+    return Drawn(pieces)
+
+
+class Drawn:
+    """A drawn table: its text in pieces, each with the name of its style (``None``: none).
+    Printed on a rich console, the segments rich's ``Table`` gives (the styles looked up on
+    that console); :meth:`text` is what a console with no colour prints
+    (:class:`store.cli.plain.PlainConsole` writes it without rich)."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.pieces = pieces
+
+    def text(self) -> str:
+        return "".join(text for text, _ in self.pieces)
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        style = console.get_style
+        for text, name in self.pieces:
+            yield Segment(text, style(name)) if name else Segment(text)
 
 
 class DrawnTable:
@@ -139,10 +158,14 @@ class DrawnTable:
         self.rows = [list(row) for row in rows]
         self.widths = None if widths is None else list(widths)
 
+    def drawn(self, max_width: int) -> Drawn | None:
+        """The table drawn in ``max_width`` columns (``None``: rich lays it out)."""
+        return draw_table(None, self.title, self.columns, self.justify,
+                          [(row, None) for row in self.rows], widths=self.widths,
+                          max_width=max_width)
+
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
-        drawn = draw_table(console, self.title, self.columns, self.justify,
-                           [(row, None) for row in self.rows], widths=self.widths,
-                           max_width=options.max_width)
+        drawn = self.drawn(options.max_width)
         yield drawn if drawn is not None else self.rich_table()
 
     def rich_table(self) -> Any:

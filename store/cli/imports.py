@@ -11,11 +11,11 @@ import click
 import store
 from store.cli._common import (
     confirmed,
-    console,
     count,
     db_option,
     emit_json,
     open_store,
+    rich_console,
     safe_markup,
     verbosity,
     visible,
@@ -103,7 +103,7 @@ def import_command(db_url: str | None, paths: tuple[Path, ...], fmt: str | None,
     checker = RulesOnImport(read_config(config_file), rules_check)
     if not paths and not reread:
         paths = _offer_agent_folders(yes)
-    out = console()
+    out = rich_console()  # (given to rich's progress bar)
     with open_store(db_url) as opened:
         checker.mark(opened)
         progress = Progress(TextColumn("{task.description}"), BarColumn(),

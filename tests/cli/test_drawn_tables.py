@@ -76,4 +76,4 @@ def test_what_is_not_drawn_is_left_to_rich() -> None:
     for table in (wide, empty):
         assert table.__rich_console__(out, out.options).__next__().__class__.__name__ == "Table"
     fits = DrawnTable("t", ["a", "b"], [["x", "y"]])
-    assert fits.__rich_console__(out, out.options).__next__().__class__.__name__ == "Segments"
+    assert fits.__rich_console__(out, out.options).__next__().__class__.__name__ == "Drawn"

@@ -1,0 +1,112 @@
+"""Output to a pipe or a file without loading rich (edge; the command line).
+
+Importing ``rich.console`` costs a read command ~25-30 ms of its start-up, a sixth of
+``usage daily``'s 150 ms budget at 10^6 messages, and where the output is not a terminal rich
+prints no escape codes: the text of a table (:class:`store.cli.drawn.Drawn`) or of a plain
+line is then all it writes. :class:`PlainConsole` writes those itself, the same characters
+(a test prints each through both), and hands everything else (markup, a line rich would
+wrap, a renderable it does not know, a keyword argument) to a rich ``Console`` made on first
+use with the settings :func:`store.cli._common.console` gives it.
+
+:func:`plain_stdout` is rich's own rule for "not a terminal" (``TTY_COMPATIBLE``,
+``FORCE_COLOR``, ``isatty``), answering "no" wherever rich would think again (Jupyter, IDLE).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["PlainConsole", "cells", "plain_stdout"]
+
+#: What rich would not print as given: markup (``[``, ``\\``), control codes it strips or expands
+#: (everything below a space but the newline), and an emoji code's colons (``:name:``).
+_NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]|:\S*?:")
+
+
+def plain_stdout() -> bool:
+    """Whether rich would print to ``sys.stdout`` with no escape codes at all (no colour
+    system: not a terminal, by rich's rule)."""
+    if hasattr(builtins, "get_ipython"):
+        return False  # (Jupyter: rich draws in colour)
+    stdin_module = getattr(sys.stdin, "__module__", None)
+    if isinstance(stdin_module, str) and stdin_module.startswith("idlelib"):
+        return False
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "0"
+    forced = os.environ.get("FORCE_COLOR")
+    if forced is not None:
+        return forced == ""
+    isatty = getattr(sys.stdout, "isatty", None)
+    try:
+        return isatty is None or not isatty()
+    except ValueError:  # (a closed file)
+        return True
+
+
+def cells(text: str) -> int:
+    """The columns ``text`` takes on a terminal (rich's ``cell_len``; printable ASCII is one
+    column a character, counted without importing rich)."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+class PlainConsole:
+    """A console for output that is not a terminal: the texts rich would print unchanged
+    are written as they are, the rest goes to rich (``make_rich`` makes its console)."""
+
+    def __init__(self, width: int, make_rich: Callable[[], Console]) -> None:
+        self.width = width
+        self._make_rich = make_rich
+        self._rich: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        if self._rich is None:
+            self._rich = self._make_rich()
+        return self._rich
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich, name)
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        text = self._plain(objects[0]) if len(objects) == 1 and not options else None
+        if text is None:
+            self.rich.print(*objects, **options)
+        else:
+            self.write(text)
+
+    def write(self, text: str) -> None:
+        """Write ``text`` as rich writes a print's output (flushed; a closed pipe ends the
+        command quietly)."""
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # (as rich's console: a closed pipe is no error)
+            from store.cli._common import quiet_stdout
+
+            quiet_stdout()
+            raise SystemExit(0) from None
+
+    def _plain(self, value: Any) -> str | None:
+        from store.cli.drawn import Drawn, DrawnTable
+
+        if isinstance(value, DrawnTable):
+            value = value.drawn(self.width)
+        if isinstance(value, Drawn):
+            return value.text()
+        if isinstance(value, str) and not _NOT_PLAIN.search(value) and all(
+                cells(line) <= self.width for line in value.split("\n")):
+            return value + "\n"
+        return None

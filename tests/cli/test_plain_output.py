@@ -1,0 +1,170 @@
+"""Output that is not a terminal is written without rich (``store.cli.plain``): the same
+characters rich prints with no colour system, for drawn tables, plain lines and markup
+transcripts; what rich would change (markup, an emoji code, a control character, a tab, a
+line wider than the console, a renderable of rich's own) goes to rich; the rule for "not a
+terminal" is rich's; a read command to a pipe does not import ``rich.console``; a closed
+pipe ends the command quietly, as rich's console does."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from store.cli._common import print_markup
+from store.cli.drawn import DrawnTable, draw_table
+from store.cli.plain import PlainConsole, cells, plain_stdout
+
+LINES = ["no usage recorded in this range", "a  b   ", " lead", "x" * 40, "x" * 41,
+         "é漢 wide", "emoji 🚀 ok", "no usage recorded: 3 claude-code sessions (ab, cd)",
+         "[bold]markup[/bold]", r"a \[not markup]", "ends with \\", "tab\there",
+         "bell\x07", "cr\rlf", ":smile: code", "time 12:30:45 colons", "", "two\nlines"]
+
+
+def _rich(width: int) -> Console:
+    return Console(file=io.StringIO(), width=width, soft_wrap=False, color_system=None)
+
+
+def _both(width: int, print_with, capsys) -> tuple[str, str]:
+    """What ``print_with`` printed on a PlainConsole (to stdout) and on rich's console."""
+    theirs = _rich(width)
+    made: list[Console] = []
+
+    def make() -> Console:
+        made.append(Console(file=sys.stdout, width=width, soft_wrap=False, color_system=None))
+        return made[-1]
+
+    capsys.readouterr()
+    print_with(PlainConsole(width, make))
+    ours = capsys.readouterr().out
+    print_with(theirs)
+    return ours, theirs.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("width", [20, 40, 80])
+def test_lines_print_as_rich_prints_them(width: int, capsys) -> None:
+    for line in LINES:
+        ours, theirs = _both(width, lambda out, line=line: out.print(line), capsys)
+        assert ours == theirs, line
+
+
+@pytest.mark.parametrize("width", [30, 80, 200])
+def test_tables_print_as_rich_prints_them(width: int, capsys) -> None:
+    tables = [DrawnTable("tool usage", ["tool", "calls"], [["Bash", "1,204"], ["Read", "7"]],
+                         justify=["left", "right"]),
+              DrawnTable("t", ["a", "b"], [["x" * 30, "漢字 " * 5]]),  # (wider than 30: rich)
+              DrawnTable("t", ["a"], [])]  # (no rows: rich's own table)
+    for table in tables:
+        ours, theirs = _both(width, lambda out, table=table: out.print(table), capsys)
+        assert ours == theirs
+    rows = [(["2025-01-01", "- claude\n- gpt", "1,000", "$1.00"], None),
+            (["  └ claude", "", "10", "$0.10"], "dim")]
+    total = (["Total", "", "1,000", "$1.00"], "bold")
+
+    def report(out) -> None:
+        drawn = draw_table(out, "token usage by date", ["Date", "Models", "Input", "Cost"],
+                           ["left", "left", "right", "right"], rows, caption="prices: shipped",
+                           total=total)
+        assert drawn is not None or width < 45
+        out.print(drawn if drawn is not None else "declined")
+
+    ours, theirs = _both(width, report, capsys)
+    assert ours == theirs
+
+
+def test_markup_transcripts_print_as_rich_prints_them(capsys) -> None:
+    text = ("[bold]s-1[/bold]  title  anthropic claude\n[dim]started 2025-01-01[/dim]\n\n"
+            "[bold green]#0 user[/bold green]\nhello \\[world] :smile: 漢字\twide tab\n"
+            + "a long line that runs past the console's width " * 4)
+    ours, theirs = _both(30, lambda out: print_markup(out, text), capsys)
+    assert ours == theirs
+    assert "\x1b" not in ours and "[bold]" not in ours
+
+
+def test_what_rich_must_print_goes_to_rich(capsys) -> None:
+    made: list[int] = []
+
+    def make() -> Console:
+        made.append(1)
+        return Console(file=sys.stdout, width=40, color_system=None)
+
+    out = PlainConsole(40, make)
+    for plain in ("plain", "x" * 40, DrawnTable("t", ["a"], [["x"]])):
+        out.print(plain)
+    assert made == []  # (none of these needed rich)
+    for other in ("[bold]x[/bold]", "x" * 41, "tab\t", "a :smile:", "x"):
+        out.print(other, **({"style": "bold"} if other == "x" else {}))
+    assert made == [1]  # (one console, made on first use, kept)
+    assert out.tab_size == 8  # (what it does not have, rich's console answers)
+    printed = capsys.readouterr().out
+    assert printed.startswith("plain\n" + "x" * 40 + "\n  t  \n┏━━━┓\n")
+    assert "\nx\n" + "x" * 40 + "\nx\ntab     \na 😄\nx\n" in printed  # (rich: wrapped ...)
+
+
+def test_cells_counts_as_rich_counts() -> None:
+    from rich.cells import cell_len
+
+    for text in ["abc", "", "é", "漢字", "🚀", "tab\t", "bell\x07", "x" * 100, "├──┤"]:
+        assert cells(text) == cell_len(text), text
+
+
+@pytest.mark.parametrize(("env", "tty", "plain"), [
+    ({}, False, True), ({}, True, False), ({"FORCE_COLOR": "1"}, False, False),
+    ({"FORCE_COLOR": ""}, True, True), ({"TTY_COMPATIBLE": "1"}, False, False),
+    ({"TTY_COMPATIBLE": "0"}, True, True), ({"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"},
+                                            False, True)])
+def test_not_a_terminal_by_richs_rule(env, tty, plain, monkeypatch) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    class Out(io.StringIO):
+        def isatty(self) -> bool:
+            return tty
+
+    monkeypatch.setattr(sys, "stdout", Out())
+    assert plain_stdout() is plain
+    assert Console(file=sys.stdout).is_terminal is not plain
+
+
+def _run(code: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**env, "HOME": str(home), "TRANSCRIPT_STORE_URL": ""},
+                          timeout=120, check=False)
+
+
+def test_a_read_command_to_a_pipe_does_not_load_rich_console(tmp_path: Path) -> None:
+    demo = subprocess.run([sys.executable, "-m", "store", "demo", "--db",
+                           f"sqlite:///{tmp_path / 'demo.sqlite'}"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert demo.returncode == 0, demo.stderr
+    url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
+    for args in (["sessions", "list"], ["usage", "daily"], ["tools", "usage"]):
+        found = _run("import sys, runpy\n"
+                     f"sys.argv = ['store', *{args!r}, '--db', {url!r}]\n"
+                     "try:\n    runpy.run_module('store', run_name='__main__')\n"
+                     "except SystemExit as e:\n    assert not e.code, e.code\n"
+                     "print('rich.console' in sys.modules, file=sys.stderr)", tmp_path)
+        assert found.returncode == 0, found.stderr
+        assert found.stderr.strip().splitlines()[-1] == "False", (args, found.stderr)
+        assert "┏" in found.stdout or "no usage" in found.stdout, found.stdout
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    code = ("from store.cli.plain import PlainConsole\n"
+            "out = PlainConsole(80, lambda: None)\n"
+            "for _ in range(100000):\n    out.print('x' * 70)\n")
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # (the reader goes away: the child's writes meet a closed pipe)
+        error = child.stderr.read()
+        assert child.wait(timeout=120) == 0, error
+    assert "Traceback" not in error and "Broken pipe" not in error
