@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from store.core.errors import UsageError
-from store.db.reading.summary_reads import summary_usage_groups
+from store.db.reading.summary_reads import DaySums, summary_usage_days, summary_usage_groups
 from store.db.reading.usage import UsageSums, scope_where, usage_groups
 from store.usage.prices import TIER_TOKENS, PriceTable
 
@@ -121,11 +121,14 @@ class MissingUsage:
     session_ids: tuple[str, ...]
 
 
+def _day_key(by: str, day: str) -> str:
+    """A period's key (``by``: day, week or month) from its UTC day."""
+    return day if by == "day" else period_key(by, datetime.fromisoformat(day))
+
+
 def _key(by: str, group: UsageSums, root: tuple[str, str | None, str | None] | None) -> str:
-    if by == "day":
-        return group.day
-    if by in ("week", "month"):
-        return period_key(by, datetime.fromisoformat(group.day))
+    if by in _PERIODS:
+        return _day_key(by, group.day)
     if by == "session":
         return root[0] if root is not None else group.session_id
     if by == "model":
@@ -151,6 +154,11 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     groups: Iterable[UsageSums] | None = None
     if since is None and until is None and session_id is None:
         # (the per-session summaries: store/db/index/summaries.py)
+        if by in _PERIODS:  # (summed per day and model by the database)
+            days = summary_usage_days(conn, agent=agent, cwd=cwd)
+            if days is not None:
+                _fold_per_model(totals, by, days.rest, table, roots, days)
+                return sorted(totals.values(), key=lambda t: t.key)
         groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
@@ -181,38 +189,56 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
 
 #: The reports whose keys are the groups' own (a period, a model), not their sessions'.
 _BY_TIME_OR_MODEL = frozenset({"day", "week", "month", "model"})
+_PERIODS = frozenset({"day", "week", "month"})
 
 
 def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[UsageSums],
-                    table: PriceTable,
-                    roots: dict[str, tuple[str, str | None, str | None]]) -> None:
+                    table: PriceTable, roots: dict[str, tuple[str, str | None, str | None]],
+                    days: DaySums | None = None) -> None:
     """:func:`report_rows`'s fold when a key is a period or a model: the groups' sums per
     (key, model) first, each then counted once (its cost at the model's price over the
-    summed tokens, which tiered prices allow: see :class:`UsageSums`), in one order."""
+    summed tokens, which tiered prices allow: see :class:`UsageSums`), in one order.
+    ``days``: sums per (day, model) the database made, with their sessions, folded first
+    (a period's key: ``by`` is a period)."""
     sums: dict[tuple[str, str | None], list[Any]] = {}
     sessions: dict[str, set[str]] = {}
     rolled: dict[str, set[str]] = {}
     latest: dict[str, datetime] = {}
     key_of: dict[tuple[str, str | None], str] = {}  # (a day's period, made once per day)
+
+    def add(key: str, model: str | None, responses: int, counts: tuple[int, ...],
+            tiered: tuple[int, ...], last_at: datetime) -> None:
+        found = sums.get((key, model))
+        if found is None:
+            sums[(key, model)] = [responses, *counts, *tiered]
+        else:
+            found[0] += responses
+            for i, n in enumerate(counts, 1):
+                found[i] += n
+            for i, n in enumerate(tiered, 6):
+                found[i] += n
+        if key not in latest or last_at > latest[key]:
+            latest[key] = last_at
+
+    def session(key: str, sid: str) -> None:
+        sessions.setdefault(key, set()).add(sid)
+        if sid in roots:
+            rolled.setdefault(key, set()).add(sid)
+
+    if days is not None:
+        for day, model, responses, counts, tiered, last_at, sids in days.sums:
+            key = key_of.get((day, None))
+            if key is None:
+                key = key_of[(day, None)] = _day_key(by, day)
+            add(key, model, responses, counts, tiered, last_at)
+            for sid in sids:
+                session(key, sid)
     for group in groups:
         key = key_of.get((group.day, group.model))
         if key is None:
             key = key_of[(group.day, group.model)] = _key(by, group, None)
-        found = sums.get((key, group.model))
-        if found is None:
-            sums[(key, group.model)] = [group.responses, *group.counts, *group.tiered]
-        else:
-            found[0] += group.responses
-            for i, n in enumerate(group.counts, 1):
-                found[i] += n
-            for i, n in enumerate(group.tiered, 6):
-                found[i] += n
-        sid = group.session_id
-        sessions.setdefault(key, set()).add(sid)
-        if sid in roots:
-            rolled.setdefault(key, set()).add(sid)
-        if key not in latest or group.last_at > latest[key]:
-            latest[key] = group.last_at
+        add(key, group.model, group.responses, group.counts, group.tiered, group.last_at)
+        session(key, group.session_id)
     for (key, model), got in sorted(sums.items(), key=lambda item: (
             item[0][0], item[0][1] is not None, item[0][1] or "")):
         row = totals.get(key)

@@ -166,7 +166,7 @@ def _answers_alike(db: TranscriptStore) -> None:
                                         cwd=scope.get("cwd")))
             summed = summary_usage_groups(conn, agent=scope.get("agent"), cwd=scope.get("cwd"))
             assert summed is not None and _groups(summed) == live, scope
-        for by in ("day", "session", "model", "agent"):
+        for by in ("day", "week", "month", "session", "model", "agent"):
             assert usage_report(db, by=by, **scope) == usage_report(db, by=by, since=EPOCH,
                                                                      **scope), (by, scope)
 
@@ -295,7 +295,7 @@ def test_the_stdlib_readers_read_the_summaries_alike(tmp_path):
         for scope in SCOPES:
             want = sorted(_live_tools(db, **scope), key=lambda u: (-u.calls, u.name))
             assert lite_tool_usage(url, **scope) == want, scope
-            for by in ("day", "model", "session", "project"):
+            for by in ("day", "week", "month", "model", "session", "project"):
                 found = lite_usage_report(url, by=by, table=load_prices(), **scope)
                 assert found is not None
                 assert found[0] == usage_report(db, by=by, since=EPOCH, **scope), (by, scope)
