@@ -19,6 +19,7 @@ import click
 import orjson
 
 import store
+from store.cli.plain import quiet_stdout
 from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
@@ -75,16 +76,6 @@ class StoreGroup(CommandGroup):
             click.echo(visible(f"error: an argument is not valid UTF-8 text (near {shown!r})"),
                        err=True)
             ctx.exit(2)
-
-
-def quiet_stdout() -> None:
-    """Point stdout at the null device, so that the interpreter's last flush at exit cannot
-    fail on a pipe the reader closed (Python's documented recipe for SIGPIPE)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (a test runner's): nothing to flush
-        pass
 
 
 def plural(n: int, word: str) -> str:

@@ -133,6 +133,10 @@ class Drawn:
     def text(self) -> str:
         return "".join(text for text, _ in self.pieces)
 
+    def plain_text(self, width: int) -> str:
+        """What a console ``width`` wide with no colour prints (the text, as drawn)."""
+        return self.text()
+
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         from rich.segment import Segment
 
@@ -163,6 +167,12 @@ class DrawnTable:
         return draw_table(None, self.title, self.columns, self.justify,
                           [(row, None) for row in self.rows], widths=self.widths,
                           max_width=max_width)
+
+    def plain_text(self, width: int) -> str | None:
+        """What a console ``width`` wide with no colour prints, where :func:`draw_table`
+        lays the table out (``None``: rich's own table)."""
+        drawn = self.drawn(width)
+        return None if drawn is None else drawn.text()
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         drawn = self.drawn(options.max_width)

@@ -16,7 +16,8 @@ import sys
 
 import click
 
-from store.cli._common import StoreGroup, configure_logging, quiet_stdout
+from store.cli._common import StoreGroup, configure_logging
+from store.cli.plain import quiet_stdout
 
 #: The module of each command, imported when the command runs (or ``--help`` lists it): a
 #: command's start-up pays for its own module only. A test keeps this map and the modules'

@@ -24,11 +24,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["PlainConsole", "cells", "plain_stdout"]
+__all__ = ["PlainConsole", "cells", "plain_stdout", "quiet_stdout"]
 
 #: What rich would not print as given: markup (``[``, ``\\``), control codes it strips or expands
 #: (everything below a space but the newline), and an emoji code's colons (``:name:``).
 _NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]|:\S*?:")
+
+
+def quiet_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush at exit cannot
+    fail on a pipe the reader closed (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's): nothing to flush
+        pass
 
 
 def plain_stdout() -> bool:
@@ -94,18 +104,14 @@ class PlainConsole:
             sys.stdout.write(text)
             sys.stdout.flush()
         except BrokenPipeError:  # (as rich's console: a closed pipe is no error)
-            from store.cli._common import quiet_stdout
-
             quiet_stdout()
             raise SystemExit(0) from None
 
     def _plain(self, value: Any) -> str | None:
-        from store.cli.drawn import Drawn, DrawnTable
-
-        if isinstance(value, DrawnTable):
-            value = value.drawn(self.width)
-        if isinstance(value, Drawn):
-            return value.text()
+        plain = getattr(value, "plain_text", None)  # (store.cli.drawn's tables)
+        if plain is not None:
+            text: str | None = plain(self.width)
+            return text
         if isinstance(value, str) and not _NOT_PLAIN.search(value) and all(
                 cells(line) <= self.width for line in value.split("\n")):
             return value + "\n"
