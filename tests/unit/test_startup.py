@@ -40,9 +40,10 @@ def test_help_imports_no_database_rich_or_migration_code() -> None:
     # (the package logs through store.core.logs: logging loads with the first message)
     assert "logging" not in modules
     assert "store.db.store" not in modules and "store.viewer" not in modules
-    # (the commands are listed from COMMAND_HELP: no command's module is loaded)
+    # (the commands are listed from COMMAND_HELP: no command's module is loaded; plain:
+    # quiet_stdout, for a closed pipe, with nothing but the stdlib)
     assert not {m for m in modules if m.startswith("store.cli.")} - {
-        "store.cli", "store.cli.main", "store.cli._common"}
+        "store.cli", "store.cli.main", "store.cli._common", "store.cli.plain"}
 
 
 def test_the_root_help_lists_each_commands_own_short_help() -> None:
