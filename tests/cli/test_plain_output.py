@@ -80,6 +80,7 @@ def test_tables_print_as_rich_prints_them(width: int, capsys) -> None:
 def test_markup_transcripts_print_as_rich_prints_them(capsys) -> None:
     text = ("[bold]s-1[/bold]  title  anthropic claude\n[dim]started 2025-01-01[/dim]\n\n"
             "[bold green]#0 user[/bold green]\nhello \\[world] :smile: 漢字\twide tab\n"
+            "bell\x07 and cr\r in a result\n"
             + "a long line that runs past the console's width " * 4)
     ours, theirs = _both(30, lambda out: print_markup(out, text), capsys)
     assert ours == theirs
