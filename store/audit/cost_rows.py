@@ -152,21 +152,22 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
         raise UsageError(f"usage --by {by!r}: one of {', '.join(USAGE_GROUPS)}")
     totals: dict[str, UsageTotals] = {}
     groups: Iterable[UsageSums] | None = None
+    days: DaySums | None = None
     if since is None and until is None and session_id is None:
-        # (the per-session summaries: store/db/index/summaries.py)
-        if by in _PERIODS:  # (summed per day and model by the database)
+        # (the per-session summaries: store/db/index/summaries.py; a period's report has
+        # them summed per day and model by the database)
+        if by in _PERIODS:
             days = summary_usage_days(conn, agent=agent, cwd=cwd)
-            if days is not None:
-                _fold_per_model(totals, by, days.rest, table, roots, days)
-                return sorted(totals.values(), key=lambda t: t.key)
-        groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
+            groups = days.rest if days is not None else None
+        else:
+            groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
                               cwd=cwd, session_id=session_id)
     if by in _BY_TIME_OR_MODEL:
         # A row's key does not depend on the session: each model's groups of a key are
         # summed first (integers: in any order), then priced once (no price per session).
-        _fold_per_model(totals, by, groups, table, roots)
+        _fold_per_model(totals, by, groups, table, roots, days)
     else:
         # (folded in one order whatever order the database gave: costs are floats, and a
         # sum taken in another order can differ in its last digit)
@@ -204,10 +205,18 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
     sessions: dict[str, set[str]] = {}
     rolled: dict[str, set[str]] = {}
     latest: dict[str, datetime] = {}
-    key_of: dict[tuple[str, str | None], str] = {}  # (a day's period, made once per day)
+    periods: dict[str, str] = {}  # (a day's period, made once per day)
+
+    def key_of(day: str, model: str | None) -> str:
+        if by == "model":
+            return model or UNKNOWN
+        key = periods.get(day)
+        if key is None:
+            key = periods[day] = _day_key(by, day)
+        return key
 
     def add(key: str, model: str | None, responses: int, counts: tuple[int, ...],
-            tiered: tuple[int, ...], last_at: datetime) -> None:
+            tiered: tuple[int, ...], last_at: datetime, sids: Iterable[str]) -> None:
         found = sums.get((key, model))
         if found is None:
             sums[(key, model)] = [responses, *counts, *tiered]
@@ -219,26 +228,16 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
                 found[i] += n
         if key not in latest or last_at > latest[key]:
             latest[key] = last_at
+        for sid in sids:
+            sessions.setdefault(key, set()).add(sid)
+            if sid in roots:
+                rolled.setdefault(key, set()).add(sid)
 
-    def session(key: str, sid: str) -> None:
-        sessions.setdefault(key, set()).add(sid)
-        if sid in roots:
-            rolled.setdefault(key, set()).add(sid)
-
-    if days is not None:
-        for day, model, responses, counts, tiered, last_at, sids in days.sums:
-            key = key_of.get((day, None))
-            if key is None:
-                key = key_of[(day, None)] = _day_key(by, day)
-            add(key, model, responses, counts, tiered, last_at)
-            for sid in sids:
-                session(key, sid)
+    for day, model, responses, counts, tiered, last_at, sids in days.sums if days else ():
+        add(key_of(day, model), model, responses, counts, tiered, last_at, sids)
     for group in groups:
-        key = key_of.get((group.day, group.model))
-        if key is None:
-            key = key_of[(group.day, group.model)] = _key(by, group, None)
-        add(key, group.model, group.responses, group.counts, group.tiered, group.last_at)
-        session(key, group.session_id)
+        add(key_of(group.day, group.model), group.model, group.responses, group.counts,
+            group.tiered, group.last_at, (group.session_id,))
     for (key, model), got in sorted(sums.items(), key=lambda item: (
             item[0][0], item[0][1] is not None, item[0][1] or "")):
         row = totals.get(key)

@@ -19,13 +19,11 @@ import click
 import orjson
 
 import store
-from store.cli.plain import quiet_stdout
+from store.cli.plain import PlainConsole, cells, plain_stdout, quiet_stdout
 from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from store.cli.plain import PlainConsole
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -267,11 +265,9 @@ def print_markup(out: Console | PlainConsole, text: str) -> None:
     messages)."""
     from rich.markup import render
 
-    from store.cli.plain import PlainConsole
-
     made = render(text)
     if "\t" in text:
-        made.expand_tabs(8 if isinstance(out, PlainConsole) else out.tab_size)  # (rich's)
+        made.expand_tabs(out.tab_size)  # (as rich's own pass does)
     if isinstance(out, PlainConsole):  # (no colour: the segments' text is the Text's)
         out.write(made.plain + "\n")
         return
@@ -286,8 +282,6 @@ def console(wide: bool = False) -> Console | PlainConsole:
     Output that is not a terminal gets a :class:`~store.cli.plain.PlainConsole` (rich is
     loaded only for what it must draw)."""
     width = _UNLIMITED if wide else terminal_width()
-    from store.cli.plain import PlainConsole, plain_stdout
-
     if plain_stdout():
         return PlainConsole(width, lambda: rich_console(width))
     return rich_console(width)
@@ -359,17 +353,15 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
     columns give up width first, and every cut cell ends in ``…`` (``wide``: nothing cut).
     Cells are plain text (made :func:`visible`, never read as markup). Printed on a rich
     console, it is drawn as rich's ``Table`` draws it (:class:`store.cli.drawn.DrawnTable`)."""
-    from store.cli.plain import cells as cell_len
-
-    cells = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
-    widths = [max([cell_len(column.header), *(cell_len(row[i]) for row in cells)])
+    lines = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
+    widths = [max([cells(column.header), *(cells(row[i]) for row in lines)])
               for i, column in enumerate(columns)]
     if not wide:
         room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
         excess = sum(widths) - room
         while excess > 0:
             shrinkable = [i for i, c in enumerate(columns)
-                          if c.flexible and widths[i] > max(c.minimum, cell_len(c.header))]
+                          if c.flexible and widths[i] > max(c.minimum, cells(c.header))]
             if not shrinkable:
                 shrinkable = [i for i, c in enumerate(columns)
                               if not c.keep and widths[i] > 4]
@@ -382,12 +374,10 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
 
     return DrawnTable(title, [c.header for c in columns],
                       [[_cut(cell, width) for cell, width in zip(row, widths, strict=True)]
-                       for row in cells], justify=[c.justify for c in columns], widths=widths)
+                       for row in lines], justify=[c.justify for c in columns], widths=widths)
 
 
 def _cut(text: str, width: int) -> str:
-    from store.cli.plain import cells
-
     if cells(text) <= width:
         return text
     from rich.cells import set_cell_size

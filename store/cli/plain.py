@@ -76,6 +76,9 @@ class PlainConsole:
     """A console for output that is not a terminal: the texts rich would print unchanged
     are written as they are, the rest goes to rich (``make_rich`` makes its console)."""
 
+    #: rich's default, which :func:`store.cli._common.rich_console` keeps.
+    tab_size = 8
+
     def __init__(self, width: int, make_rich: Callable[[], Console]) -> None:
         self.width = width
         self._make_rich = make_rich

@@ -200,9 +200,11 @@ def _bound(pg: bool, value: datetime) -> Any:
 
 _USAGE_FROM = ("FROM session_summaries AS ss JOIN sessions AS s ON s.session_id = "
                "ss.session_id JOIN usage_summary AS t ON t.session_id = ss.session_id ")
-_SUMS = ("t.responses, t.input_tokens, t.output_tokens, t.cache_creation_tokens, "
-         "t.cache_read_tokens, t.reasoning_tokens, t.input_past, t.output_past, "
-         "t.cache_creation_past, t.cache_read_past")
+#: A group's responses, five counts and four tiered sums (``usage_sums``' order).
+_SUM_COLUMNS = ("responses", "input_tokens", "output_tokens", "cache_creation_tokens",
+                "cache_read_tokens", "reasoning_tokens", "input_past", "output_past",
+                "cache_creation_past", "cache_read_past")
+_SUMS = ", ".join(f"t.{column}" for column in _SUM_COLUMNS)
 
 
 class _Split(NamedTuple):
@@ -289,7 +291,7 @@ def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None) -> DayS
     split = _split(conn, agent, cwd)
     if split is None:
         return None
-    summed = ", ".join(f"sum({column.strip()})" for column in _SUMS.split(","))
+    summed = ", ".join(f"sum(t.{column})" for column in _SUM_COLUMNS)
     ids = "json_agg(t.session_id)" if split.pg else "json_group_array(t.session_id)"
     sums = []
     for day, model, *values, last, sessions in conn.exec_driver_sql(
