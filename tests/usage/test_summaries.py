@@ -29,7 +29,11 @@ from store.audit.usage import _usage
 from store.audit.usage_fold import SummarySource, fold_usage
 from store.db.base import alias_table
 from store.db.index.summaries import VERSION, version_of
-from store.db.reading.summary_reads import summary_tool_groups, summary_usage_groups
+from store.db.reading.summary_reads import (
+    summary_tool_groups,
+    summary_usage_days,
+    summary_usage_groups,
+)
 from store.db.reading.usage import usage_groups
 from store.db.sessions import sessions_where
 from store.usage.prices import TIER_TOKENS
@@ -90,6 +94,19 @@ def _replies(db: TranscriptStore, sid: str, hours: list[int], response: str | No
                                         None if h % 2 else "req",
                                         response if (i == 0 and response) else f"{sid}-r{h}")
                           for i, (k, h) in enumerate(zip(keys, hours, strict=True))})
+
+
+@pytest.fixture(autouse=True)
+def kept_here(request: pytest.FixtureRequest) -> None:
+    """Citus keeps no summaries (``keeps_summaries``: every reader reads the rows there), so
+    these tests of the summaries run on SQLite and PostgreSQL;
+    ``test_every_backend_answers_as_sqlite_with_or_without_summaries`` says what Citus does
+    instead."""
+    callspec = getattr(request.node, "callspec", None)
+    if (callspec is not None and callspec.params.get("store_url") == "citus"
+            and "answers_as_sqlite" not in request.node.name):
+        pytest.skip("Citus keeps no summaries (test_every_backend_answers_as_sqlite_with_or_"
+                    "without_summaries)")
 
 
 @pytest.fixture(autouse=True)
@@ -379,3 +396,32 @@ def test_the_written_out_version_is_what_the_summaries_meaning_gives() -> None:
     assert VERSION == version_of(ACTION_ARGUMENT, TIER_TOKENS)
     assert version_of({**ACTION_ARGUMENT, "new_editor": "command"}, TIER_TOKENS) != VERSION
     assert version_of(ACTION_ARGUMENT, TIER_TOKENS + 1) != VERSION
+
+
+def test_every_backend_answers_as_sqlite_with_or_without_summaries(
+        store_url: str, tmp_path, request) -> None:
+    """SQLite and PostgreSQL keep the summaries; on Citus the catch-up summarizes nothing and
+    every summary reader declines (``None``), so the reports and ``tools usage`` are the rows'
+    answers. Every backend answers as an SQLite file holding the same sessions does."""
+    citus = request.node.callspec.params["store_url"] == "citus"
+    found = []
+    for url in (store_url, f"sqlite:///{tmp_path / 'same.sqlite'}"):
+        with TranscriptStore.open(url) as db:
+            _tools_session(db, "oh-1", "openhands", "str_replace_editor", "/w/proj", 1)
+            _replies(db, "cc-1", [2, 3, 27])
+            _replies(db, "cc-2", [5], response="cc-1-r3")  # (a response stored twice)
+            summarized = db.update_search_index().summarized
+            with db.engine.connect() as conn:
+                readers = (summary_usage_groups(conn, agent=None, cwd=None),
+                           summary_usage_days(conn, agent=None, cwd=None),
+                           summary_tool_groups(conn, agent=None, cwd=None))
+            reports = {by: [(t.key, t.responses, t.total_tokens, sorted(t.sessions))
+                            for t in usage_report(db, by=by)]
+                       for by in ("day", "week", "month", "session", "model")}
+            found.append((summarized, [r is None for r in readers], reports,
+                          [(u.name, u.calls) for u in tool_usage(db, limit=None)]))
+    (done, declined, reports, tools), (lite_done, lite_declined, *lite) = found
+    assert (done, declined) == ((0, [True] * 3) if citus else (3, [False] * 3))
+    assert (lite_done, lite_declined) == (3, [False] * 3)
+    assert [reports, tools] == lite
+    assert sum(row[1] for row in reports["day"]) == 4  # (5 rows, one response twice)
