@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["PlainConsole", "cells", "plain_stdout", "quiet_stdout"]
+__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "plain_stdout", "quiet_stdout"]
 
+#: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
+ELLIPSIS = "\u2026"
 #: What rich would not print as given: markup (``[``, ``\\``), control codes it strips or expands
 #: (everything below a space but the newline), and an emoji code's colons (``:name:``).
 _NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]|:\S*?:")
@@ -62,14 +64,32 @@ def plain_stdout() -> bool:
         return True
 
 
+def _one_column_each(text: str) -> bool:
+    """Whether every character of ``text`` takes one column (printable ASCII, the ellipsis)."""
+    return text.isprintable() and (text.isascii() or text.replace(ELLIPSIS, "").isascii())
+
+
 def cells(text: str) -> int:
-    """The columns ``text`` takes on a terminal (rich's ``cell_len``; printable ASCII is one
-    column a character, counted without importing rich)."""
-    if text.isascii() and text.isprintable():
+    """The columns ``text`` takes on a terminal (rich's ``cell_len``; printable ASCII, and the
+    ellipsis a cut cell ends with, are one column a character, counted without rich)."""
+    if _one_column_each(text):
         return len(text)
     from rich.cells import cell_len
 
     return cell_len(text)
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns: as it is when it fits, else its first
+    ``width - 1`` columns and an ellipsis (rich's ``set_cell_size`` for the rest, where a wide
+    character can leave a column of padding)."""
+    if _one_column_each(text):
+        return text if len(text) <= width else text[:max(0, width - 1)] + ELLIPSIS
+    if cells(text) <= width:
+        return text
+    from rich.cells import set_cell_size
+
+    return set_cell_size(text, max(0, width - 1)) + ELLIPSIS
 
 
 class PlainConsole:

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from store.cli._common import print_markup
 from store.cli.drawn import DrawnTable, draw_table
-from store.cli.plain import PlainConsole, cells, plain_stdout
+from store.cli.plain import PlainConsole, cells, cut, plain_stdout
 
 LINES = ["no usage recorded in this range", "a  b   ", " lead", "x" * 40, "x" * 41,
          "é漢 wide", "emoji 🚀 ok", "no usage recorded: 3 claude-code sessions (ab, cd)",
@@ -110,8 +110,24 @@ def test_what_rich_must_print_goes_to_rich(capsys) -> None:
 def test_cells_counts_as_rich_counts() -> None:
     from rich.cells import cell_len
 
-    for text in ["abc", "", "é", "漢字", "🚀", "tab\t", "bell\x07", "x" * 100, "├──┤"]:
+    for text in CELL_TEXTS:
         assert cells(text) == cell_len(text), text
+
+
+CELL_TEXTS = ["abc", "", "é", "漢字", "🚀", "tab\t", "bell\x07", "x" * 100, "├──┤", "cut …",
+              "… …", "…" * 30, "two …\nlines", "e\u0301 combining …", "漢 wide …", "a\u200bb"]
+
+
+def test_cut_cuts_as_rich_cuts() -> None:
+    """A cell cut to its column's width: unchanged when it fits, else rich's ``set_cell_size``
+    of one column less and an ellipsis (the fast path for one-column characters too)."""
+    from rich.cells import cell_len, set_cell_size
+
+    for text in CELL_TEXTS:
+        for width in range(0, 35):
+            want = (text if cell_len(text) <= width
+                    else set_cell_size(text, max(0, width - 1)) + "…")
+            assert cut(text, width) == want, (text, width)
 
 
 @pytest.mark.parametrize(("env", "tty", "plain"), [
