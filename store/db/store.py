@@ -35,6 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from store.capture.files import FileState
 from store.core.arguments import dumps_json
+from store.core.collecting import fewer_collections
 from store.core.errors import DatabaseError, SchemaOutOfDate, SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.times import as_utc
@@ -340,6 +341,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
 
     # -- search index ---------------------------------------------------------------------------
 
+    @fewer_collections()
     def update_search_index(
         self, *, progress: Callable[[IndexUpdate, int], None] | None = None,
         workers: int | None = 1,

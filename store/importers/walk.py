@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from store.capture.files import FileState
+from store.core.collecting import fewer_collections
 from store.core.errors import (
     DatabaseError,
     KeyConflictError,
@@ -145,6 +146,7 @@ _log = logger(__name__)
 # -- importing -----------------------------------------------------------------------------------
 
 
+@fewer_collections()
 def import_paths(
     store: TranscriptStore,
     paths: Iterable[Path | str],

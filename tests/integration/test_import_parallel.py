@@ -6,7 +6,9 @@ files stores nothing."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from backends import corpus, empty_postgres
 
 import store.importers.parallel as parallel
 from store import TranscriptStore
+from store.core.collecting import BULK_THRESHOLD
 from store.importers.walk import import_paths
 
 
@@ -116,3 +119,40 @@ def test_a_file_a_worker_refuses_fails_alone(
         assert [f.path for f in summary.failed_files] == [big]
         assert "200" in summary.failed_files[0].error  # the limit, named
         assert summary.sessions == len(opened.list_sessions(limit=None)) > 10
+
+
+def test_the_import_and_its_workers_collect_cycles_less_often(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer, the processes parsing for it and the index catch-up run with the raised
+    young-generation threshold (``store.core.collecting``); the caller's is put back."""
+    home = _home(tmp_path)
+    seen = tmp_path / "thresholds.txt"
+    reading = parallel.read_changes
+
+    def read_changes(*args: Any, **kwargs: Any) -> Any:
+        with seen.open("a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {gc.get_threshold()[0]}\n")
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "read_changes", read_changes)
+    before = gc.get_threshold()
+    gc.set_threshold(700, before[1], before[2])
+    writer: list[int] = []
+    try:
+        with TranscriptStore.open(f"sqlite:///{tmp_path / 'gc.sqlite'}") as opened:
+            summary = import_paths(opened, [home], settle=0, workers=2,
+                                   progress=lambda _: writer.append(gc.get_threshold()[0]))
+            assert gc.get_threshold()[0] == 700
+            indexed: list[int] = []
+            opened.update_search_index(progress=lambda *_: indexed.append(
+                gc.get_threshold()[0]))
+            assert gc.get_threshold()[0] == 700
+    finally:
+        gc.set_threshold(*before)
+    assert summary.messages_added > 600
+    readers = [line.split() for line in seen.read_text(encoding="utf-8").splitlines()]
+    assert {pid for pid, _ in readers} - {str(os.getpid())}  # (parsed in worker processes)
+    assert {int(t) for _, t in readers} == {BULK_THRESHOLD}
+    assert set(writer) == {BULK_THRESHOLD}
+    assert indexed and set(indexed) == {BULK_THRESHOLD}
