@@ -22,7 +22,7 @@ PostgreSQL):
   per index sizes;
 * each read command as a process, median of ``--repeat`` runs: ``calls search --text``
   (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
-  (every hit, streamed), ``tools usage`` (and for the home's last month), ``sessions list``,
+  (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month), ``sessions list``,
   ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
 * a read-only open in the library (``TranscriptStore.open(read_only=True)``, and
   ``ReadOnlyStore.open``, to the end of its first query, ``list_sessions(limit=1)``), in a
@@ -348,6 +348,8 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                 ("calls search --text", ["calls", "search", "--text", RARE_TEXT]),
                 ("calls search --command (all hits)",
                  ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0", "--json"]),
+                ("calls search --command (all hits, table)",
+                 ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0"]),
                 ("tools usage", ["tools", "usage"]),
                 # the home's last month (it spans 2025-01-01 and the 330 days after)
                 ("tools usage --since (a month)", ["tools", "usage", "--since", "2025-11-01"]),
