@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from store.core.collecting import fewer_collections
 from store.core.errors import DatabaseError, UsageError
 from store.db.packing import packed
 from store.db.schema.sqlitefile import SQLITE_BUSY_TIMEOUT_MS
@@ -50,6 +51,7 @@ def _size(conn: Any) -> int:
         conn.exec_driver_sql("PRAGMA page_size").scalar())
 
 
+@fewer_collections()
 def compact_database(store: TranscriptStore, *, vacuum: bool = True,
                      progress: Callable[[int, int], None] | None = None) -> CompactReport:
     """Pack every message's metadata and extras still stored as text (when packing makes

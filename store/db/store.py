@@ -460,6 +460,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         return [CallHit(sid, pos, idx, cid, table.resolve(raw), raw)
                 for sid, pos, idx, cid, raw in rows]
 
+    @fewer_collections()
     def verify(self, session_id: str | None = None, *, head: str | None = None,
                checkpoint: str | None = None, log_key: str | None = None) -> VerifyReport:
         """Check that what is stored reads back as written and that every message's chained

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,3 +62,31 @@ def test_a_decorated_function_runs_inside_it() -> None:
     assert work() == (BULK_THRESHOLD, 10, 10)
     assert work() == (BULK_THRESHOLD, 10, 10)  # (a decorator made once runs again)
     assert gc.get_threshold() == (700, 10, 10)
+
+
+
+def test_verify_and_compact_run_inside_it(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other bulk passes over every message (``verify``, ``db compact``) run with the
+    raised threshold too, and put the caller's back."""
+    import store.db.store as store_module
+    from store import TranscriptStore, compact_database
+    from store.core.model import Message, TextPart
+
+    gc.set_threshold(700, 10, 10)
+    seen: list[int] = []
+    checking = store_module.verify
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.get_threshold()[0])
+        return checking(*args, **kwargs)
+
+    monkeypatch.setattr(store_module, "verify", spy)
+    with TranscriptStore.open(f"sqlite:///{tmp_path / 'gc.sqlite'}") as opened:
+        opened.append("s", [Message("user", (TextPart("hello"),), metadata={"a": 1})])
+        assert opened.verify().ok
+        assert gc.get_threshold()[0] == 700
+        compact_database(opened, vacuum=False,
+                         progress=lambda *_: seen.append(gc.get_threshold()[0]))
+    assert len(seen) == 2 and set(seen) == {BULK_THRESHOLD}
+    assert gc.get_threshold()[0] == 700
