@@ -22,8 +22,8 @@ PostgreSQL):
   per index sizes;
 * each read command as a process, median of ``--repeat`` runs: ``calls search --text``
   (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
-  (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month), ``sessions list``,
-  ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
+  (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month),
+  ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
 * a read-only open in the library (``TranscriptStore.open(read_only=True)``, and
   ``ReadOnlyStore.open``, to the end of its first query, ``list_sessions(limit=1)``), in a
   fresh process, median of ``--repeat``;
