@@ -19,7 +19,7 @@ import click
 import orjson
 
 import store
-from store.cli.plain import PlainConsole, cells, cut, plain_stdout, quiet_stdout
+from store.cli.plain import ELLIPSIS, PlainConsole, cells, cut, plain_stdout, quiet_stdout
 from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
@@ -400,8 +400,8 @@ def one_line(text: str | None, limit: int = 60) -> str:
     lines = [line for line in visible(text).splitlines() if line.strip()]
     first = lines[0].strip() if lines else ""
     if len(first) > limit:
-        return first[:limit - 1] + "…"
-    return first + " …" if len(lines) > 1 else first
+        return first[:limit - 1] + ELLIPSIS
+    return first + " " + ELLIPSIS if len(lines) > 1 else first
 
 
 def confirmed(question: str, *, default: bool = False,
@@ -467,14 +467,16 @@ def verbosity() -> int:
     return int(context.find_root().meta.get("verbose", 0)) if context is not None else 0
 
 
-def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
+def emit_json(rows: Iterable[Mapping[str, Any]]) -> int:
     """``--json`` output: one compact JSON object per line, in the field names of
-    docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``."""
+    docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``. The number of
+    lines written."""
     # (written to the stream, flushed once at the end: click.echo flushes every line, a
     # write call each, which was a tenth of streaming 840 calls' JSON)
     out = sys.stdout
     write = out.write
     option = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
+    written = 0
     try:
         for row in rows:
             try:
@@ -483,8 +485,10 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> None:
                 line = deep_dumps({k: v if _jsonable(v) else _json_default(v)
                                    for k, v in row.items()})
             write(line + "\n")
+            written += 1
     finally:
         out.flush()
+    return written
 
 
 def _json_default(value: Any) -> Any:

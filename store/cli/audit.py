@@ -344,15 +344,7 @@ def _show_calls(found: Iterable[store.CallMatch], total_of: Any, opened: Any,
                 as_json: bool, wide: bool) -> None:
     """The matches as JSON lines (streamed) or a table, with "showing N of M"."""
     if as_json:  # one row at a time, whatever the number
-        shown = 0
-
-        def rows() -> Iterator[dict[str, Any]]:
-            nonlocal shown
-            for match in found:
-                yield _call_json(match)
-                shown += 1
-
-        emit_json(rows())
+        shown = emit_json(_call_json(match) for match in found)
         if wanted is not None and shown == wanted:  # (else nothing was cut)
             more_rows(shown, total_of(), offset, "calls")
         return

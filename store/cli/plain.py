@@ -85,10 +85,10 @@ def cut(text: str, width: int) -> str:
     character can leave a column of padding)."""
     if _one_column_each(text):
         return text if len(text) <= width else text[:max(0, width - 1)] + ELLIPSIS
-    if cells(text) <= width:
-        return text
-    from rich.cells import set_cell_size
+    from rich.cells import cell_len, set_cell_size
 
+    if cell_len(text) <= width:
+        return text
     return set_cell_size(text, max(0, width - 1)) + ELLIPSIS
 
 

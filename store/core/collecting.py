@@ -37,10 +37,9 @@ def fewer_collections(threshold: int = BULK_THRESHOLD) -> Iterator[None]:
     global _depth, _saved
     with _lock:
         if _depth == 0:
-            current = gc.get_threshold()
-            _saved = (current[0], current[1], current[2])
-            if 0 < current[0] < threshold:
-                gc.set_threshold(threshold, current[1], current[2])
+            _saved = young, middle, old = gc.get_threshold()
+            if 0 < young < threshold:
+                gc.set_threshold(threshold, middle, old)
         _depth += 1
     try:
         yield
