@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
+from store.db.index.reads import read_briefly, short_reads
 from store.db.schema.distribute import is_citus
 from store.records.messagetext import message_rows
 
@@ -108,9 +109,10 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     1: the rows of the chunks ahead are made in that many worker processes meanwhile
     (``store/db/index/ahead.py``; the same rows are written)."""
     total = MessageIndexUpdate()
-    if not has_message_index(read_conn):
-        return total
-    behind = read_conn.exec_driver_sql(_LAGGING + " ORDER BY session_id").all()
+    with short_reads(read_conn):  # (no snapshot held while the chunks are written)
+        if not has_message_index(read_conn):
+            return total
+        behind = read_conn.exec_driver_sql(_LAGGING + " ORDER BY session_id").all()
     waiting = len(behind)
     if not waiting:
         return total
@@ -120,7 +122,8 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
         ahead = start(workers, [(str(s), int(i), int(n)) for s, i, n in behind],
-                      CHUNK_SESSIONS, _read_ahead(read_conn), make_rows)
+                      CHUNK_SESSIONS, read_briefly(read_conn, _read_ahead(read_conn)),
+                      make_rows)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
@@ -135,8 +138,9 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     finally:
         if ahead is not None:
             ahead.close()
-    if read_conn.dialect.name == "postgresql" and not is_citus(read_conn) \
-            and total.rows >= _SETTLE_ROWS:
+    with short_reads(read_conn):
+        settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
+    if settle and total.rows >= _SETTLE_ROWS:
         write(_settle)
     return MessageIndexUpdate(total.sessions, total.messages, total.rows,
                               time.perf_counter() - started)

@@ -57,6 +57,7 @@ from store.db.index.item_texts import (
     searchable,
     view_texts,
 )
+from store.db.index.reads import read_briefly, short_reads
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
 from store.records.searchtext import call_search_text, result_search_text, text_matches
 from store.trust.secrets import index_text
@@ -202,7 +203,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     > 1: the texts of the chunks ahead are made in that many worker processes meanwhile
     (``store/db/index/ahead.py``; the same rows are written)."""
     total = IndexUpdate()
-    behind = lagging(read_conn)
+    with short_reads(read_conn):  # (no snapshot held while the chunks are written)
+        behind = lagging(read_conn)
     waiting = len(behind)
     if not waiting:
         return total
@@ -211,7 +213,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
-        ahead = start(workers, behind, CHUNK_SESSIONS, _read_ahead(read_conn), make_items)
+        ahead = start(workers, behind, CHUNK_SESSIONS,
+                      read_briefly(read_conn, _read_ahead(read_conn)), make_items)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
@@ -230,7 +233,9 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
                       ahead.hits, ahead.misses)
     from store.db.schema.distribute import is_citus
 
-    if read_conn.dialect.name == "postgresql" and not is_citus(read_conn):
+    with short_reads(read_conn):
+        settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
+    if settle:
         if total.calls + total.results >= _SETTLE_ITEMS:
             write(_merge_pending)
         write(refresh_statistics)

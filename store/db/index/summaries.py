@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from store.core.arguments import dumps_json
+from store.db.index.reads import short_reads
 from store.db.reading.actions_sql import action_sql
 from store.usage.prices import TIER_TOKENS
 
@@ -185,11 +186,12 @@ def catch_up_summaries(write: Callable[[Callable[[Connection], Any]], Any],
     """Summarize every session whose stamp does not match, a chunk of sessions per
     transaction run through ``write`` (the store's retrying write transaction); returns the
     sessions summarized."""
-    if not keeps_summaries(read_conn):
-        return 0
-    pg = _pg(read_conn)
-    if not read_conn.exec_driver_sql(_lagging(pg) + " LIMIT 1", (VERSION,)).first():
-        return 0
+    with short_reads(read_conn):  # (no snapshot held while the chunks are written)
+        if not keeps_summaries(read_conn):
+            return 0
+        pg = _pg(read_conn)
+        if not read_conn.exec_driver_sql(_lagging(pg) + " LIMIT 1", (VERSION,)).first():
+            return 0
     done = 0
     while True:
         count: int = write(_summarize_chunk)
