@@ -100,14 +100,12 @@ if TYPE_CHECKING:
         ToolCall,
         ToolResult,
     )
+    from store.core.sessioninfo import SessionInfo, SessionSource, SessionTree
     from store.core.textquery import MessageHit
     from store.core.times import as_utc
     from store.core.transcript import (
         AppendResult,
         LoadedCall,
-        SessionInfo,
-        SessionSource,
-        SessionTree,
         StoredMessage,
         ToolDefinition,
         Transcript,
@@ -338,9 +336,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SchemaStatus": ("store.db.schema.admin", "SchemaStatus"),
     "SchemaViolation": ("store.audit.schema_audit", "SchemaViolation"),
     "ServerToolCall": ("store.core.model", "ServerToolCall"),
-    "SessionInfo": ("store.core.transcript", "SessionInfo"),
+    "SessionInfo": ("store.core.sessioninfo", "SessionInfo"),
     "SessionLink": ("store.core.lineage", "SessionLink"),
-    "SessionTree": ("store.core.transcript", "SessionTree"),
+    "SessionTree": ("store.core.sessioninfo", "SessionTree"),
     "LINEAGE_KINDS": ("store.core.lineage", "LINEAGE_KINDS"),
     "SessionPage": ("store.db.reading.lite", "SessionPage"),
     "list_sessions": ("store.db.reading.lite", "list_sessions"),
@@ -434,7 +432,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "agent_folders": ("store.capture.agents", "agent_folders"),
     "describe_agent_folders": ("store.capture.agents", "describe_agent_folders"),
     "FileState": ("store.capture.files", "FileState"),
-    "SessionSource": ("store.core.transcript", "SessionSource"),
+    "SessionSource": ("store.core.sessioninfo", "SessionSource"),
     "ServiceFile": ("store.capture.service", "ServiceFile"),
     "service_file": ("store.capture.service", "service_file"),
     "hook_transcript": ("store.capture.service", "hook_transcript"),

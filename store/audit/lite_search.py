@@ -348,9 +348,9 @@ class LiteCalls:
 def open_calls(url: str) -> LiteCalls | None:
     """The stdlib call search of the SQLite file ``url`` names, at head; ``None`` for
     anything else."""
-    from store.db.schema.revisions import scripted_head
+    from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, scripted_head)
+    conn = open_lite(url, shipped_head)
     if conn is None:
         return None
     register_functions(conn)

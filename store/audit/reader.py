@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from store.core.errors import SessionNotFound, UsageError
-from store.db.schema.revisions import default_url, scripted_head
+from store.db.schema.revisions import default_url, shipped_head
 from store.db.schema.sqlitefile import connect_read_only, open_lite, sqlite_file
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class ReadOnlyStore:
         driver (a few milliseconds); anything else is ``TranscriptStore.open(url,
         read_only=True)``, which raises what it raises (no database, an older schema ...)."""
         given = url or default_url()
-        checked = open_lite(given, scripted_head)
+        checked = open_lite(given, shipped_head)
         if checked is None:
             from store.db.store import TranscriptStore
 

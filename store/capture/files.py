@@ -33,7 +33,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from store.agents.registry import agents
-from store.core.transcript import SessionSource  # (defined there: a light module)
+from store.core.sessioninfo import SessionSource  # (a light module)
 
 __all__ = ["LINE_FORMATS", "Change", "FileState", "SessionSource", "change_of", "identity_of",
            "window_digest"]

@@ -142,6 +142,46 @@ def test_the_head_read_from_the_scripts_is_alembics() -> None:
     assert head() == _alembic_head()
 
 
+def test_the_head_the_stdlib_readers_check_is_the_scripts() -> None:
+    """The readers check a file against the written-out head (no script read): a new
+    revision script fails here until ``HEAD_REVISION`` names it."""
+    from store.db.schema.revisions import HEAD_REVISION, scripted_head, shipped_head
+
+    assert HEAD_REVISION == shipped_head() == scripted_head() == _alembic_head()
+
+
+READER = """
+import json, sys
+import store
+with store.ReadOnlyStore.open(sys.argv[1]) as reader:
+    listed = reader.list_sessions(limit=5)
+    counted = reader.count_sessions()
+print(json.dumps([[s.session_id for s in listed], counted, type(listed[0]).__module__,
+                  sorted(m for m in sys.modules if m.split(".")[0] in
+                         ("sqlalchemy", "alembic", "json_schema", "rich")
+                         or m.startswith("store."))]))
+"""
+
+
+def test_a_read_only_open_and_listing_create_no_message_classes(tmp_path: Path) -> None:
+    """``ReadOnlyStore.open`` and its first listing load the session classes only
+    (``store.core.sessioninfo``): not the message classes, not the store, no script read."""
+    url = f"sqlite:///{tmp_path / 'small.sqlite'}"
+    with TranscriptStore.open(url) as opened:
+        opened.append("a", [{"role": "user", "content": "hi"}])
+        opened.append("b", [{"role": "user", "content": "hello"}])
+
+    out = subprocess.run([sys.executable, "-c", READER, url], capture_output=True,
+                         text=True, check=True).stdout
+    listed, counted, module, modules = json.loads(out.strip().splitlines()[-1])
+
+    assert sorted(listed) == ["a", "b"] and counted == 2
+    assert module == "store.core.sessioninfo"
+    assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic", "rich")}
+    assert not {"store.core.model", "store.core.transcript", "store.db.store",
+                "store.db.schema.migrate"} & set(modules)
+
+
 LOGS = """
 import sys
 from store.core.logs import logger

@@ -32,7 +32,7 @@ from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported
 )
 
 if TYPE_CHECKING:  # (made per row: the module loads when a listing is made)
-    from store.core.transcript import SessionInfo
+    from store.core.sessioninfo import SessionInfo
 
 _T = TypeVar("_T")
 
@@ -144,7 +144,7 @@ def _where(provider: str | None, model: str | None, tag: str | None,
 def session_info_of(row: Any, calls: int | None = None) -> SessionInfo:
     """A session's info from its row (:data:`SESSION_COLUMNS`) and its number of calls
     (``None``: not counted, as the store's own session info leaves it)."""
-    from store.core.transcript import SessionInfo
+    from store.core.sessioninfo import SessionInfo
 
     (sid, title, provider, model, cwd, agent, tags, meta, created, updated, started, ended,
      next_position, parent_id, lineage, parent_call) = row
@@ -211,7 +211,7 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
     on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
     through :class:`~store.TranscriptStore`, which also raises every error."""
     from store.core.errors import UsageError
-    from store.db.schema.revisions import default_url, scripted_head
+    from store.db.schema.revisions import default_url, shipped_head
 
     if (limit is not None and limit < 0) or offset < 0:
         raise UsageError("limit and offset must not be negative")
@@ -219,7 +219,7 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
                                "title_contains": title_contains, "since": since,
                                "until": until, "agent": agent, "cwd": cwd,
                                "parent": parent, "roots": roots}
-    listing: Any = open_listing(url or default_url(), scripted_head)
+    listing: Any = open_listing(url or default_url(), shipped_head)
     if listing is not None:
         try:
             with listing:
@@ -246,9 +246,9 @@ def read_lite(url: str, session: str | None,
     names, ``session`` (a prefix) resolved first; ``None`` off the happy path (not a plain
     file at head, a prefix that is not plain, a driver error: the caller asks the store, which
     answers or words the error). What every stdlib reader of the command line shares."""
-    from store.db.schema.revisions import scripted_head
+    from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, scripted_head)
+    conn = open_lite(url, shipped_head)
     if conn is None:
         return None
     try:

@@ -156,9 +156,9 @@ class LiteSession:
 def open_show(url: str) -> LiteSession | None:
     """One read snapshot of the SQLite file ``url`` names, at head; ``None`` for anything
     else (the caller opens the store, which words every error)."""
-    from store.db.schema.revisions import scripted_head
+    from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, scripted_head)
+    conn = open_lite(url, shipped_head)
     if conn is None:
         return None
     try:

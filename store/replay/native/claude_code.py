@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from store.core.model import OpaquePart, TextPart, ThinkingPart, ToolCall, ToolResult
-from store.core.transcript import SessionInfo
+from store.core.sessioninfo import SessionInfo
 from store.replay.native.common import Dated, stamp
 from store.replay.native.content import claude_result, drop_part, dumps
 from store.replay.native.fidelity import Fidelity

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from store.core.model import OpaquePart, TextPart, ToolCall, ToolResult
-from store.core.transcript import SessionInfo
+from store.core.sessioninfo import SessionInfo
 from store.replay.native.common import Dated, stamp
 from store.replay.native.content import codex_output, drop_part, dumps
 from store.replay.native.fidelity import Fidelity
