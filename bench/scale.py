@@ -16,7 +16,9 @@ PostgreSQL):
 * ``import --yes`` with no paths: wall time, messages/s, MB/s of files, peak memory (the
   child's ``ru_maxrss`` from ``wait4``, the largest process; and the process tree's summed
   proportional set size sampled every 50 ms: a forked worker's pages shared with its parent
-  count once), the import's own JSON summary (its counts are checked);
+  count once), the import's own JSON summary (its counts are checked); SQLite: the peak disk
+  use of the database folder meanwhile (the file, its write-ahead log and shared memory,
+  sampled every 50 ms: what the import needs free beyond what it leaves);
 * the database's size against the files' (SQLite: the file and its WAL; PostgreSQL:
   ``pg_database_size`` less an empty database's), and ``db stats --json``'s per table and
   per index sizes;
@@ -82,11 +84,14 @@ def _cli(*args: str) -> list[str]:
 
 
 class _TreeRss:
-    """The summed RSS of a process and its descendants, sampled (Linux /proc)."""
+    """The summed RSS of a process and its descendants, sampled (Linux /proc); and the
+    largest total size the files of ``folder`` reached meanwhile."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, folder: Path | None = None) -> None:
         self.pid = pid
         self.peak = 0
+        self.folder = folder
+        self.disk_peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -124,6 +129,8 @@ class _TreeRss:
         while not self._stop.is_set():
             total = sum(self._memory(pid) for pid in self._tree(self.pid))
             self.peak = max(self.peak, total)
+            if self.folder is not None:
+                self.disk_peak = max(self.disk_peak, _folder_bytes(self.folder))
             self._stop.wait(0.05)
 
     def stop(self) -> int:
@@ -132,12 +139,26 @@ class _TreeRss:
         return self.peak
 
 
-def run_import(home: Path, url: str | None, workers: int | None) -> dict[str, Any]:
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    try:
+        for entry in os.scandir(folder):
+            try:
+                total += entry.stat().st_size
+            except OSError:
+                pass  # (gone meanwhile)
+    except OSError:
+        pass  # (not made yet)
+    return total
+
+
+def run_import(home: Path, url: str | None, workers: int | None,
+               folder: Path | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     child = subprocess.Popen(_cli("import", "--yes", "--json", "--quiet"),
                              env=_env(home, url, workers), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
-    tree = _TreeRss(child.pid)
+    tree = _TreeRss(child.pid, folder)
     out_chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: out_chunks.append(child.stdout.read()),  # type: ignore[union-attr]
                               daemon=True)
@@ -153,6 +174,7 @@ def run_import(home: Path, url: str | None, workers: int | None) -> dict[str, An
     summary = json.loads(b"".join(out_chunks).decode().strip().splitlines()[-1])
     return {"seconds": wall, "maxrss_mb": usage.ru_maxrss / 1024,
             "tree_rss_mb": peak_tree / 2**20, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "disk_peak_bytes": tree.disk_peak if folder is not None else None,
             "summary": summary}
 
 
@@ -326,7 +348,8 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
     sqlite_file = home / ".local" / "share" / "transcript-store" / "transcripts.sqlite"
     library_url = url or f"sqlite:///{sqlite_file}"
     try:
-        imp = run_import(home, url, args.workers)
+        imp = run_import(home, url, args.workers,
+                         sqlite_file.parent if backend == "sqlite" else None)
         added = imp["summary"]["messages_added"]
         if added != stats.messages:
             raise SystemExit(f"the import stored {added} messages, the home holds "
@@ -408,6 +431,9 @@ def table(size: dict[str, Any]) -> str:
          for r in runs])
     row("database size", [f"{_mb(r['db_bytes'])} ({r['ratio_to_files']:.2f}x the files)"
                           for r in runs], "the files")
+    row("peak disk during the import (file, WAL, shm)",
+        [_mb(r["import"]["disk_peak_bytes"]) if r["import"].get("disk_peak_bytes") else "-"
+         for r in runs])
     row("after `db compact` (VACUUM)",
         [f"{_mb(r['compact']['db_bytes'])} ({r['compact']['ratio_to_files']:.2f}x the files, "
          f"{r['compact']['seconds']:.1f} s)" if r["compact"] else "-" for r in runs])

@@ -27,6 +27,9 @@ def test_the_scale_benchmark_runs_on_a_tiny_home(tmp_path: Path) -> None:
     (run,) = size["runs"]
     assert run["import"]["summary"]["messages_added"] == 3000
     assert run["compact"]["db_bytes"] <= run["db_bytes"]
+    # (the folder's peak holds at least the database it left)
+    assert run["import"]["disk_peak_bytes"] >= run["db_bytes"] * 0.5
+    assert "peak disk during the import" in done.stdout
     # (every command printed something; a home this small may hold no `git push`)
     assert all(read["out_lines"] > 0 for label, read in run["reads"].items()
                if "--command" not in label)
