@@ -193,8 +193,9 @@ def db_distribute(db_url: str | None, shard_count: int | None, as_json: bool) ->
               help="One JSON object per table or index (name, kind, table, bytes).")
 def db_stats(db_url: str | None, as_json: bool) -> None:
     """Where the database's size goes: each table and index with its size and share, largest
-    first (SQLite: its dbstat table, FTS5 shadow tables included, and the free pages;
-    PostgreSQL: each table's heap and TOAST, each index). Changes nothing."""
+    first (SQLite: its dbstat table, FTS5 shadow tables included, the free pages and the
+    write-ahead log; PostgreSQL: each table's heap and TOAST, each index). Changes
+    nothing."""
     sizes = store.database_sizes(db_url)
     if as_json:
         emit_json({"name": o.name, "kind": o.kind, "table": o.table, "bytes": o.bytes}
@@ -207,6 +208,14 @@ def db_stats(db_url: str | None, as_json: bool) -> None:
         Column("object", flexible=True), Column("kind", keep=True),
         Column("table", flexible=True), Column("size", justify="right", keep=True),
         Column("share", justify="right", keep=True)], rows))
+    wal = sum(o.bytes for o in sizes.objects if o.kind == "wal")
+    if wal > _LARGE_LOG and wal > (sizes.total - wal) // 4:
+        click.echo(f"the write-ahead log takes {_size(wal)}: `transcript-store db compact` "
+                   "folds it into the file and truncates it", err=True)
+
+
+#: A write-ahead log smaller than this is not worth a word (SQLite's own default is ~4 MB).
+_LARGE_LOG = 64 << 20
 
 
 @db.command("compact")
@@ -218,7 +227,8 @@ def db_compact(db_url: str | None, no_vacuum: bool) -> None:
     """Make an SQLite store smaller: pack each message's metadata and extras written before
     packing (a chunk of messages per transaction: writers go on between them), then VACUUM
     the file (as much free disk as the database needed; the file's write lock is held while
-    it runs). Every answer and every chain stays the same."""
+    it runs), and fold the write-ahead log into the file and truncate it. Every answer and
+    every chain stays the same."""
     store.database_status(db_url)  # (a missing database is an error, not a new one)
     with open_store(db_url) as opened:
         if not no_vacuum:

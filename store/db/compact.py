@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from store.core.collecting import fewer_collections
 from store.core.errors import DatabaseError, UsageError
 from store.db.packing import packed
+from store.db.reading.sizes import wal_bytes
 from store.db.schema.sqlitefile import SQLITE_BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ VACUUM_WAIT_MS = SQLITE_BUSY_TIMEOUT_MS
 @dataclass(frozen=True, slots=True)
 class CompactReport:
     """What :func:`compact_database` did: the values it packed (metadata and extras) of how
-    many messages, the database's size (its pages) before and after, whether it vacuumed."""
+    many messages, the database's size on disk (its pages and its write-ahead log) before and
+    after, whether it vacuumed."""
 
     url: str
     messages: int
@@ -47,8 +49,9 @@ class CompactReport:
 
 
 def _size(conn: Any) -> int:
+    """The file and its write-ahead log, as they take the disk."""
     return int(conn.exec_driver_sql("PRAGMA page_count").scalar()) * int(
-        conn.exec_driver_sql("PRAGMA page_size").scalar())
+        conn.exec_driver_sql("PRAGMA page_size").scalar()) + wal_bytes(conn)
 
 
 @fewer_collections()
@@ -111,7 +114,12 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
                     "or use --no-vacuum") from exc
             finally:
                 raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with engine.connect() as conn:
+        # Fold the write-ahead log into the file and truncate it (what VACUUM rewrote went
+        # through it; and a log grown large stays that large on disk until truncated).
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     with engine.connect() as conn:
         after = _size(conn)
     return CompactReport(store.url, seen, count, before, after, vacuum,

@@ -53,7 +53,7 @@ def test_every_table_and_index_is_listed_with_its_size(store_url: str) -> None:
     assert by_name["messages"].bytes > 100_000
     assert by_name["tool_results"].bytes > 200_000
     assert sizes.table_total("messages") > by_name["messages"].bytes  # + its indexes
-    assert sizes.total == sum(o.bytes for o in sizes.objects)
+    assert sizes.total == sum(o.bytes for o in sizes.objects if o.kind != "wal")
     if store_url.startswith("sqlite"):
         # the FTS5 shadow tables count for their full-text table; the file is every page
         assert by_name["search_fts_data"].table == "search_fts"
@@ -84,3 +84,70 @@ def test_db_stats_cli(store_url: str) -> None:
     for table in ("messages", "tool_calls", "tool_results", "sessions"):
         assert f" {table} " in shown.output
     assert "%" in shown.output
+
+
+def test_stats_show_the_write_ahead_log_and_compact_truncates_it(tmp_path: Path) -> None:
+    """SQLite: the log beside the file is listed (kind ``wal``, its size on disk, not in the
+    total of the pages); ``db compact --no-vacuum`` folds it in and truncates it (its report
+    counts it)."""
+    import sqlite3
+
+    path = tmp_path / "wal.sqlite"
+    url = f"sqlite:///{path}"
+    with TranscriptStore.open(url) as opened:  # (the file made, in WAL mode)
+        opened.create_session("first")
+    holder = sqlite3.connect(path, isolation_level=None)  # (open: the log stays)
+    try:
+        holder.execute("BEGIN")  # a reader's snapshot: no checkpoint passes it
+        holder.execute("SELECT count(*) FROM sessions").fetchone()
+        with TranscriptStore.open(url) as opened:
+            _fill(opened)
+        wal = Path(f"{path}-wal").stat().st_size
+        assert wal > 100_000
+
+        sizes = store.database_sizes(url)
+        (log,) = [o for o in sizes.objects if o.kind == "wal"]
+        assert log.name == "(write-ahead log)" and log.bytes == wal
+        # (the pages, the log's among them, counted once; the log listed beside them)
+        assert sizes.total == sum(o.bytes for o in sizes.objects if o.kind != "wal")
+        assert sizes.total >= path.stat().st_size
+        rows = [json.loads(line) for line in CliRunner().invoke(
+            cli, ["db", "stats", "--db", url, "--json"]).output.splitlines()]
+        assert {"name": "(write-ahead log)", "kind": "wal", "table": None,
+                "bytes": wal} in rows
+        holder.execute("COMMIT")
+
+        with TranscriptStore.open(url) as opened:
+            report = store.compact_database(opened, vacuum=False)
+        assert Path(f"{path}-wal").stat().st_size == 0
+        assert report.bytes_before >= wal > report.bytes_after - path.stat().st_size
+        after = store.database_sizes(url)
+        assert [o.bytes for o in after.objects if o.kind == "wal"] == [0]
+    finally:
+        holder.close()
+
+
+def test_a_large_write_ahead_log_gets_a_word(tmp_path: Path, monkeypatch) -> None:
+    import store.cli.db as db_cli
+
+    path = tmp_path / "small.sqlite"
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        _fill(opened, sessions=1, turns=5)
+    Path(f"{path}-wal").write_bytes(b"")  # (an empty log: no word)
+    quiet = CliRunner().invoke(cli, ["db", "stats", "--db", str(path)],
+                               env={"COLUMNS": "200"})
+    assert quiet.exit_code == 0 and "write-ahead log takes" not in quiet.output
+
+    monkeypatch.setattr(db_cli, "_LARGE_LOG", 0)
+    holder = __import__("sqlite3").connect(path)
+    try:
+        holder.execute("PRAGMA wal_autocheckpoint=0")
+        holder.execute("CREATE TABLE scratch (x)")
+        holder.executemany("INSERT INTO scratch VALUES (?)", [("y" * 1000,)] * 500)
+        holder.commit()
+        loud = CliRunner().invoke(cli, ["db", "stats", "--db", str(path)],
+                                  env={"COLUMNS": "200"})
+    finally:
+        holder.close()
+    assert loud.exit_code == 0
+    assert "the write-ahead log takes" in loud.output and "db compact" in loud.output

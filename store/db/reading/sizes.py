@@ -3,19 +3,22 @@
 SQLite: the ``dbstat`` virtual table (every b-tree's pages, FTS5 shadow tables included) when
 the library is compiled with it; otherwise only the whole file is known (``PRAGMA
 page_count`` x ``page_size``), reported as one object of kind ``file``. The free pages
-(``PRAGMA freelist_count``) are reported as kind ``free``. PostgreSQL: ``pg_table_size`` per
-table of the schema (its heap, TOAST and maps), ``pg_relation_size`` per index. Read-only on
-both: nothing is created or changed.
+(``PRAGMA freelist_count``) are reported as kind ``free``, and the write-ahead log beside the
+file (``<file>-wal``: pages not folded into the file yet, or the log's high-water mark, which
+SQLite reuses rather than shrinks; ``db compact`` truncates it) as kind ``wal``. PostgreSQL:
+``pg_table_size`` per table of the schema (its heap, TOAST and maps), ``pg_relation_size``
+per index. Read-only on both: nothing is created or changed.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
 
-__all__ = ["ObjectSize", "object_sizes"]
+__all__ = ["ObjectSize", "object_sizes", "wal_bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +26,7 @@ class ObjectSize:
     """One table, index, the free pages or (without ``dbstat``) the whole file."""
 
     name: str
-    #: ``table`` | ``index`` | ``free`` | ``file``
+    #: ``table`` | ``index`` | ``free`` | ``file`` | ``wal``
     kind: str
     #: the table an index (or an FTS5 shadow table) belongs to; a table's own name
     table: str | None
@@ -52,14 +55,31 @@ def _sqlite(conn: Connection) -> list[ObjectSize]:
             raise
         pages = int(conn.exec_driver_sql("PRAGMA page_count").scalar_one())
         return [ObjectSize("(database file)", "file", None, pages * page - free),
-                ObjectSize("(free pages)", "free", None, free)]
+                ObjectSize("(free pages)", "free", None, free), _wal(conn)]
     sizes = []
     for name, size in rows:
         kind, table = objects.get(name, ("table" if name == "sqlite_schema" else "index",
                                          _owner(name, objects)))
         sizes.append(ObjectSize(name, kind, _fts_owner(name, objects) or table, int(size)))
     sizes.append(ObjectSize("(free pages)", "free", None, free))
+    sizes.append(_wal(conn))
     return sizes
+
+
+def _wal(conn: Connection) -> ObjectSize:
+    return ObjectSize("(write-ahead log)", "wal", None, wal_bytes(conn))
+
+
+def wal_bytes(conn: Connection) -> int:
+    """SQLite: the write-ahead log of the main file as it is on disk (0 without one: the
+    last connection to close removes it)."""
+    for _, name, path in conn.exec_driver_sql("PRAGMA database_list"):
+        if name == "main" and path:
+            try:
+                return os.stat(f"{path}-wal").st_size
+            except OSError:
+                return 0
+    return 0
 
 
 def _owner(name: str, objects: dict[str, tuple[str, str]]) -> str | None:

@@ -189,8 +189,10 @@ class DatabaseSizes:
 
     @property
     def total(self) -> int:
-        """Every object's bytes, free pages included (SQLite: the file, less its WAL)."""
-        return sum(o.bytes for o in self.objects)
+        """Every object's bytes, free pages included: the database's pages. SQLite's
+        write-ahead log is listed beside them (kind ``wal``, its size on disk) but not
+        counted: until a checkpoint folds it in, the pages it holds are counted already."""
+        return sum(o.bytes for o in self.objects if o.kind != "wal")
 
     def table_total(self, table: str) -> int:
         """A table's bytes with its indexes (and, for an FTS5 table, its shadow tables)."""
