@@ -7,6 +7,7 @@ first use, so the imports point one way: main -> command modules -> _common -> t
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -397,11 +398,14 @@ def one_line(text: str | None, limit: int = 60) -> str:
     characters made :func:`visible`. Not escaped for markup (see :func:`safe_markup`)."""
     if not text:
         return ""
-    lines = [line for line in visible(text).splitlines() if line.strip()]
-    first = lines[0].strip() if lines else ""
+    lines = visible(text).splitlines()
+    at = next((i for i, line in enumerate(lines) if not line.isspace() and line), len(lines))
+    first = lines[at].strip() if at < len(lines) else ""
     if len(first) > limit:
         return first[:limit - 1] + ELLIPSIS
-    return first + " " + ELLIPSIS if len(lines) > 1 else first
+    # (another non-blank line: found at the first one, not by stripping them all)
+    more = any(line and not line.isspace() for line in itertools.islice(lines, at + 1, None))
+    return first + " " + ELLIPSIS if more else first
 
 
 def confirmed(question: str, *, default: bool = False,

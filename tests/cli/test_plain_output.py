@@ -185,3 +185,33 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         error = child.stderr.read()
         assert child.wait(timeout=120) == 0, error
     assert "Traceback" not in error and "Broken pipe" not in error
+
+
+def test_one_line_is_the_first_non_blank_line_and_says_when_more_follow() -> None:
+    """``one_line`` (every table cell): the first non-blank line, stripped, cut with an
+    ellipsis at ``limit``, with `` …`` when another non-blank line follows; a reference
+    that strips every line agrees on texts of blank, whitespace-only (Unicode spaces
+    included) and non-blank lines in every order."""
+    import itertools
+
+    from store.cli._common import one_line, visible
+
+    def reference(text: str, limit: int) -> str:
+        if not text:
+            return ""
+        lines = [line for line in visible(text).splitlines() if line.strip()]
+        first = lines[0].strip() if lines else ""
+        if len(first) > limit:
+            return first[:limit - 1] + "…"
+        return first + " …" if len(lines) > 1 else first
+
+    pieces = ["", " ", "\u3000\u00a0", "\t", "ab", "  padded  ", "x" * 70, "\x1b[31m"]
+    for count in (1, 2, 3):
+        for chosen in itertools.product(pieces, repeat=count):
+            for sep in ("\n", "\r\n", "\u2028"):
+                text = sep.join(chosen)
+                for limit in (5, 60, 1000):
+                    assert one_line(text, limit) == reference(text, limit), (text, limit)
+    assert one_line("  \n first \n\n second") == "first …"
+    assert one_line("\n\n only \n  ") == "only"
+    assert one_line("x" * 70) == "x" * 59 + "…"
