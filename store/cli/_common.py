@@ -7,7 +7,6 @@ first use, so the imports point one way: main -> command modules -> _common -> t
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import sys
@@ -399,13 +398,14 @@ def one_line(text: str | None, limit: int = 60) -> str:
     if not text:
         return ""
     lines = visible(text).splitlines()
-    at = next((i for i, line in enumerate(lines) if not line.isspace() and line), len(lines))
-    first = lines[at].strip() if at < len(lines) else ""
+    if len(lines) == 1:  # (most cells: one line, nothing after it)
+        first = lines[0].strip()
+        return first if len(first) <= limit else first[:limit - 1] + ELLIPSIS
+    lines = [line for line in lines if line.strip()]
+    first = lines[0].strip() if lines else ""
     if len(first) > limit:
         return first[:limit - 1] + ELLIPSIS
-    # (another non-blank line: found at the first one, not by stripping them all)
-    more = any(line and not line.isspace() for line in itertools.islice(lines, at + 1, None))
-    return first + " " + ELLIPSIS if more else first
+    return first + " " + ELLIPSIS if len(lines) > 1 else first
 
 
 def confirmed(question: str, *, default: bool = False,
