@@ -120,7 +120,6 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
         raw = conn.connection.dbapi_connection
         assert raw is not None
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    with engine.connect() as conn:
         after = _size(conn)
     return CompactReport(store.url, seen, count, before, after, vacuum,
                          time.perf_counter() - started)

@@ -218,3 +218,34 @@ class TestTampering:
         lines[2] = base64.b64encode(b"\x00" * 32).decode()
         with pytest.raises(LogProofError):
             filled.verify(checkpoint="\n".join(lines), log_key=KEY)
+
+
+def test_the_log_catch_up_holds_no_snapshot_between_its_chunks(tmp_path, monkeypatch):
+    """SQLite: before each chunk of the log's catch-up, a checkpoint from another connection
+    copies every frame of the write-ahead log (the probe's read transaction, held over the
+    catch-up, kept it from copying what the catch-up wrote)."""
+    import sqlite3
+
+    from store import TranscriptStore
+    from store.db.proofs import tlog
+
+    path = tmp_path / "log.sqlite"
+    seen: list[tuple[int, int, int]] = []
+    chunk = tlog.catch_up_chunk
+
+    def checked(conn, **kwargs):
+        with sqlite3.connect(path) as other:
+            seen.append(other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone())
+        return chunk(conn, **kwargs)
+
+    monkeypatch.setattr(tlog, "LOG_CHUNK", 2)
+    monkeypatch.setattr(tlog, "catch_up_chunk", checked)
+    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+        for number in range(7):
+            opened.append(f"s{number}", TURN)
+        added = opened.update_log()
+
+    assert added == 7 * len(TURN)
+    assert len(seen) == 5  # (four chunks of two sessions or fewer, then one that finds none)
+    # (busy, frames in the log, frames copied): every frame copied, each time
+    assert all(busy == 0 and copied == frames for busy, frames, copied in seen), seen

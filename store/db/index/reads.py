@@ -1,8 +1,9 @@
 """The catch-ups' reads between their write transactions (persistence).
 
-A catch-up (the call index, the message index, the usage summaries) plans on a read
-connection of its own (which sessions lag) and reads the next chunks' rows on it while it
-writes the chunk before on the store's write connection. SQLAlchemy begins a transaction at
+A catch-up (the call index, the message index, the usage summaries, the transparency log:
+``store/db/proofs/tlog.py``) plans on a read connection of its own (which sessions lag) and
+reads the next chunks' rows on it while it writes the chunk before on the store's write
+connection. SQLAlchemy begins a transaction at
 a connection's first statement and holds it until told otherwise; on SQLite that read
 transaction is a snapshot, and no checkpoint can copy into the database a page written after
 the oldest snapshot still open. Held over a whole catch-up, it kept every checkpoint from

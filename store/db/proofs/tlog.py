@@ -31,6 +31,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, insert, select, update
 
 from store.core.errors import LogProofError
+from store.db.index.reads import short_reads
 from store.db.schema.distribute import is_citus
 from store.db.schema.tables import log_leaves, log_state, messages, sessions
 from store.tlog.bundle import entry_leaf, message_entry, new_salt
@@ -164,9 +165,11 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
              ) -> int:
     """Log every committed message not logged yet, a chunk of sessions per transaction run
     through ``write`` (the store's retrying write transaction); returns the leaves added.
-    ``read_conn`` only says whether anything lags (one index probe)."""
-    if not read_conn.exec_driver_sql(_LAGGING + " LIMIT 1").first():
-        return 0
+    ``read_conn`` only says whether anything lags (one index probe, its transaction ended
+    before the chunks are written: ``store/db/index/reads.py``)."""
+    with short_reads(read_conn):
+        if not read_conn.exec_driver_sql(_LAGGING + " LIMIT 1").first():
+            return 0
     total = 0
     while True:
         sessions_done, leaves = write(catch_up_chunk)
