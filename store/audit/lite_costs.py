@@ -1,9 +1,10 @@
-"""The ``usage`` reports of an SQLite file on the stdlib driver, for the command line's
-start-up (persistence; no SQLAlchemy).
+"""The ``usage`` reports of an SQLite file on the stdlib driver (or of a PostgreSQL database on
+psycopg alone), for the command line's start-up (persistence; no SQLAlchemy).
 
 :func:`lite_usage_report` answers ``store.usage_report`` and ``store.sessions_without_usage``
 with the store's own reading and fold (``store.audit.cost_rows``: driver SQL) on a
-``DriverConnection``. Only the happy path: a plain SQLite file at head, a plain session id
+``DriverConnection`` (PostgreSQL's on psycopg alone: :mod:`store.db.reading.pgread`). Only
+the happy path: a plain SQLite file or a PostgreSQL database at head, a plain session id
 or prefix, and no roll-up of subagents into their roots (``by`` session, agent or project
 with ``rollup``); ``None`` for anything else (the caller asks the store, which also words
 every error).
@@ -11,12 +12,11 @@ every error).
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 from store.audit.cost_rows import MissingUsage, UsageTotals, missing_rows, report_rows
 from store.db.reading.driver import DriverConnection
-from store.db.reading.lite import read_lite
+from store.db.reading.lite import Reader, read_lite
 from store.usage.prices import PriceTable
 
 __all__ = ["lite_usage_report"]
@@ -32,9 +32,9 @@ def lite_usage_report(url: str, *, by: str, table: PriceTable, since: datetime |
             rollup and by in ("session", "agent", "project")):
         return None
 
-    def work(conn: sqlite3.Connection, session_id: str | None
+    def work(conn: Reader, session_id: str | None
              ) -> tuple[list[UsageTotals], list[MissingUsage]]:
-        driver = DriverConnection(conn)
+        driver = conn.driver() if getattr(conn, "pg", False) else DriverConnection(conn)
         rows = report_rows(driver, by=by, since=since, until=until, agent=agent, cwd=cwd,
                            session_id=session_id, table=table, roots={})
         return rows, missing_rows(driver, since=since, until=until, agent=agent, cwd=cwd,

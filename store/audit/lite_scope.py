@@ -20,11 +20,16 @@ __all__ = ["ALIASES_SQL", "action_sql", "lite_aliases", "scope_sql"]
 #: ``store.db.writing.compiled.Statements.load_aliases`` on SQLite.
 ALIASES_SQL = ("SELECT json_group_array(json_array(tool_aliases.agent, tool_aliases.raw_name, "
                "tool_aliases.current_name)) FROM tool_aliases")
+#: The same on PostgreSQL (:mod:`store.db.reading.pgread`).
+PG_ALIASES_SQL = ("SELECT json_agg(json_build_array(tool_aliases.agent, tool_aliases.raw_name, "
+                  "tool_aliases.current_name))::text FROM tool_aliases")
 
 
-def lite_aliases(conn: sqlite3.Connection) -> AliasTable:
-    """The stored alias table (as ``store.db.base.alias_table`` reads it)."""
-    text = conn.execute(ALIASES_SQL).fetchone()[0]
+def lite_aliases(conn: sqlite3.Connection | Any) -> AliasTable:
+    """The stored alias table (as ``store.db.base.alias_table`` reads it), of an SQLite file
+    or a PostgreSQL database on its driver alone."""
+    text = conn.execute(PG_ALIASES_SQL if getattr(conn, "pg", False)
+                        else ALIASES_SQL).fetchone()[0]
     return AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
 
 

@@ -4,9 +4,13 @@
 :func:`lite_tool_usage` answers :func:`store.audit.usage.tool_usage` with ``sqlite3`` and
 the statements SQLAlchemy compiles for it on SQLite, written out (``usage_statements``,
 ``seen_statement``, ``usage_statement``; a test compares the answers of both on many filter
-combinations), folded by the same code (:mod:`store.audit.usage_fold`). Only the happy path:
-a plain SQLite file at this library's head revision (``store.db.reading.lite.open_lite``);
-``None`` for anything else (the caller opens the store, which words every error).
+combinations), folded by the same code (:mod:`store.audit.usage_fold`). On a PostgreSQL
+database (psycopg alone: :mod:`store.db.reading.pgread`) it answers from the per-session
+summaries only (the whole store, an agent's or a folder's sessions, a time range), as the
+store does; a session's usage, or a store mostly not summarized, is the store's. Only the
+happy path: a plain SQLite file or a PostgreSQL database at this library's head revision
+(``store.db.reading.lite.open_reader``); ``None`` for anything else (the caller opens the
+store, which words every error).
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from store.audit.lite_scope import ALIASES_SQL, action_sql, lite_aliases, scope_
 from store.audit.usage_fold import SummarySource, ToolUsage, UsageSource, fold_usage
 from store.core.times import as_utc
 from store.db.reading.driver import DriverConnection
-from store.db.reading.lite import read_lite
+from store.db.reading.lite import Reader, read_lite
 from store.db.reading.summary_reads import summary_tool_groups
 from store.db.schema.sqlitefile import stored_time
 
-__all__ = ["ALIASES_SQL", "action_sql", "lite_aliases", "lite_tool_usage", "scope_sql"]
+__all__ = ["ALIASES_SQL", "action_sql", "lite_aliases", "lite_tool_usage", "scope_sql",
+           "usage_on"]
 
 _VALID = "tool_calls.arguments_status IN ('ok', 'empty')"
 _LINKED = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
@@ -152,19 +157,30 @@ def lite_tool_usage(url: str, *, since: datetime | None = None, until: datetime 
                     cwd: str | None = None) -> list[ToolUsage] | None:
     """Every tool's usage as :func:`store.audit.usage.tool_usage` (``limit=None``) gives it,
     most called first; ``session`` may be a unique prefix. ``None`` off the happy path: not a
-    plain SQLite file at head, a session prefix that is not plain, a driver error (the caller
-    asks the store, which answers or words the error)."""
-    def work(conn: sqlite3.Connection, session_id: str | None) -> list[ToolUsage]:
-        scope = scope_sql(agent, cwd) if agent or cwd else None
-        summed = None
-        if session_id is None:
-            # (the per-session summaries: store/db/index/summaries.py)
-            summed = summary_tool_groups(DriverConnection(conn), agent=agent, cwd=cwd,
-                                         since=since, until=until)
-        source: UsageSource = (_LiteSource(conn, since, until, session_id, scope)
-                               if summed is None else SummarySource(summed))
-        out = fold_usage(source, lite_aliases(conn))
-        out.sort(key=lambda u: (-u.calls, u.name))
-        return out
+    plain SQLite file or a PostgreSQL database at head, a session prefix that is not plain, a
+    driver error, on PostgreSQL what the summaries do not answer (the caller asks the store,
+    which answers or words the error)."""
+    return read_lite(url, session, lambda conn, session_id: usage_on(
+        conn, session_id, since=since, until=until, agent=agent, cwd=cwd))
 
-    return read_lite(url, session, work)
+
+def usage_on(conn: Reader, session_id: str | None, *, since: datetime | None,
+             until: datetime | None, agent: str | None, cwd: str | None
+             ) -> list[ToolUsage] | None:
+    """:func:`lite_tool_usage` on an open stdlib reader's connection (in a snapshot), of one
+    session (an id, resolved) or of the scope; ``None`` on PostgreSQL when the summaries do
+    not answer."""
+    pg = getattr(conn, "pg", False)
+    scope = scope_sql(agent, cwd) if agent or cwd else None
+    summed = None
+    if session_id is None:
+        # (the per-session summaries: store/db/index/summaries.py)
+        summed = summary_tool_groups(conn.driver() if pg else DriverConnection(conn),
+                                     agent=agent, cwd=cwd, since=since, until=until)
+    if summed is None and pg:
+        return None  # (the grouped statements below are SQLite's: the store answers)
+    source: UsageSource = (_LiteSource(conn, since, until, session_id, scope)
+                           if summed is None else SummarySource(summed))
+    out = fold_usage(source, lite_aliases(conn))
+    out.sort(key=lambda u: (-u.calls, u.name))
+    return out

@@ -11,13 +11,18 @@ the store (:mod:`store.db.reading.lite`, :mod:`store.db.reading.lite_show`,
 ``list_sessions``, ``count_sessions``, ``get_session``, ``resolve_session_id``, ``load``,
 ``session_sources``, ``session_ancestors``, ``session_tree`` and ``tool_usage``.
 
-Everything else, and every read off that path (PostgreSQL, a ``load`` with ``strict`` or a
-time window, a prefix that needs the store's wording, a lock held too long), goes to a
-``TranscriptStore`` opened read-only on first need (:attr:`ReadOnlyStore.store`; any other
-attribute is the store's own). Opening a URL that is not a plain SQLite file at head opens
-that store at once, so every error is the one ``TranscriptStore.open(read_only=True)``
-raises. Like every read, nothing is created, migrated or written: each read opens its own
-read-only connection (as the store's read-only engine does), in one snapshot.
+On PostgreSQL the same reads run on psycopg alone (:mod:`store.db.reading.pgread`: one
+read-only connection kept for the store's life, each read one snapshot in it; ``tool_usage``
+from the per-session summaries, the rest of it the store's).
+
+Everything else, and every read off that path (a ``load`` with ``strict`` or a time window, a
+prefix that needs the store's wording, a lock held too long, a connection the server
+dropped), goes to a ``TranscriptStore`` opened read-only on first need
+(:attr:`ReadOnlyStore.store`; any other attribute is the store's own). Opening a URL that is
+neither a plain SQLite file nor a PostgreSQL database at head opens that store at once, so
+every error is the one ``TranscriptStore.open(read_only=True)`` raises. Like every read,
+nothing is created, migrated or written: on SQLite each read opens its own read-only
+connection (as the store's read-only engine does), in one snapshot.
 """
 
 from __future__ import annotations
@@ -32,11 +37,12 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from store.core.errors import SessionNotFound, UsageError
 from store.db.schema.revisions import default_url, shipped_head
-from store.db.schema.sqlitefile import connect_read_only, open_lite, sqlite_file
+from store.db.schema.sqlitefile import connect_read_only, sqlite_file
 
 if TYPE_CHECKING:
     from store.audit.usage_fold import ToolUsage
     from store.core.transcript import SessionInfo, SessionSource, SessionTree, Transcript
+    from store.db.reading.pgread import PgReader
     from store.db.store import TranscriptStore
 
 __all__ = ["ReadOnlyStore"]
@@ -60,11 +66,16 @@ class ReadOnlyStore:
     A context manager; safe to share between threads."""
 
     def __init__(self, url: str, path: Path | None,
-                 store: TranscriptStore | None = None) -> None:
+                 store: TranscriptStore | None = None, pg: PgReader | None = None) -> None:
         self._url = url
         self._path = path
         self._store = store
         self._lock = threading.Lock()
+        #: PostgreSQL's reader (its connection, one read at a time); ``_pg_on``: this store
+        #: reads on psycopg (the reader is opened again after an error closed it).
+        self._pg = pg
+        self._pg_on = pg is not None
+        self._pg_lock = threading.Lock()
 
     @classmethod
     def open(cls, url: str | None = None) -> Self:
@@ -72,12 +83,16 @@ class ReadOnlyStore:
         file), for reading. A plain SQLite file at this library's head is opened on the stdlib
         driver (a few milliseconds); anything else is ``TranscriptStore.open(url,
         read_only=True)``, which raises what it raises (no database, an older schema ...)."""
+        from store.db.reading.lite import open_reader
+
         given = url or default_url()
-        checked = open_lite(given, shipped_head)
+        checked = open_reader(given, shipped_head)
         if checked is None:
             from store.db.store import TranscriptStore
 
             return cls(given, None, TranscriptStore.open(given, read_only=True))
+        if getattr(checked, "pg", False):
+            return cls(given, None, pg=checked)  # type: ignore[arg-type]
         checked.close()
         return cls(given, sqlite_file(given))
 
@@ -115,6 +130,10 @@ class ReadOnlyStore:
     def close(self) -> None:
         """Close the store behind it, if it was opened (the stdlib reads hold nothing; as
         with ``TranscriptStore``, a read after ``close`` opens what it needs again)."""
+        with self._pg_lock:
+            if self._pg is not None:
+                self._pg.close()
+                self._pg = None
         with self._lock:
             if self._store is not None:
                 self._store.close()
@@ -126,13 +145,15 @@ class ReadOnlyStore:
                  trace: TracebackType | None) -> None:
         self.close()
 
-    def _lite(self, work: Callable[[sqlite3.Connection], _T | _Missing],
+    def _lite(self, work: Callable[[Any], _T | _Missing],
               fallback: Callable[[], _T], *, begin: bool = True) -> _T:
         """``work`` on a read-only stdlib connection in one snapshot; ``fallback()`` (the
         store) when it gives :data:`_MISS` or cannot run (not on the stdlib path, a driver
         error: the store answers, or words it)."""
         found: _T | _Missing = _MISS
-        if self._path is not None:
+        if self._pg_on:
+            found = self._on_pg(work, begin)
+        elif self._path is not None:
             try:
                 conn = connect_read_only(self._path)
             except sqlite3.Error:
@@ -146,6 +167,30 @@ class ReadOnlyStore:
             finally:
                 conn.close()
         return fallback() if isinstance(found, _Missing) else found
+
+    def _on_pg(self, work: Callable[[Any], _T | _Missing], begin: bool) -> _T | _Missing:
+        """``work`` in one read-only snapshot of the kept psycopg connection (opened again
+        when an error closed it); :data:`_MISS` on a driver error (the store answers)."""
+        from store.db.reading.pgread import open_pg
+
+        with self._pg_lock:
+            if self._pg is None:
+                self._pg = open_pg(self._url, shipped_head)
+                if self._pg is None:
+                    return _MISS
+            reader = self._pg
+            try:
+                if begin:
+                    reader.execute("BEGIN")
+                return work(reader)
+            except sqlite3.Error:  # (PgReadError)
+                return _MISS
+            finally:
+                try:
+                    reader.end()  # (a store error, SessionNotFound, leaves it as it found it)
+                except sqlite3.Error:  # (the server dropped it: opened anew by the next read)
+                    reader.close()
+                    self._pg = None
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -228,6 +273,17 @@ class ReadOnlyStore:
 
     # -- tools --------------------------------------------------------------------------------
 
+    @staticmethod
+    def _usage_on(conn: Any, session_id: str | None, since: datetime | None,
+                  until: datetime | None, agent: str | None, cwd: str | None
+                  ) -> list[ToolUsage] | _Missing:
+        from store.audit.lite_usage import usage_on
+
+        if session_id is not None:
+            return _MISS  # (one session: the summaries do not answer it on PostgreSQL)
+        found = usage_on(conn, None, since=since, until=until, agent=agent, cwd=cwd)
+        return _MISS if found is None else found
+
     def tool_usage(self, *, since: datetime | None = None, until: datetime | None = None,
                    session_id: str | None = None, agent: str | None = None,
                    cwd: str | None = None, limit: int | None = 100, offset: int = 0,
@@ -238,7 +294,10 @@ class ReadOnlyStore:
         if (limit is not None and limit < 0) or offset < 0:  # (as store.audit.sql.check_page)
             raise UsageError("limit and offset must not be negative")
         every = None
-        if self._path is not None and not with_children:
+        if self._pg_on and not with_children:
+            every = self._lite(lambda conn: self._usage_on(conn, session_id, since, until,
+                                                           agent, cwd), lambda: None)
+        elif self._path is not None and not with_children:
             every = lite_tool_usage(self._url, since=since, until=until, session=session_id,
                                     agent=agent, cwd=cwd)
         if every is None:

@@ -1,5 +1,6 @@
 """``store.list_sessions`` (issue 15: the command line's start-up): on an SQLite file at head
-it reads with the stdlib driver (``store/db/reading/lite.py``) and must list exactly what
+it reads with the stdlib driver (``store/db/reading/lite.py``), on PostgreSQL with psycopg
+alone (``store/db/reading/pgread.py``, issue 39), and must list exactly what
 ``TranscriptStore.list_sessions`` / ``count_sessions`` list, for every filter; anything else
 goes through the store, with the store's errors."""
 
@@ -70,19 +71,20 @@ FILTERS: list[dict[str, Any]] = [
 PAGES = [(50, 0), (2, 0), (2, 3), (None, 0), (0, 0), (1, 10)]
 
 
-def test_the_stdlib_listing_lists_what_the_store_lists(tmp_path: Path) -> None:
-    path = tmp_path / "listing.sqlite"
-    with TranscriptStore.open(f"sqlite:///{path}") as opened:
+def test_the_stdlib_listing_lists_what_the_store_lists(store_url: str) -> None:
+    """On an SQLite file (its path or its URL) and on PostgreSQL (psycopg alone)."""
+    path = sqlite_file(store_url)
+    with TranscriptStore.open(store_url) as opened:
         populate(opened)
         for filters, (limit, offset) in itertools.product(FILTERS, PAGES):
             expected = opened.list_sessions(**filters, limit=limit, offset=offset)
             count = opened.count_sessions(**{k: v for k, v in filters.items() if k != "sort"})
-            for url in (str(path), f"sqlite:///{path}"):
+            for url in ([store_url] if path is None else [str(path), store_url]):
                 page = store.list_sessions(url, **filters, limit=limit, offset=offset)
                 assert list(page.sessions) == expected, (filters, limit, offset)
                 assert page.total == count or (limit is not None and len(expected) < limit
                                                and page.total == len(expected) + offset)
-    listing = open_listing(str(path), scripted_head)
+    listing = open_listing(store_url, scripted_head)
     assert listing is not None  # (the answers above came from the stdlib path)
     listing.close()
 

@@ -16,10 +16,10 @@ from store.cli.main import cli
 from store.db.reading.lite_show import open_show
 
 
-def test_every_session_reads_as_the_store_reads_it(lite_db: Path) -> None:
-    lite = open_show(str(lite_db))
+def test_every_session_reads_as_the_store_reads_it(lite_url: str) -> None:
+    lite = open_show(lite_url)
     assert lite is not None
-    with lite, store.TranscriptStore.open(str(lite_db), read_only=True) as db:
+    with lite, store.TranscriptStore.open(lite_url, read_only=True) as db:
         ids = [info.session_id for info in db.list_sessions(limit=None)]
         assert len(ids) > 20
         for sid in ids:
@@ -38,9 +38,9 @@ def test_every_session_reads_as_the_store_reads_it(lite_db: Path) -> None:
             lite.load("no-such-session")
 
 
-def test_a_family_reads_alike(tmp_path: Path) -> None:
+def test_a_family_reads_alike(store_url: str) -> None:
     """Parents, subagents and a loop of links: the same ancestors and tree."""
-    url = f"sqlite:///{tmp_path / 'family.sqlite'}"
+    url = store_url
     with store.TranscriptStore.open(url) as db:
         db.append("root", [{"role": "user", "content": "go"}])
         for child, parent in (("a", "root"), ("b", "root"), ("a1", "a"), ("x", "y"),
@@ -60,10 +60,10 @@ def test_a_family_reads_alike(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argv", [["oh-1"], ["goose"], ["oh-1", "--json"],
                                   ["oh-1", "--redact"], ["oh-1", "--last-turns", "1"]])
-def test_the_command_prints_what_the_store_path_prints(lite_db: Path, argv: list[str],
+def test_the_command_prints_what_the_store_path_prints(lite_url: str, argv: list[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    run = ["sessions", "show", *argv, "--db", str(lite_db)]
-    taken = sessions_cli._lite_show(str(lite_db), argv[0],
+    run = ["sessions", "show", *argv, "--db", lite_url]
+    taken = sessions_cli._lite_show(lite_url, argv[0],
                                     int(argv[-1]) if "--last-turns" in argv else None)
     assert taken is not None  # (the stdlib reader answered, it did not decline)
     lite = CliRunner().invoke(cli, run)
@@ -82,10 +82,10 @@ def test_an_erased_session_is_explained_by_the_store(tmp_path: Path) -> None:
     assert done.exit_code == 1 and "erase" in done.output.lower()
 
 
-def test_a_window_moves_back_to_the_call_a_result_answers(tmp_path: Path) -> None:
+def test_a_window_moves_back_to_the_call_a_result_answers(store_url: str) -> None:
     """The last turn starts after a call whose result comes inside it: the window starts at
     that call (no result without its call), as the store's windowed load does."""
-    url = f"sqlite:///{tmp_path / 'window.sqlite'}"
+    url = store_url
     call = {"role": "assistant", "content": None, "tool_calls": [{
         "id": "c1", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}]}
     with store.TranscriptStore.open(url) as db:

@@ -1,9 +1,9 @@
 """``store.ReadOnlyStore`` (issue 39: a read-only open in milliseconds): on a plain SQLite file
-at head it opens and answers the common reads on the stdlib driver, exactly as
-``TranscriptStore.open(read_only=True)`` answers them, without importing SQLAlchemy; every
-other read goes to that store, opened on first need; off its path (PostgreSQL, no database,
-an older or foreign one) it is that store from the start, with its errors; nothing is
-written."""
+or a PostgreSQL database at head it opens and answers the common reads on the driver alone,
+exactly as ``TranscriptStore.open(read_only=True)`` answers them, without importing
+SQLAlchemy; every other read goes to that store, opened on first need; off its path (no
+database, an older or foreign one) it is that store from the start, with its errors; nothing
+is written."""
 
 from __future__ import annotations
 
@@ -27,45 +27,84 @@ def _files(folder: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir()}
 
 
+def _every_common_read(reader: store.ReadOnlyStore, db: store.TranscriptStore) -> None:
+    for filters in ({}, {"limit": None}, {"agent": "openhands"}, {"cwd": "/w/proj"},
+                    {"sort": "messages", "limit": 5, "offset": 2}, {"roots": True},
+                    {"title_contains": "a", "sort": "calls"}):
+        assert reader.list_sessions(**filters) == db.list_sessions(**filters), filters
+        counted = {k: v for k, v in filters.items() if k not in ("limit", "offset", "sort")}
+        assert reader.count_sessions(**counted) == db.count_sessions(**counted)
+    ids = [info.session_id for info in db.list_sessions(limit=None)]
+    assert len(ids) > 20
+    for sid in ids:
+        assert reader.get_session(sid) == db.get_session(sid)
+        assert reader.resolve_session_id(sid[:-1]) == db.resolve_session_id(sid[:-1]) \
+            if len([i for i in ids if i.startswith(sid[:-1])]) == 1 else True
+        assert reader.load(sid) == db.load(sid), sid
+        assert reader.load(sid, last_turns=2) == db.load(sid, last_turns=2), sid
+        assert reader.session_sources(sid) == db.session_sources(sid)
+        assert reader.session_ancestors(sid) == db.session_ancestors(sid)
+        assert reader.session_tree(sid) == db.session_tree(sid)
+        assert reader.session_tree(sid, max_depth=0) == db.session_tree(sid, max_depth=0)
+    for scope in ({}, {"agent": "openhands"}, {"cwd": "/w"}, {"limit": 3, "offset": 1}):
+        assert reader.tool_usage(**scope) == store.tool_usage(db, **scope), scope
+    assert reader._store is None  # (every answer above came from the stdlib path)
+    with pytest.raises(store.SessionNotFound):
+        reader.get_session("no-such-session")
+    with pytest.raises(store.SessionNotFound):
+        reader.load("no-such-session")
+    with pytest.raises(store.UsageError):
+        reader.session_tree(ids[0], max_depth=-1)
+    with pytest.raises(store.UsageError):
+        reader.tool_usage(limit=-1)
+    with pytest.raises(store.UsageError):
+        reader.list_sessions(sort="sideways")
+
+
 def test_every_common_read_is_the_stores(lite_db: Path) -> None:
     before = _files(lite_db.parent)
     with store.ReadOnlyStore.open(str(lite_db)) as reader, \
             store.TranscriptStore.open(str(lite_db), read_only=True) as db:
-        for filters in ({}, {"limit": None}, {"agent": "openhands"}, {"cwd": "/w/proj"},
-                        {"sort": "messages", "limit": 5, "offset": 2}, {"roots": True},
-                        {"title_contains": "a", "sort": "calls"}):
-            assert reader.list_sessions(**filters) == db.list_sessions(**filters), filters
-            counted = {k: v for k, v in filters.items() if k not in ("limit", "offset", "sort")}
-            assert reader.count_sessions(**counted) == db.count_sessions(**counted)
-        ids = [info.session_id for info in db.list_sessions(limit=None)]
-        assert len(ids) > 20
-        for sid in ids:
-            assert reader.get_session(sid) == db.get_session(sid)
-            assert reader.resolve_session_id(sid[:-1]) == db.resolve_session_id(sid[:-1]) \
-                if len([i for i in ids if i.startswith(sid[:-1])]) == 1 else True
-            assert reader.load(sid) == db.load(sid), sid
-            assert reader.load(sid, last_turns=2) == db.load(sid, last_turns=2), sid
-            assert reader.session_sources(sid) == db.session_sources(sid)
-            assert reader.session_ancestors(sid) == db.session_ancestors(sid)
-            assert reader.session_tree(sid) == db.session_tree(sid)
-            assert reader.session_tree(sid, max_depth=0) == db.session_tree(sid, max_depth=0)
-        for scope in ({}, {"agent": "openhands"}, {"session_id": "oh-1"}, {"cwd": "/w"},
-                      {"limit": 3, "offset": 1}):
-            assert reader.tool_usage(**scope) == store.tool_usage(db, **scope), scope
-        assert reader._store is None  # (every answer above came from the stdlib path)
+        _every_common_read(reader, db)
+        assert reader.tool_usage(session_id="oh-1") == store.tool_usage(db, session_id="oh-1")
+        assert reader._store is None
         assert reader.url == str(lite_db) == db.url and reader.read_only
         assert repr(reader) == f"ReadOnlyStore({str(lite_db)!r})"
-        with pytest.raises(store.SessionNotFound):
-            reader.get_session("no-such-session")
-        with pytest.raises(store.SessionNotFound):
-            reader.load("no-such-session")
-        with pytest.raises(store.UsageError):
-            reader.session_tree(ids[0], max_depth=-1)
-        with pytest.raises(store.UsageError):
-            reader.tool_usage(limit=-1)
-        with pytest.raises(store.UsageError):
-            reader.list_sessions(sort="sideways")
     assert _files(lite_db.parent) == before  # (a read writes nothing, creates nothing)
+
+
+def test_on_postgresql_every_common_read_is_the_stores_on_psycopg(lite_pg: str) -> None:
+    """One read-only psycopg connection, kept; one session's tool usage is the store's."""
+    with store.ReadOnlyStore.open(lite_pg) as reader, \
+            store.TranscriptStore.open(lite_pg, read_only=True) as db:
+        assert reader._pg is not None
+        _every_common_read(reader, db)
+        assert reader.tool_usage(session_id="oh-1") == store.tool_usage(db, session_id="oh-1")
+        assert reader._store is not None  # (that one)
+    assert reader._pg is None  # (closed with it)
+
+
+def test_on_postgresql_a_dropped_connection_is_opened_again(postgres_url: str) -> None:
+    import psycopg
+
+    from backends import empty_postgres
+    from store.db.reading.pgread import libpq_url
+
+    empty_postgres(postgres_url)
+    with store.TranscriptStore.open(postgres_url) as db:
+        db.append("pg-1", [{"role": "user", "content": "hi"}])
+    with store.ReadOnlyStore.open(postgres_url) as reader:
+        assert reader._pg is not None
+        pid = reader._pg.connection.info.backend_pid
+        with psycopg.connect(libpq_url(postgres_url) or "", autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        # (the read that finds it gone is answered by the store; the next one reconnects)
+        assert [s.session_id for s in reader.list_sessions()] == ["pg-1"]
+        assert reader.get_session("pg-1").session_id == "pg-1"
+        assert reader._pg is not None and reader._pg.connection.info.backend_pid != pid
+        with pytest.raises(store.SessionNotFound):
+            reader.get_session("nope")
+        assert reader.load("pg-1").messages[0].message.text == "hi"  # (still usable)
 
 
 def test_the_rest_is_the_stores_opened_when_first_needed(lite_db: Path) -> None:
@@ -85,7 +124,7 @@ def test_the_rest_is_the_stores_opened_when_first_needed(lite_db: Path) -> None:
             reader.append("new", [{"role": "user", "content": "x"}])
 
 
-def test_its_open_and_common_reads_load_no_sqlalchemy(lite_db: Path) -> None:
+def test_its_open_and_common_reads_load_no_sqlalchemy(lite_url: str) -> None:
     code = (
         "import sys, store\n"
         "with store.ReadOnlyStore.open(sys.argv[1]) as r:\n"
@@ -94,7 +133,7 @@ def test_its_open_and_common_reads_load_no_sqlalchemy(lite_db: Path) -> None:
         "    r.tool_usage(); r.session_sources(sid); r.resolve_session_id(sid)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'alembic')))\n")
     env = {k: v for k, v in os.environ.items() if k != "TRANSCRIPT_STORE_URL"}
-    done = subprocess.run([sys.executable, "-c", code, str(lite_db)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", code, lite_url], capture_output=True,
                           text=True, cwd=ROOT, env=env, check=True)
     assert done.stdout.strip() == "[]", done.stderr
 
@@ -140,11 +179,11 @@ def test_off_its_path_it_is_the_store_with_its_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_on_postgresql_it_is_the_read_only_store(postgres_url: str) -> None:
+def test_on_postgresql_the_rest_is_the_read_only_store(postgres_url: str) -> None:
     with store.TranscriptStore.open(postgres_url) as db:
         db.append("pg-reader", [{"role": "user", "content": "hi"}])
         with store.ReadOnlyStore.open(postgres_url) as reader:
-            assert reader._store is not None
+            assert reader._store is None
             assert reader.get_session("pg-reader") == db.get_session("pg-reader")
             assert reader.load("pg-reader") == db.load("pg-reader")
             assert reader.tool_usage() == store.tool_usage(db)

@@ -1,15 +1,17 @@
-"""The session listing of an SQLite file on the stdlib driver, for the command line's start-up
-(persistence; no SQLAlchemy).
+"""The session listing of an SQLite file on the stdlib driver (or of a PostgreSQL database on
+psycopg alone: :mod:`store.db.reading.pgread`), for the command line's start-up (persistence;
+no SQLAlchemy).
 
 ``transcript-store sessions list`` is the commonest read command, and importing SQLAlchemy
 alone takes about 0.2 s, more than the whole listing of a small database.
 :func:`list_sessions` (public: ``store.list_sessions``) answers it through
 :func:`open_listing`, with ``sqlite3`` and SQL equal to ``TranscriptStore.list_sessions`` /
 ``count_sessions`` (the statements SQLAlchemy compiles for them, written out; a test compares
-the two on many filter combinations). It only takes the happy path: a plain SQLite file that
-exists and is at this library's head revision. Anything else (another URL form, a missing or
-older database, PostgreSQL) goes through the store, which words every error. Like every read
-it opens the file read-only and writes nothing.
+the two on many filter combinations, on both backends). It only takes the happy path: a plain
+SQLite file that exists, or a PostgreSQL database libpq connects to, at this library's head
+revision. Anything else (another URL form, a missing or older database, a server that does
+not answer) goes through the store, which words every error. Like every read it opens the
+database read-only and writes nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.lineage import session_link
+from store.core.times import as_utc
 from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported here)
     cwd_pattern,
     escape_like,
@@ -33,11 +36,13 @@ from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported
 
 if TYPE_CHECKING:  # (made per row: the module loads when a listing is made)
     from store.core.sessioninfo import SessionInfo
+    from store.db.reading.pgread import PgReader
 
 _T = TypeVar("_T")
 
 __all__ = ["SESSION_COLUMNS", "SessionListing", "SessionPage", "call_counts",
-           "lite_session_id", "list_sessions", "open_lite", "open_listing", "read_lite",
+           "lite_session_id", "list_sessions", "open_lite", "open_listing", "open_reader",
+           "read_lite",
            "session_info_of", "sqlite_file"]
 
 #: The sort keys of ``store.db.sessions._order``, as SQLAlchemy compiles them.
@@ -55,10 +60,30 @@ SESSION_COLUMNS = ("session_id, title, provider, model, cwd, agent, tags_json, m
             "parent_session_id, lineage, parent_call_id")
 
 
-class SessionListing:
-    """``list_sessions`` and ``count_sessions`` of one SQLite file, read-only."""
+#: A stdlib reader's connection: an SQLite file's, or PostgreSQL's on psycopg
+#: (:mod:`store.db.reading.pgread`, which runs the same SQL).
+Reader = Any
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+
+def open_reader(url: str, head: Callable[[], str | None]
+                ) -> sqlite3.Connection | PgReader | None:
+    """A read-only connection for the stdlib readers to the database ``url`` names when it is
+    at revision ``head()``: an SQLite file (:func:`open_lite`) or a PostgreSQL database
+    (:func:`store.db.reading.pgread.open_pg`); ``None`` for anything else (the caller opens
+    the store, which words every error)."""
+    if url.startswith("postgresql"):
+        from store.db.reading.pgread import is_pg_url, open_pg
+
+        if is_pg_url(url):
+            return open_pg(url, head)
+    return open_lite(url, head)
+
+
+class SessionListing:
+    """``list_sessions`` and ``count_sessions`` of one SQLite file or PostgreSQL database,
+    read-only."""
+
+    def __init__(self, connection: Reader) -> None:
         self._conn = connection
 
     def close(self) -> None:
@@ -76,8 +101,9 @@ class SessionListing:
                       limit: int | None = 50, offset: int = 0, agent: str | None = None,
                       cwd: str | None = None, sort: str = "active", parent: str | None = None,
                       roots: bool = False) -> list[SessionInfo]:
+        pg = getattr(self._conn, "pg", False)
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
-                               parent, roots)
+                               parent, roots, pg)
         if sort not in _ORDER:
             from store.core.errors import UsageError
 
@@ -85,7 +111,7 @@ class SessionListing:
         sql = (f"SELECT {SESSION_COLUMNS} FROM sessions{where} "
                f"ORDER BY {_ORDER[sort]} DESC, session_id")
         sql += " LIMIT ? OFFSET ?"
-        params += [-1 if limit is None else limit, offset]
+        params += [(None if pg else -1) if limit is None else limit, offset]
         self._conn.execute("BEGIN")
         try:
             rows = self._conn.execute(sql, params).fetchall()
@@ -100,7 +126,7 @@ class SessionListing:
                        agent: str | None = None, cwd: str | None = None,
                        parent: str | None = None, roots: bool = False) -> int:
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
-                               parent, roots)
+                               parent, roots, getattr(self._conn, "pg", False))
         return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
                                       params).fetchone()[0])
 
@@ -108,8 +134,10 @@ class SessionListing:
 def _where(provider: str | None, model: str | None, tag: str | None,
            title_contains: str | None, since: datetime | None, until: datetime | None,
            agent: str | None, cwd: str | None = None, parent: str | None = None,
-           roots: bool = False) -> tuple[str, list[Any]]:
-    """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them."""
+           roots: bool = False, pg: bool = False) -> tuple[str, list[Any]]:
+    """The filters of ``SessionsMixin._sessions_query``, as SQLAlchemy compiles them (``pg``:
+    for PostgreSQL, whose times are compared as times, not as their stored text)."""
+    stamp: Callable[[datetime], Any] = as_utc if pg else stored_time
     terms: list[str] = []
     params: list[Any] = []
     if parent is not None:
@@ -134,10 +162,10 @@ def _where(provider: str | None, model: str | None, tag: str | None,
     # The session's own activity meets the range (revision 0016).
     if since is not None:
         terms.append("coalesce(last_activity_at, created_at) >= ?")
-        params.append(stored_time(since))
+        params.append(stamp(since))
     if until is not None:
         terms.append("coalesce(started_at, created_at) < ?")
-        params.append(stored_time(until))
+        params.append(stamp(until))
     return (" WHERE " + " AND ".join(terms) if terms else ""), params
 
 
@@ -156,7 +184,7 @@ def session_info_of(row: Any, calls: int | None = None) -> SessionInfo:
                                      "parent_call_id": parent_call}))
 
 
-def call_counts(conn: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
+def call_counts(conn: Reader, ids: list[str]) -> dict[str, int]:
     """Each of these sessions' number of calls (sessions without any left out)."""
     counts: dict[str, int] = {}
     for start in range(0, len(ids), 500):
@@ -167,7 +195,7 @@ def call_counts(conn: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
     return counts
 
 
-def lite_session_id(conn: sqlite3.Connection, prefix: str) -> str | None:
+def lite_session_id(conn: Reader, prefix: str) -> str | None:
     """The session ``prefix`` names when that is plain: its own id, or the one id it is a
     prefix of; ``None`` otherwise (none, several: the store resolves and words it, as
     ``TranscriptStore.resolve_session_id``)."""
@@ -183,9 +211,10 @@ def lite_session_id(conn: sqlite3.Connection, prefix: str) -> str | None:
 
 
 def open_listing(url: str, head: Callable[[], str | None]) -> SessionListing | None:
-    """A listing of the SQLite file ``url`` names when it exists at revision ``head()``,
-    opened read-only; ``None`` for anything else (the caller opens the store instead)."""
-    conn = open_lite(url, head)
+    """A listing of the SQLite file or PostgreSQL database ``url`` names when it is at
+    revision ``head()``, opened read-only; ``None`` for anything else (the caller opens the
+    store instead)."""
+    conn = open_reader(url, head)
     return None if conn is None else SessionListing(conn)
 
 
@@ -207,9 +236,10 @@ def list_sessions(url: str | None = None, *, provider: str | None = None,
     """Sessions of the database at ``url`` (default: ``TRANSCRIPT_STORE_URL``, else the
     user's SQLite file), by their own last activity, newest first (``sort``: see
     ``store.db.sessions.SESSION_SORTS``), as ``TranscriptStore.list_sessions``
-    gives them, opened read-only, with the total that match. An SQLite file at head is read
-    on the stdlib driver (no SQLAlchemy import: the command line's start-up); anything else
-    through :class:`~store.TranscriptStore`, which also raises every error."""
+    gives them, opened read-only, with the total that match. An SQLite file or a PostgreSQL
+    database at head is read on its driver alone (no SQLAlchemy import: the command line's
+    start-up); anything else through :class:`~store.TranscriptStore`, which also raises every
+    error."""
     from store.core.errors import UsageError
     from store.db.schema.revisions import default_url, shipped_head
 
@@ -241,14 +271,15 @@ def _page(listing: Any, filters: dict[str, Any], limit: int | None, offset: int,
 
 
 def read_lite(url: str, session: str | None,
-              work: Callable[[sqlite3.Connection, str | None], _T]) -> _T | None:
-    """``work(connection, session id)`` in one read snapshot of the SQLite file ``url``
-    names, ``session`` (a prefix) resolved first; ``None`` off the happy path (not a plain
-    file at head, a prefix that is not plain, a driver error: the caller asks the store, which
-    answers or words the error). What every stdlib reader of the command line shares."""
+              work: Callable[[Reader, str | None], _T]) -> _T | None:
+    """``work(connection, session id)`` in one read snapshot of the SQLite file or
+    PostgreSQL database ``url`` names (:func:`open_reader`), ``session`` (a prefix) resolved
+    first; ``None`` off the happy path (not a plain file or a database at head, a prefix that
+    is not plain, a driver error: the caller asks the store, which answers or words the
+    error). What every stdlib reader of the command line shares."""
     from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, shipped_head)
+    conn = open_reader(url, shipped_head)
     if conn is None:
         return None
     try:

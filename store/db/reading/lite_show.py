@@ -8,8 +8,9 @@ took most of it (0.34 of 0.36 s at 10^6 messages). :class:`LiteSession` answers
 (``store.db.writing.compiled._load_statement``, one branch per statement here, inside one
 transaction) turned into the transcript by the store's own code
 (:mod:`store.db.reading.loaded`), the lineage walked by the same functions. A test compares
-both answers on every stored session. Only the happy path: a plain SQLite file at head
-(:func:`open_show`, else ``None``); a session that is not found is the store's to explain.
+both answers on every stored session, on both backends. Only the happy path: a plain SQLite
+file or a PostgreSQL database (:mod:`store.db.reading.pgread`) at head (:func:`open_show`,
+else ``None``); a session that is not found is the store's to explain.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from store.core.errors import SessionNotFound
 from store.core.transcript import SessionInfo, SessionSource, SessionTree, Transcript
 from store.db.reading.lite import (
     SESSION_COLUMNS,
+    Reader,
     call_counts,
     lite_session_id,
-    open_lite,
+    open_reader,
     session_info_of,
 )
 from store.db.reading.loaded import (
@@ -64,14 +66,16 @@ _TURN = ("SELECT position FROM messages WHERE session_id = ? AND role = 'user' A
 _EARLIEST = "SELECT min(call_position) FROM tool_results WHERE session_id = ? AND position >= ?"
 _ALIASES = ("SELECT json_group_array(json_array(agent, raw_name, current_name)) "
             "FROM tool_aliases")
+_PG_ALIASES = ("SELECT json_agg(json_build_array(agent, raw_name, current_name))::text "
+               "FROM tool_aliases")
 _INFO = f"SELECT {SESSION_COLUMNS} FROM sessions"
 _CHUNK = 500
 
 
 class LiteSession:
-    """One read snapshot of an SQLite file, for showing sessions."""
+    """One read snapshot of an SQLite file or a PostgreSQL database, for showing sessions."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: Reader) -> None:
         self._conn = connection
         self._aliases: AliasTable | None = None
 
@@ -102,7 +106,8 @@ class LiteSession:
             rows += self._conn.execute(sql, (session_id,) if number == 0
                                        else (session_id, start)).fetchall()
         if rows:
-            rows.append((4, None, None, None, None, self._conn.execute(_ALIASES).fetchone()[0]))
+            aliases = _PG_ALIASES if getattr(self._conn, "pg", False) else _ALIASES
+            rows.append((4, None, None, None, None, self._conn.execute(aliases).fetchone()[0]))
         return transcript_from_rows(rows, session_id, read_time, self._alias_table)
 
     def _window_start(self, session_id: str, turns: int) -> int:
@@ -154,11 +159,11 @@ class LiteSession:
 
 
 def open_show(url: str) -> LiteSession | None:
-    """One read snapshot of the SQLite file ``url`` names, at head; ``None`` for anything
-    else (the caller opens the store, which words every error)."""
+    """One read snapshot of the SQLite file or PostgreSQL database ``url`` names, at head;
+    ``None`` for anything else (the caller opens the store, which words every error)."""
     from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, shipped_head)
+    conn = open_reader(url, shipped_head)
     if conn is None:
         return None
     try:
