@@ -122,7 +122,7 @@ def first_results(
         return out
     postgres = conn.dialect.name == "postgresql"
     if postgres:
-        from store.db.schema.distribute import is_citus
+        from store.db.schema.citusprobe import is_citus
     if postgres and not is_citus(conn):
         # The keys as arrays joined to ix_tool_results_call: PostgreSQL plans an OR of 250
         # keys in ~160 ms (measured; the query then runs in 15), the join in 1 (issue 23).

@@ -1,4 +1,5 @@
-"""``calls search`` of an SQLite file on the stdlib driver, for the command line's start-up
+"""``calls search`` of an SQLite file on the stdlib driver (or of a PostgreSQL database on
+psycopg alone: :mod:`store.db.reading.pgread`), for the command line's start-up
 (persistence; no SQLAlchemy).
 
 :class:`LiteCalls` answers :func:`store.audit.search.iter_calls` / ``search_calls`` /
@@ -7,24 +8,31 @@ for ``search_statement`` on SQLite, written out here for the common filters (too
 one session, agent, folder, time range, status, full text, argument views); the derived rows'
 SQL and trust (``store.audit.hits_sql``, ``store.db.index``), each call's first result and the
 match of a row (``store.audit.call_rows``) are the store's own code, run on a
-``DriverConnection``. A test compares both answers on many filter combinations. Only the happy
-path: a plain SQLite file at head (:func:`open_calls`, else ``None``), a query without
+``DriverConnection``. A test compares both answers on many filter combinations, on both
+backends. On PostgreSQL the statement is the same text but where the backends differ (times
+as times, no ``INDEXED BY``, the action's JSON, a boolean); its named parameters are bound as
+SQLAlchemy's ``text()`` binds them, and every hit is streamed from a server-side cursor, as
+the store streams them. Only the happy path: a plain SQLite file or a PostgreSQL database at
+head (:func:`open_calls`, else ``None``), a query without
 argument conditions, ``exact`` or ``with_children`` (:func:`lite_query`, else the caller asks
 the store, which also words every error).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
 from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
-from store.audit.lite_scope import action_sql, lite_aliases, scope_sql
+from store.audit.lite_scope import lite_aliases, scope_sql
 from store.core.times import as_utc
+from store.db.reading.actions_sql import action_sql
 from store.db.reading.driver import DriverConnection
-from store.db.reading.lite import lite_session_id, open_lite
+from store.db.reading.lite import Reader, lite_session_id, open_reader
 from store.db.schema.sqlitefile import register_functions, stored_time
 from store.tools.actions import ACTION_ARGUMENT, split_action_key
 from store.tools.names import AliasTable
@@ -53,6 +61,16 @@ _KEYED = 5_000
 _IN_KEYS = 500
 
 
+#: A named parameter as SQLAlchemy's ``text()`` finds one (``:name``, not ``::type``).
+_NAMED = re.compile(r"(?<![:\w\x5c]):(\w+)(?!:)", re.UNICODE)
+
+
+@lru_cache(maxsize=64)
+def _pg_named(sql: str) -> str:
+    """A statement with ``:name`` parameters in psycopg's spelling (``%(name)s``)."""
+    return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
 class _Rows:
     """Rows already read, served as a cursor's ``fetchmany`` serves them."""
 
@@ -78,7 +96,11 @@ def tool_names_for(aliases: AliasTable, tool: str, agent: str | None) -> list[st
 
 
 class _Params(dict[str, Any]):
-    """Named parameters, each value given a fresh name."""
+    """Named parameters, each value given a fresh name (``pg``: for PostgreSQL)."""
+
+    def __init__(self, pg: bool = False) -> None:
+        super().__init__()
+        self.pg = pg
 
     def bind(self, value: Any) -> str:
         name = f"lite_{len(self)}"
@@ -91,12 +113,12 @@ class _Params(dict[str, Any]):
 
 def _names_sql(aliases: AliasTable, tool: str, names: Sequence[str], p: _Params,
                agent: str | None = None) -> str | None:
-    """``store.audit.search._names_condition`` as SQLite text."""
+    """``store.audit.search._names_condition`` as SQL text."""
     plain = sorted({n for n in names if split_action_key(n)[1] is None})
     keyed = sorted({split_action_key(n) for n in names if split_action_key(n)[1] is not None})
     simple = [n for n in plain if n not in ACTION_ARGUMENT]
     parts = [f"tool_calls.raw_name IN ({p.marks(simple)})"] if simple else []
-    action = action_sql()
+    action = action_sql(p.pg)
     for raw in sorted(set(plain) & set(ACTION_ARGUMENT)):
         others = sorted({a for a in aliases.actions(raw)
                          if aliases.resolve(raw, agent, a) != tool})
@@ -120,7 +142,7 @@ def _agent_pair(pairs: Sequence[tuple[str, str]], p: _Params) -> str:
 
 
 def _tool_sql(aliases: AliasTable, tool: str, p: _Params) -> str | None:
-    """``store.audit.search._tool_condition`` as SQLite text."""
+    """``store.audit.search._tool_condition`` as SQL text."""
     plain = sorted({raw for agent, raw in aliases.sources(tool) if agent is None})
     keyed = [raw for raw in plain if split_action_key(raw)[1] is not None]
     plain = [raw for raw in plain if raw not in keyed]
@@ -154,17 +176,23 @@ def _status_sql(status: str, p: _Params) -> str:
     if status == "invalid":
         return f"tool_calls.arguments_status NOT IN {_VALID}"
     if status == "error":
-        return f"EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED} AND r.is_error = 1)"
+        return (f"EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED} AND "
+                f"r.is_error = {'true' if p.pg else '1'})")
     if status == "no_result":
         return f"NOT (EXISTS (SELECT 1 FROM tool_results AS r WHERE {_LINKED}))"
     return f"tool_calls.arguments_status = {p.bind(status)}"
 
 
 class LiteCalls:
-    """The call search of one SQLite file, read-only, on the stdlib driver."""
+    """The call search of one SQLite file or PostgreSQL database, read-only, on its driver
+    alone."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._conn = DriverConnection(connection)
+    def __init__(self, connection: Reader) -> None:
+        self._pg: bool = getattr(connection, "pg", False)
+        #: ``?`` statements run here (PostgreSQL's reader turns the marks into psycopg's).
+        self._reader = connection
+        self._conn = connection.driver() if self._pg else DriverConnection(connection)
+        self._cursors = 0  # (server-side cursors opened: each its own name)
         self._aliases: AliasTable | None = None
         self._trusted: dict[str | None, Trust] = {}
         #: The last page's query and its number of matches (when it counted them).
@@ -179,7 +207,43 @@ class LiteCalls:
         return found
 
     def close(self) -> None:
-        self._conn.close()
+        self._reader.close()
+
+    def _named(self, sql: str, params: dict[str, Any]) -> Any:
+        """Run a statement with ``:name`` parameters; its cursor."""
+        if self._pg:
+            return self._conn.exec_driver_sql(_pg_named(sql), params)._cursor
+        return self._reader.execute(sql, params)
+
+    def _stream(self, sql: str, params: dict[str, Any]) -> Any:
+        """:meth:`_named`, its rows fetched as they are read (PostgreSQL: a server-side
+        cursor in the read's transaction, as the store streams every hit)."""
+        if not self._pg:
+            return self._reader.execute(sql, params)
+        import psycopg
+
+        self._cursors += 1
+        cursor = self._reader.connection.cursor(name=f"lite_calls_{self._cursors}")
+        try:
+            cursor.execute(_pg_named(sql), params)
+        except psycopg.Error as exc:
+            from store.db.reading.pgread import PgReadError
+
+            raise PgReadError(str(exc).strip()) from exc
+        return cursor
+
+    def _close(self, cursor: Any) -> None:
+        """Close a server-side cursor (its transaction may have ended with an error)."""
+        import psycopg
+
+        try:
+            cursor.close()
+        except psycopg.Error:
+            pass
+
+    def _stamp(self, value: Any) -> Any:
+        """A time as a parameter: SQLite compares its stored text, PostgreSQL the time."""
+        return as_utc(value) if self._pg else stored_time(as_utc(value))
 
     def __enter__(self) -> LiteCalls:
         return self
@@ -187,29 +251,34 @@ class LiteCalls:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def _by_time(self) -> str:
+        """The messages' covering index by time, named where SQLite's planner needs it."""
+        return "" if self._pg else " INDEXED BY ix_messages_time"
+
     def aliases(self) -> AliasTable:
         if self._aliases is None:
-            self._aliases = lite_aliases(self._conn.connection)
+            self._aliases = lite_aliases(self._reader)
         return self._aliases
 
     def agents(self) -> list[str]:
-        return sorted(str(a) for (a,) in self._conn.connection.execute(
+        return sorted(str(a) for (a,) in self._reader.execute(
             "SELECT DISTINCT agent FROM sessions WHERE agent IS NOT NULL"))
 
     def session_id(self, prefix: str) -> str | None:
-        return lite_session_id(self._conn.connection, prefix)
+        return lite_session_id(self._reader, prefix)
 
     def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None,
                   columns: str = _COLUMNS) -> tuple[str, _Params] | None:
-        """``store.audit.search.search_statement`` as SQLite text (``None``: nothing can
+        """``store.audit.search.search_statement`` as SQL text (``None``: nothing can
         match); ``columns``: the calls' columns selected (before the message's time)."""
-        conn, aliases, p = self._conn, self.aliases(), _Params()
+        conn, aliases, p = self._conn, self.aliases(), _Params(self._pg)
         timed = query.since is not None or query.until is not None
         m = "messages" if timed else "m"
         where: list[str] = []
         if query.tool is not None:
             if query.session_id is not None:
-                found = conn.connection.execute(
+                found = self._reader.execute(
                     "SELECT agent FROM sessions WHERE session_id = ?",
                     (query.session_id,)).fetchone()
                 agent = None if found is None else found[0]
@@ -231,9 +300,9 @@ class LiteCalls:
                 sql = sql.replace("?", p.bind(value), 1)
             where.append(f"tool_calls.session_id IN ({sql})")
         if query.since is not None:
-            where.append(f"{m}.created_at >= {p.bind(stored_time(as_utc(query.since)))}")
+            where.append(f"{m}.created_at >= {p.bind(self._stamp(query.since))}")
         if query.until is not None:
-            where.append(f"{m}.created_at < {p.bind(stored_time(as_utc(query.until)))}")
+            where.append(f"{m}.created_at < {p.bind(self._stamp(query.until))}")
         trust = self._trust(one, warn) if query.text is not None or query.views else Trust()
         if query.status:
             where.append("(" + " OR ".join(f"({_status_sql(s, p)})"
@@ -242,7 +311,7 @@ class LiteCalls:
             sql, bound = view_condition_sql(conn, number, view, one, trust)
             where.append(sql)
             p.update(bound)
-        messages = "messages" if timed else "messages AS m INDEXED BY ix_messages_time"
+        messages = "messages" if timed else f"messages AS m{self._by_time}"
         join = (f"JOIN {messages} ON {m}.session_id = tool_calls.session_id AND "
                 f"{m}.position = tool_calls.position")
         source = f"tool_calls {join}"
@@ -275,20 +344,24 @@ class LiteCalls:
             if built is None:
                 return
             sql, params = built
-            rows = self._conn.connection.execute(sql, params)
+            rows = self._stream(sql, params)
         conn = self._conn
         aliases = self.aliases()
         scoped = aliases.scoped_names
-        while chunk := rows.fetchmany(_CHUNK):
-            results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
-            places = self._places({r[0] for r in chunk})
-            for row in chunk:
-                agent, cwd = places.get(row[0], (None, None))
-                yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
-                                preview_chars, redactor, agent, cwd, row[4] in scoped)
+        try:
+            while chunk := rows.fetchmany(_CHUNK):
+                results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
+                places = self._places({r[0] for r in chunk})
+                for row in chunk:
+                    agent, cwd = places.get(row[0], (None, None))
+                    yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
+                                    preview_chars, redactor, agent, cwd, row[4] in scoped)
+        finally:
+            if self._pg and hasattr(rows, "close"):
+                self._close(rows)
 
     def _page(self, query: CallQuery, limit: int, offset: int,
-              warn: Callable[[str], None] | None) -> _Rows | sqlite3.Cursor | None:
+              warn: Callable[[str], None] | None) -> Any:
         """A page of the matches: the keys of every match in order first (the statement with
         the keys for columns: the search itself, which a page and its count both cost, run
         once), which count them (:meth:`count_calls` then asks nothing, unless there were
@@ -297,14 +370,13 @@ class LiteCalls:
         if built is None:
             return None
         sql, params = built
-        connection = self._conn.connection
-        keys = connection.execute(f"{sql} LIMIT {params.bind(_KEYED + 1)}", params).fetchall()
+        keys = self._named(f"{sql} LIMIT {params.bind(_KEYED + 1)}", params).fetchall()
         if len(keys) > _KEYED and offset + limit > _KEYED:  # (a far page of a large answer)
             full = self.statement(query, warn)
             if full is None:
                 return None
             sql, params = full
-            return connection.execute(
+            return self._named(
                 f"{sql} LIMIT {params.bind(limit)} OFFSET {params.bind(offset)}", params)
         if len(keys) <= _KEYED:
             self._counted = (query, len(keys))
@@ -314,9 +386,9 @@ class LiteCalls:
             part = page[start:start + _IN_KEYS]
             condition = " OR ".join(["(tool_calls.session_id = ? AND tool_calls.position = ? "
                                      "AND tool_calls.call_index = ?)"] * len(part))
-            for row in connection.execute(
-                    f"SELECT {_COLUMNS}, m.created_at FROM tool_calls JOIN messages AS m "
-                    "INDEXED BY ix_messages_time ON m.session_id = tool_calls.session_id "
+            for row in self._reader.execute(
+                    f"SELECT {_COLUMNS}, m.created_at FROM tool_calls JOIN messages AS m"
+                    f"{self._by_time} ON m.session_id = tool_calls.session_id "
                     f"AND m.position = tool_calls.position WHERE {condition}",
                     [value for key in part for value in key]):
                 found[(str(row[0]), int(row[1]), int(row[2]))] = tuple(row)
@@ -331,29 +403,30 @@ class LiteCalls:
             return 0
         sql, params = built
         sql = sql[:sql.rindex(" ORDER BY ")]
-        return int(self._conn.connection.execute(
-            f"SELECT count(*) FROM ({sql}) AS anon_1", params).fetchone()[0])
+        return int(self._named(f"SELECT count(*) FROM ({sql}) AS anon_1",
+                               params).fetchone()[0])
 
     def _places(self, session_ids: set[str]) -> dict[str, tuple[str | None, str | None]]:
         ids = sorted(session_ids)
         out: dict[str, tuple[str | None, str | None]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            out.update({str(sid): (agent, cwd) for sid, agent, cwd in self._conn.connection.execute(
+            out.update({str(sid): (agent, cwd) for sid, agent, cwd in self._reader.execute(
                 "SELECT session_id, agent, cwd FROM sessions WHERE session_id IN "
                 f"({', '.join('?' * len(chunk))})", chunk)})
         return out
 
 
 def open_calls(url: str) -> LiteCalls | None:
-    """The stdlib call search of the SQLite file ``url`` names, at head; ``None`` for
-    anything else."""
+    """The stdlib call search of the SQLite file or PostgreSQL database ``url`` names, at
+    head; ``None`` for anything else."""
     from store.db.schema.revisions import shipped_head
 
-    conn = open_lite(url, shipped_head)
+    conn = open_reader(url, shipped_head)
     if conn is None:
         return None
-    register_functions(conn)
+    if not getattr(conn, "pg", False):
+        register_functions(conn)
     try:
         conn.execute("BEGIN")  # (one snapshot: the trust check, the hits and their rows)
     except sqlite3.Error:

@@ -1,5 +1,6 @@
 """The command line's read commands on PostgreSQL with psycopg alone (issue 39,
-``store/db/reading/pgread.py``): they take that path (no SQLAlchemy imported), read-only in
+``store/db/reading/pgread.py``): the listing, ``sessions show``, ``tools usage``, the usage
+reports and ``calls search`` take that path (no SQLAlchemy imported), read-only in
 the server, and off the happy path (another driver, a server that does not answer, an older
 or hollow database, a store mostly not summarized for ``tools usage``) the store answers and
 words the errors. That they answer what the store answers is asserted per reader, on both
@@ -76,7 +77,9 @@ def test_the_commonest_reads_import_no_sqlalchemy(pg_url: str) -> None:
         db.update_search_index()  # (the summaries tools usage reads)
     for argv in (("sessions", "list"), ("sessions", "list", "--json"),
                  ("sessions", "show", "s"), ("tools", "usage"), ("tools", "usage", "--json"),
-                 ("usage", "daily"), ("usage", "model", "--json")):
+                 ("usage", "daily"), ("usage", "model", "--json"),
+                 ("calls", "search", "--text", "push"), ("calls", "search", "--tool", "bash"),
+                 ("calls", "search", "--command", "git push", "--limit", "0", "--json")):
         modules, out = _loaded(*argv, "--db", pg_url)
 
         assert not {m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")}, argv
@@ -84,9 +87,12 @@ def test_the_commonest_reads_import_no_sqlalchemy(pg_url: str) -> None:
         assert out.strip(), argv
     modules, out = _loaded("tools", "usage", "--json", "--db", pg_url)
     assert json.loads(out)["tool"] == "bash" and json.loads(out)["calls"] == 1
-    # (a search is still the store's on PostgreSQL)
     modules, out = _loaded("calls", "search", "--text", "push", "--json", "--db", pg_url)
-    assert "store.db.store" in modules and "git push" in out
+    assert json.loads(out)["arguments"] == '{"command": "git push"}'  # (as emitted)
+    # (an argument condition is still the store's)
+    modules, out = _loaded("calls", "search", "--where", "command=git push", "--json",
+                           "--db", pg_url)
+    assert "store.db.store" in modules and json.loads(out)["session_id"] == "s"
 
 
 def test_the_reader_is_read_only_in_the_server(pg_url: str) -> None:

@@ -86,8 +86,8 @@ def test_on_postgresql_every_common_read_is_the_stores_on_psycopg(lite_pg: str) 
 
 def test_on_postgresql_a_dropped_connection_is_opened_again(postgres_url: str) -> None:
     import psycopg
-
     from backends import empty_postgres
+
     from store.db.reading.pgread import libpq_url
 
     empty_postgres(postgres_url)

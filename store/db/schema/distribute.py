@@ -28,7 +28,6 @@ distributed schema leaves it distributed (see :func:`prepare_migration` and
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from sqlalchemy import Connection, Engine, ForeignKeyConstraint, Table, event, t
 from sqlalchemy.schema import AddConstraint
 
 from store.core.errors import DistributionError, UsageError
+from store.db.schema.citusprobe import citus_version, is_citus
 from store.db.schema.tables import metadata
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "DistributionReport",
     "DistributionState",
     "TableAction",
+    "citus_version",
     "distribute",
     "distribution_plan",
     "distributing_new_tables",
@@ -177,25 +178,6 @@ class DistributionReport:
 
 
 # -- reading what Citus knows ------------------------------------------------------------------
-
-
-def citus_version(conn: Connection) -> str | None:
-    """The installed Citus extension's version in this database, else ``None``."""
-    if conn.dialect.name != "postgresql":
-        return None
-    return conn.execute(text(
-        "SELECT extversion FROM pg_extension WHERE extname = 'citus'")).scalar()
-
-
-_CITUS: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
-
-
-def is_citus(conn: Connection) -> bool:
-    """Whether ``conn``'s database has Citus (asked once per engine)."""
-    known = _CITUS.get(conn.engine)
-    if known is None:
-        known = _CITUS[conn.engine] = citus_version(conn) is not None
-    return known
 
 
 def distribution_state(conn: Connection) -> DistributionState | None:
