@@ -269,9 +269,11 @@ class LiteCalls:
         return lite_session_id(self._reader, prefix)
 
     def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None,
-                  columns: str = _COLUMNS) -> tuple[str, _Params] | None:
+                  columns: str = _COLUMNS, counting: bool = False
+                  ) -> tuple[str, _Params] | None:
         """``store.audit.search.search_statement`` as SQL text (``None``: nothing can
-        match); ``columns``: the calls' columns selected (before the message's time)."""
+        match); ``columns``: the calls' columns selected (before the message's time);
+        ``counting``: the keys alone, unordered (no messages joined without a time range)."""
         conn, aliases, p = self._conn, self.aliases(), _Params(self._pg)
         timed = query.since is not None or query.until is not None
         m = "messages" if timed else "m"
@@ -312,9 +314,11 @@ class LiteCalls:
             where.append(sql)
             p.update(bound)
         messages = "messages" if timed else f"messages AS m{self._by_time}"
-        join = (f"JOIN {messages} ON {m}.session_id = tool_calls.session_id AND "
+        join = (f" JOIN {messages} ON {m}.session_id = tool_calls.session_id AND "
                 f"{m}.position = tool_calls.position")
-        source = f"tool_calls {join}"
+        if counting and not timed:
+            join = ""
+        source = f"tool_calls{join}"
         if query.text is not None:
             hits, found_params = hits_sql(conn, query.text, results=True, prefix="text",
                                         trust=trust, session_id=one)
@@ -323,7 +327,10 @@ class LiteCalls:
             p.update(found_params)
             source = (f"({hits}) AS hits JOIN tool_calls ON tool_calls.session_id = "
                       "hits.session_id AND tool_calls.position = hits.position AND "
-                      f"tool_calls.call_index = hits.call_index {join}")
+                      f"tool_calls.call_index = hits.call_index{join}")
+        if counting:
+            return (f"SELECT {_KEYS} FROM {source}"
+                    + (" WHERE " + " AND ".join(where) if where else "")), p
         sql = (f"SELECT {columns}, {m}.created_at FROM {source}"
                + (" WHERE " + " AND ".join(where) if where else "")
                + f" ORDER BY {m}.created_at, tool_calls.session_id, tool_calls.position, "
@@ -398,11 +405,10 @@ class LiteCalls:
         counted = self._counted
         if counted is not None and counted[0] is query:
             return counted[1]
-        built = self.statement(query)
+        built = self.statement(query, counting=True)
         if built is None:
             return 0
         sql, params = built
-        sql = sql[:sql.rindex(" ORDER BY ")]
         return int(self._named(f"SELECT count(*) FROM ({sql}) AS anon_1",
                                params).fetchone()[0])
 

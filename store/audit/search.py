@@ -98,7 +98,8 @@ def search_calls(
 def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
     """How many calls match ``query`` (for "showing N of M")."""
     with connect(store) as conn:
-        statement = search_statement(conn, alias_table(conn), query or CallQuery())
+        statement = search_statement(conn, alias_table(conn), query or CallQuery(),
+                                     counting=True)
         if statement is None:
             return 0
         counted = select(func.count()).select_from(statement.order_by(None).subquery())
@@ -171,11 +172,16 @@ def _matches(
 
 
 def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
-                     warn: Callable[[str], None] | None = None) -> Any:
+                     warn: Callable[[str], None] | None = None, counting: bool = False) -> Any:
     """The SELECT of the matching calls, oldest first; ``None`` when nothing can match.
-    ``warn``: told of each session whose derived rows are not trusted (``store.audit.hits``)."""
+    ``warn``: told of each session whose derived rows are not trusted (``store.audit.hits``).
+    ``counting``: only the calls' keys, unordered, for a count; without a time range the
+    messages are not joined (each call has its message: the foreign key), so PostgreSQL does
+    not probe every message for a call (0.26 s of a count of 17k calls at 10^5 messages)."""
     c = tool_calls
-    m = message_side(timed=query.since is not None or query.until is not None)
+    timed = query.since is not None or query.until is not None
+    m = message_side(timed=timed)
+    bare = counting and not timed
     conditions: list[ColumnElement[bool] | TextClause] = []
     if query.tool is not None:
         if query.session_id is not None and not query.with_children:
@@ -210,7 +216,7 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
         conditions.append(_argument_condition(conn, number, condition, trust, one))
     for number, view in enumerate(query.views):
         conditions.append(view_condition(conn, number, view, one, trust))
-    source = calls_with_time(m)
+    source = c if bare else calls_with_time(m)
     if query.text is not None:
         # The keys of the calls the text index finds drive the join (not a scan of calls).
         found = text_hits(conn, query.text, results=True, prefix="text", trust=trust,
@@ -220,8 +226,13 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
         hits = found.subquery("hits")
         source = hits.join(c, and_(c.c.session_id == hits.c.session_id,
                                    c.c.position == hits.c.position,
-                                   c.c.call_index == hits.c.call_index)).join(
-            m, and_(m.c.session_id == c.c.session_id, m.c.position == c.c.position))
+                                   c.c.call_index == hits.c.call_index))
+        if not bare:
+            source = source.join(m, and_(m.c.session_id == c.c.session_id,
+                                         m.c.position == c.c.position))
+    if counting:
+        return select(c.c.session_id, c.c.position, c.c.call_index).select_from(
+            source).where(*conditions)
     return (
         select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
                c.c.arguments_status, c.c.arguments_error, c.c.wire_json, c.c.extras_json,
