@@ -12,12 +12,13 @@ the store (:mod:`store.db.reading.lite`, :mod:`store.db.reading.lite_show`,
 ``session_sources``, ``session_ancestors``, ``session_tree`` and ``tool_usage``.
 
 On PostgreSQL the same reads run on psycopg alone (:mod:`store.db.reading.pgread`: one
-read-only connection kept for the store's life, each read one snapshot in it; ``tool_usage``
-from the per-session summaries, the rest of it the store's).
+read-only connection kept for the store's life, each read one snapshot in it, a read that
+finds it dropped by the server run again on a new one; ``tool_usage`` from the per-session
+summaries, the rest of it the store's).
 
 Everything else, and every read off that path (a ``load`` with ``strict`` or a time window, a
-prefix that needs the store's wording, a lock held too long, a connection the server
-dropped), goes to a ``TranscriptStore`` opened read-only on first need
+prefix that needs the store's wording, a lock held too long, a server that does not
+answer), goes to a ``TranscriptStore`` opened read-only on first need
 (:attr:`ReadOnlyStore.store`; any other attribute is the store's own). Opening a URL that is
 neither a plain SQLite file nor a PostgreSQL database at head opens that store at once, so
 every error is the one ``TranscriptStore.open(read_only=True)`` raises. Like every read,
@@ -169,28 +170,40 @@ class ReadOnlyStore:
         return fallback() if isinstance(found, _Missing) else found
 
     def _on_pg(self, work: Callable[[Any], _T | _Missing], begin: bool) -> _T | _Missing:
-        """``work`` in one read-only snapshot of the kept psycopg connection (opened again
-        when an error closed it); :data:`_MISS` on a driver error (the store answers)."""
+        """``work`` in one read-only snapshot of the kept psycopg connection; on a
+        connection the server dropped (a restart, an idle timeout), once more on a new one;
+        :data:`_MISS` on any other driver error (the store answers, or words it)."""
+        with self._pg_lock:
+            for attempt in (1, 2):
+                reader = self._pg_reader()
+                if reader is None:
+                    return _MISS
+                try:
+                    if begin:
+                        reader.execute("BEGIN")
+                    return work(reader)
+                except sqlite3.Error:  # (PgReadError)
+                    if attempt == 2 or not reader.connection.broken:
+                        return _MISS
+                finally:
+                    self._pg_end(reader)
+            return _MISS  # pragma: no cover - (the loop returns)
+
+    def _pg_reader(self) -> PgReader | None:
         from store.db.reading.pgread import open_pg
 
-        with self._pg_lock:
-            if self._pg is None:
-                self._pg = open_pg(self._url, shipped_head)
-                if self._pg is None:
-                    return _MISS
-            reader = self._pg
-            try:
-                if begin:
-                    reader.execute("BEGIN")
-                return work(reader)
-            except sqlite3.Error:  # (PgReadError)
-                return _MISS
-            finally:
-                try:
-                    reader.end()  # (a store error, SessionNotFound, leaves it as it found it)
-                except sqlite3.Error:  # (the server dropped it: opened anew by the next read)
-                    reader.close()
-                    self._pg = None
+        if self._pg is None:
+            self._pg = open_pg(self._url, shipped_head)
+        return self._pg
+
+    def _pg_end(self, reader: PgReader) -> None:
+        """End the read's transaction (a store error, SessionNotFound, leaves the connection
+        as it found it); a connection that cannot is closed, and the next read opens one."""
+        try:
+            reader.end()
+        except sqlite3.Error:
+            reader.close()
+            self._pg = None
 
     # -- sessions -----------------------------------------------------------------------------
 

@@ -98,10 +98,11 @@ def test_on_postgresql_a_dropped_connection_is_opened_again(postgres_url: str) -
         pid = reader._pg.connection.info.backend_pid
         with psycopg.connect(libpq_url(postgres_url) or "", autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        # (the read that finds it gone is answered by the store; the next one reconnects)
+        # (the read that finds it gone reads again on a new connection)
         assert [s.session_id for s in reader.list_sessions()] == ["pg-1"]
-        assert reader.get_session("pg-1").session_id == "pg-1"
         assert reader._pg is not None and reader._pg.connection.info.backend_pid != pid
+        assert reader.get_session("pg-1").session_id == "pg-1"
+        assert reader._store is None
         with pytest.raises(store.SessionNotFound):
             reader.get_session("nope")
         assert reader.load("pg-1").messages[0].message.text == "hi"  # (still usable)
