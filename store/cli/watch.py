@@ -81,7 +81,11 @@ class _Waiter:
             if target is None or folder in self._watched:
                 continue
             try:
-                self._observer.schedule(Handler(), str(target), recursive=target == folder)
+                try:
+                    self._observer.schedule(Handler(), str(target), recursive=target == folder,
+                                            event_filter=_changes())
+                except TypeError:  # pragma: no cover - a watchdog without event filters
+                    self._observer.schedule(Handler(), str(target), recursive=target == folder)
             except OSError:
                 continue  # (an inotify watch limit ...): the idle pass still covers it
             self._watched.add(folder)
@@ -99,6 +103,18 @@ class _Waiter:
     def stop(self) -> None:
         if self._observer is not None:
             self._observer.stop()
+
+
+def _changes() -> list[Any]:
+    """The events that wake a pass: every change, not a file opened or closed unwritten.
+    Given to the observer, they are all the kernel reports: a pass opens every file it looks
+    at, and at 44k files the observer's thread spent 2.5 CPU s per pass on the opens and
+    closes of the pass itself (inotify's IN_OPEN and IN_CLOSE_NOWRITE)."""
+    from watchdog import events
+
+    return [events.FileCreatedEvent, events.FileModifiedEvent, events.FileMovedEvent,
+            events.FileDeletedEvent, events.FileClosedEvent, events.DirCreatedEvent,
+            events.DirModifiedEvent, events.DirMovedEvent, events.DirDeletedEvent]
 
 
 def _folders(paths: tuple[Path, ...]) -> list[Path]:

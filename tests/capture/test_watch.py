@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import text
 
@@ -293,3 +294,47 @@ def test_sigkill_mid_pass_then_restart_loses_nothing_and_stores_nothing_twice(
     for f in range(FILES):
         assert keys(store, f"k-{f}") == [f"u{i}" for i in range(2 * LINES)], f
     assert _stored(store) == FILES * 2 * LINES
+
+
+def test_reading_a_file_does_not_wake_watch_writing_one_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass opens every file it looks at: those opens and unwritten closes must not even
+    reach the observer (at 44k files they cost its thread 2.5 CPU s a pass); a write and a
+    new file wake a pass."""
+    import time
+
+    pytest.importorskip("watchdog")
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    from store.cli.watch import _Waiter
+
+    seen: list[str] = []
+    real = FileSystemEventHandler.dispatch
+
+    def dispatch(self: FileSystemEventHandler, event: FileSystemEvent) -> None:
+        seen.append(event.event_type)
+        real(self, event)
+
+    monkeypatch.setattr(FileSystemEventHandler, "dispatch", dispatch)
+    folder = tmp_path / "projects"
+    (folder / "sub").mkdir(parents=True)
+    target = folder / "sub" / "a.jsonl"
+    target.write_text("{}\n", encoding="utf-8")
+    waiter = _Waiter(60.0, poll=False)
+    try:
+        waiter.follow([folder])
+        time.sleep(0.3)
+        waiter._changed.clear()
+        for _ in range(20):
+            target.read_bytes()
+        assert not waiter._changed.wait(1.0)  # (reads alone: no pass)
+        assert not {"opened", "closed_no_write"} & set(seen), seen
+        with target.open("a", encoding="utf-8") as handle:
+            handle.write("{}\n")
+        assert waiter._changed.wait(5.0)
+        waiter._changed.clear()
+        (folder / "sub" / "new.jsonl").write_text("{}\n", encoding="utf-8")
+        assert waiter._changed.wait(5.0)
+        assert {"modified", "created"} <= set(seen)
+    finally:
+        waiter.stop()
