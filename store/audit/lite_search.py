@@ -222,6 +222,9 @@ class LiteCalls:
             return self._reader.execute(sql, params)
         import psycopg
 
+        # (as the store streams: a cursor is otherwise planned for its first tenth of rows,
+        # a nested loop over every message here; 230 -> 40 ms for 87 hits at 10^5)
+        self._conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
         self._cursors += 1
         cursor = self._reader.connection.cursor(name=f"lite_calls_{self._cursors}")
         try:
