@@ -11,7 +11,12 @@ Citus tests); ``postgres_unavailable`` skips on a laptop and
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,6 +57,46 @@ def postgres_unavailable(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"PostgreSQL is required under CI: {reason}")
     pytest.skip(f"PostgreSQL not available: {reason}")
+
+
+@contextmanager
+def scratch_postgres(name: str) -> Iterator[str]:
+    """A PostgreSQL database of this name, new (dropped first if a killed run left it), its
+    URL for the block, dropped after it; ``postgres_unavailable`` when no server answers."""
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # the server is down or refuses us
+        admin.dispose()
+        postgres_unavailable(str(exc).splitlines()[0])
+    try:
+        yield ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def imported_modules(*argv: str, roots: tuple[str, ...]) -> tuple[set[str], str]:
+    """Run the command line with ``argv`` in a fresh process: the modules it imported under
+    ``roots`` (and ``store.*``), and what it printed before them."""
+    probe = (
+        "import json, sys\n"
+        "from store.cli.main import main\n"
+        "try:\n"
+        f"    main({list(argv)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{roots!r} or m.startswith('store.'))))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    lines = done.stdout.strip().splitlines()
+    return set(json.loads(lines[-1])), "\n".join(lines[:-1])
 
 
 def is_citus(url: str) -> bool:

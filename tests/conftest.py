@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy import create_engine, text
 
 from store import TranscriptStore
 
@@ -39,11 +38,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("LINES", None)
 
 from backends import (  # noqa: E402
-    ADMIN_URL,
     BACKENDS,
     CITUS_URL,
     empty_postgres,
-    postgres_unavailable,
+    scratch_postgres,
 )
 
 #: Shards per table in the Citus test database (the default, 32, only adds DDL fan-out here).
@@ -59,21 +57,9 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    name = f"ts_test_{os.getpid()}"
-    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # the server is down or refuses us
-        admin.dispose()
-        postgres_unavailable(str(exc).splitlines()[0])
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    TranscriptStore.open(url).close()
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with scratch_postgres(f"ts_test_{os.getpid()}") as url:
+        TranscriptStore.open(url).close()
+        yield url
 
 
 @pytest.fixture(scope="session")

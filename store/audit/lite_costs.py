@@ -15,8 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from store.audit.cost_rows import MissingUsage, UsageTotals, missing_rows, report_rows
-from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import Reader, read_lite
+from store.db.reading.pgread import driver_of
 from store.usage.prices import PriceTable
 
 __all__ = ["lite_usage_report"]
@@ -34,7 +34,7 @@ def lite_usage_report(url: str, *, by: str, table: PriceTable, since: datetime |
 
     def work(conn: Reader, session_id: str | None
              ) -> tuple[list[UsageTotals], list[MissingUsage]]:
-        driver = conn.driver() if getattr(conn, "pg", False) else DriverConnection(conn)
+        driver = driver_of(conn)
         rows = report_rows(driver, by=by, since=since, until=until, agent=agent, cwd=cwd,
                            session_id=session_id, table=table, roots={})
         return rows, missing_rows(driver, since=since, until=until, agent=agent, cwd=cwd,

@@ -12,6 +12,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.db.reading.actions_sql import action_sql as _action_sql
+from store.db.reading.pgread import is_pg
 from store.db.schema.sqlitefile import cwd_pattern
 from store.tools.names import AliasTable
 
@@ -28,7 +29,7 @@ PG_ALIASES_SQL = ("SELECT json_agg(json_build_array(tool_aliases.agent, tool_ali
 def lite_aliases(conn: sqlite3.Connection | Any) -> AliasTable:
     """The stored alias table (as ``store.db.base.alias_table`` reads it), of an SQLite file
     or a PostgreSQL database on its driver alone."""
-    text = conn.execute(PG_ALIASES_SQL if getattr(conn, "pg", False)
+    text = conn.execute(PG_ALIASES_SQL if is_pg(conn)
                         else ALIASES_SQL).fetchone()[0]
     return AliasTable.from_rows(tuple(row) for row in loads_json(text or "[]"))
 

@@ -20,10 +20,8 @@ the store, which also words every error).
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from store.audit.call_rows import CallMatch, CallQuery, first_results, match_row
@@ -31,8 +29,8 @@ from store.audit.hits_sql import Trust, hits_sql, trust_for, view_condition_sql
 from store.audit.lite_scope import lite_aliases, scope_sql
 from store.core.times import as_utc
 from store.db.reading.actions_sql import action_sql
-from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import Reader, lite_session_id, open_reader
+from store.db.reading.pgread import driver_of, is_pg
 from store.db.schema.sqlitefile import register_functions, stored_time
 from store.tools.actions import ACTION_ARGUMENT, split_action_key
 from store.tools.names import AliasTable
@@ -59,16 +57,6 @@ _KEYS = "tool_calls.session_id, tool_calls.position, tool_calls.call_index"
 _KEYED = 5_000
 #: Keys per statement of a page's rows (three parameters each, within SQLite's 32,766).
 _IN_KEYS = 500
-
-
-#: A named parameter as SQLAlchemy's ``text()`` finds one (``:name``, not ``::type``).
-_NAMED = re.compile(r"(?<![:\w\x5c]):(\w+)(?!:)", re.UNICODE)
-
-
-@lru_cache(maxsize=64)
-def _pg_named(sql: str) -> str:
-    """A statement with ``:name`` parameters in psycopg's spelling (``%(name)s``)."""
-    return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
 
 
 class _Rows:
@@ -188,11 +176,10 @@ class LiteCalls:
     alone."""
 
     def __init__(self, connection: Reader) -> None:
-        self._pg: bool = getattr(connection, "pg", False)
+        self._pg = is_pg(connection)
         #: ``?`` statements run here (PostgreSQL's reader turns the marks into psycopg's).
         self._reader = connection
-        self._conn = connection.driver() if self._pg else DriverConnection(connection)
-        self._cursors = 0  # (server-side cursors opened: each its own name)
+        self._conn = driver_of(connection)
         self._aliases: AliasTable | None = None
         self._trusted: dict[str | None, Trust] = {}
         #: The last page's query and its number of matches (when it counted them).
@@ -211,38 +198,7 @@ class LiteCalls:
 
     def _named(self, sql: str, params: dict[str, Any]) -> Any:
         """Run a statement with ``:name`` parameters; its cursor."""
-        if self._pg:
-            return self._conn.exec_driver_sql(_pg_named(sql), params)._cursor
-        return self._reader.execute(sql, params)
-
-    def _stream(self, sql: str, params: dict[str, Any]) -> Any:
-        """:meth:`_named`, its rows fetched as they are read (PostgreSQL: a server-side
-        cursor in the read's transaction, as the store streams every hit)."""
-        if not self._pg:
-            return self._reader.execute(sql, params)
-        import psycopg
-
-        # (as the store streams: a cursor is otherwise planned for its first tenth of rows,
-        # a nested loop over every message here; 230 -> 40 ms for 87 hits at 10^5)
-        self._conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
-        self._cursors += 1
-        cursor = self._reader.connection.cursor(name=f"lite_calls_{self._cursors}")
-        try:
-            cursor.execute(_pg_named(sql), params)
-        except psycopg.Error as exc:
-            from store.db.reading.pgread import PgReadError
-
-            raise PgReadError(str(exc).strip()) from exc
-        return cursor
-
-    def _close(self, cursor: Any) -> None:
-        """Close a server-side cursor (its transaction may have ended with an error)."""
-        import psycopg
-
-        try:
-            cursor.close()
-        except psycopg.Error:
-            pass
+        return (self._reader.execute_named if self._pg else self._reader.execute)(sql, params)
 
     def _stamp(self, value: Any) -> Any:
         """A time as a parameter: SQLite compares its stored text, PostgreSQL the time."""
@@ -354,7 +310,8 @@ class LiteCalls:
             if built is None:
                 return
             sql, params = built
-            rows = self._stream(sql, params)
+            rows = (self._reader.stream_named(sql, params) if self._pg
+                    else self._reader.execute(sql, params))
         conn = self._conn
         aliases = self.aliases()
         scoped = aliases.scoped_names
@@ -367,8 +324,8 @@ class LiteCalls:
                     yield match_row(row, aliases, results.get((row[0], row[1], row[2])),
                                     preview_chars, redactor, agent, cwd, row[4] in scoped)
         finally:
-            if self._pg and hasattr(rows, "close"):
-                self._close(rows)
+            if self._pg and limit is None:
+                self._reader.close_cursor(rows)
 
     def _page(self, query: CallQuery, limit: int, offset: int,
               warn: Callable[[str], None] | None) -> Any:
@@ -434,7 +391,7 @@ def open_calls(url: str) -> LiteCalls | None:
     conn = open_reader(url, shipped_head)
     if conn is None:
         return None
-    if not getattr(conn, "pg", False):
+    if not is_pg(conn):
         register_functions(conn)
     try:
         conn.execute("BEGIN")  # (one snapshot: the trust check, the hits and their rows)

@@ -23,8 +23,8 @@ from typing import Any
 from store.audit.lite_scope import ALIASES_SQL, action_sql, lite_aliases, scope_sql
 from store.audit.usage_fold import SummarySource, ToolUsage, UsageSource, fold_usage
 from store.core.times import as_utc
-from store.db.reading.driver import DriverConnection
 from store.db.reading.lite import Reader, read_lite
+from store.db.reading.pgread import driver_of, is_pg
 from store.db.reading.summary_reads import summary_tool_groups
 from store.db.schema.sqlitefile import stored_time
 
@@ -170,12 +170,12 @@ def usage_on(conn: Reader, session_id: str | None, *, since: datetime | None,
     """:func:`lite_tool_usage` on an open stdlib reader's connection (in a snapshot), of one
     session (an id, resolved) or of the scope; ``None`` on PostgreSQL when the summaries do
     not answer."""
-    pg = getattr(conn, "pg", False)
+    pg = is_pg(conn)
     scope = scope_sql(agent, cwd) if agent or cwd else None
     summed = None
     if session_id is None:
         # (the per-session summaries: store/db/index/summaries.py)
-        summed = summary_tool_groups(conn.driver() if pg else DriverConnection(conn),
+        summed = summary_tool_groups(driver_of(conn),
                                      agent=agent, cwd=cwd, since=since, until=until)
     if summed is None and pg:
         return None  # (the grouped statements below are SQLite's: the store answers)

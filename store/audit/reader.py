@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from store.core.errors import SessionNotFound, UsageError
+from store.db.reading.pgread import is_pg
 from store.db.schema.revisions import default_url, shipped_head
 from store.db.schema.sqlitefile import connect_read_only, sqlite_file
 
@@ -92,7 +93,7 @@ class ReadOnlyStore:
             from store.db.store import TranscriptStore
 
             return cls(given, None, TranscriptStore.open(given, read_only=True))
-        if getattr(checked, "pg", False):
+        if is_pg(checked):
             return cls(given, None, pg=checked)  # type: ignore[arg-type]
         checked.close()
         return cls(given, sqlite_file(given))

@@ -75,26 +75,13 @@ def lite_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def lite_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same store on PostgreSQL, in a database of its own (read only by the tests): the
     stdlib readers run there on psycopg alone (``store/db/reading/pgread.py``)."""
-    from backends import ADMIN_URL, postgres_unavailable
-    from sqlalchemy import create_engine, text
+    from backends import scratch_postgres
 
-    name = f"ts_lite_{os.getpid()}"
-    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # the server is down or refuses us
-        admin.dispose()
-        postgres_unavailable(str(exc).splitlines()[0])
-    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    with store.TranscriptStore.open(url) as db:
-        populate(db, tmp_path_factory.mktemp("lite-pg"))
-        db.update_search_index()  # (the summaries, which PostgreSQL's stdlib readers read)
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with scratch_postgres(f"ts_lite_{os.getpid()}") as url:
+        with store.TranscriptStore.open(url) as db:
+            populate(db, tmp_path_factory.mktemp("lite-pg"))
+            db.update_search_index()  # (the summaries, which PostgreSQL's readers read)
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
+from backends import imported_modules
 from click.testing import CliRunner
 
 import store
@@ -24,23 +23,9 @@ from store.db.reading.lite import open_listing, open_reader
 from store.db.reading.pgread import PgReader, PgReadError, is_pg_url, libpq_url, open_pg
 from store.db.schema.revisions import shipped_head
 
-PROBE = """
-import json, sys
-from store.cli.main import main
-try:
-    main({argv!r})
-except SystemExit:
-    pass
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in
-      ("sqlalchemy", "alembic", "psycopg") or m.startswith("store."))))
-"""
-
 
 def _loaded(*argv: str) -> tuple[set[str], str]:
-    done = subprocess.run([sys.executable, "-c", PROBE.format(argv=list(argv))],
-                          capture_output=True, text=True, check=True)
-    lines = done.stdout.strip().splitlines()
-    return set(json.loads(lines[-1])), "\n".join(lines[:-1])
+    return imported_modules(*argv, roots=("sqlalchemy", "alembic", "psycopg"))
 
 
 def _calls(sid: str) -> list[dict[str, object]]:

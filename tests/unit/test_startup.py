@@ -10,26 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from backends import imported_modules
+
 from store import TranscriptStore
 from store.db.schema.migrate import _alembic_head, head
 
-PROBE = """
-import json, sys
-from store.cli.main import main
-try:
-    main({argv!r})
-except SystemExit:
-    pass
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in
-      ("sqlalchemy", "rich", "alembic", "psycopg", "logging", "shutil")
-      or m.startswith("store."))))
-"""
-
 
 def loaded(*argv: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(argv=list(argv))],
-                         capture_output=True, text=True, check=True).stdout
-    return set(json.loads(out.strip().splitlines()[-1]))
+    return imported_modules(*argv, roots=("sqlalchemy", "rich", "alembic", "psycopg",
+                                          "logging", "shutil"))[0]
 
 
 def test_help_imports_no_database_rich_or_migration_code() -> None:

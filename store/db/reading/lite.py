@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from store.core.arguments import dumps_json, loads_json
 from store.core.lineage import session_link
 from store.core.times import as_utc
+from store.db.reading.pgread import is_pg
 from store.db.schema.sqlitefile import (  # (open_lite, sqlite_file: re-exported here)
     cwd_pattern,
     escape_like,
@@ -101,7 +102,7 @@ class SessionListing:
                       limit: int | None = 50, offset: int = 0, agent: str | None = None,
                       cwd: str | None = None, sort: str = "active", parent: str | None = None,
                       roots: bool = False) -> list[SessionInfo]:
-        pg = getattr(self._conn, "pg", False)
+        pg = is_pg(self._conn)
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
                                parent, roots, pg)
         if sort not in _ORDER:
@@ -126,7 +127,7 @@ class SessionListing:
                        agent: str | None = None, cwd: str | None = None,
                        parent: str | None = None, roots: bool = False) -> int:
         where, params = _where(provider, model, tag, title_contains, since, until, agent, cwd,
-                               parent, roots, getattr(self._conn, "pg", False))
+                               parent, roots, is_pg(self._conn))
         return int(self._conn.execute(f"SELECT count(*) FROM sessions{where}",
                                       params).fetchone()[0])
 

@@ -36,6 +36,7 @@ from store.db.reading.loaded import (
     transcript_from_rows,
     tree_of,
 )
+from store.db.reading.pgread import is_pg
 from store.db.schema.sqlitefile import read_time
 from store.tools.names import AliasTable
 
@@ -106,7 +107,7 @@ class LiteSession:
             rows += self._conn.execute(sql, (session_id,) if number == 0
                                        else (session_id, start)).fetchall()
         if rows:
-            aliases = _PG_ALIASES if getattr(self._conn, "pg", False) else _ALIASES
+            aliases = _PG_ALIASES if is_pg(self._conn) else _ALIASES
             rows.append((4, None, None, None, None, self._conn.execute(aliases).fetchone()[0]))
         return transcript_from_rows(rows, session_id, read_time, self._alias_table)
 

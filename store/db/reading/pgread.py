@@ -28,14 +28,16 @@ answers, or words the error) take it as they take SQLite's.
 
 from __future__ import annotations
 
+import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from store.db.reading.driver import DriverConnection, DriverResult
 
-__all__ = ["PgDriver", "PgReadError", "PgReader", "is_pg_url", "libpq_url", "open_pg"]
+__all__ = ["PgDriver", "PgReadError", "PgReader", "driver_of", "is_pg", "is_pg_url",
+           "libpq_url", "open_pg", "pg_named"]
 
 _SCHEMES = ("postgresql+psycopg", "postgresql")
 #: One round trip after connecting: what the store's read-only engine and usage reads set.
@@ -46,6 +48,18 @@ _SETTINGS = ("SET default_transaction_read_only = on; "
 
 class PgReadError(sqlite3.DatabaseError):
     """A psycopg error on the stdlib read path (see the module docstring)."""
+
+
+def is_pg(conn: Any) -> bool:
+    """Whether a stdlib reader's connection is PostgreSQL's (:class:`PgReader`), not an
+    ``sqlite3`` one: where the readers' SQL differs."""
+    return getattr(conn, "pg", False) is True
+
+
+def driver_of(conn: Any) -> DriverConnection:
+    """A stdlib reader's connection as the driver-level readers take it (``PgReader``'s
+    :meth:`~PgReader.driver`, or an ``sqlite3`` connection's ``DriverConnection``)."""
+    return conn.driver() if is_pg(conn) else DriverConnection(conn)
 
 
 def is_pg_url(url: str) -> bool:
@@ -70,6 +84,17 @@ def pg_sql(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+#: A named parameter as SQLAlchemy's ``text()`` finds one (``:name``, not ``::type``).
+_NAMED = re.compile(r"(?<![:\w\x5c]):(\w+)(?!:)", re.UNICODE)
+
+
+@lru_cache(maxsize=64)
+def pg_named(sql: str) -> str:
+    """SQL with ``:name`` parameters (the store's driver-level statements, bound as
+    SQLAlchemy's ``text()`` binds them) in psycopg's spelling: ``%(name)s``."""
+    return _NAMED.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
 class PgReader:
     """A psycopg connection as the stdlib readers use an ``sqlite3`` one (``execute``,
     ``close``), plus :meth:`driver`."""
@@ -79,17 +104,51 @@ class PgReader:
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
+        self._cursors = 0  # (server-side cursors opened: each its own name)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run ``sql`` (``?`` marks) and give its cursor (``fetchone``, ``fetchall``, rows
         when iterated)."""
         return self._run(pg_sql(sql), params)
 
-    def _run(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> Any:
+    def execute_named(self, sql: str, params: Mapping[str, Any]) -> Any:
+        """Run ``sql`` with ``:name`` parameters; its cursor."""
+        return self._run(pg_named(sql), params)
+
+    def stream_named(self, sql: str, params: Mapping[str, Any]) -> Any:
+        """:meth:`execute_named` on a server-side cursor in the read's transaction (which
+        must be open), its rows fetched as they are read, planned for all of them: a cursor
+        is otherwise planned for its first tenth (``cursor_tuple_fraction``, as the store's
+        streaming sets it: the default looped over every message for 87 hits, 230 -> 30 ms).
+        Close it when done."""
+        self._run("SET LOCAL cursor_tuple_fraction = 1.0", ())
+        self._cursors += 1
+        cursor = self.connection.cursor(name=f"stdlib_reader_{self._cursors}")
+        try:
+            self._call(cursor.execute, pg_named(sql), params)
+        except PgReadError:
+            self.close_cursor(cursor)
+            raise
+        return cursor
+
+    def close_cursor(self, cursor: Any) -> None:
+        """Close a server-side cursor (its transaction may have ended with an error)."""
         import psycopg
 
         try:
-            return self.connection.execute(sql, params)
+            cursor.close()
+        except psycopg.Error:
+            pass
+
+    def _run(self, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> Any:
+        return self._call(self.connection.execute, sql, params)
+
+    @staticmethod
+    def _call(run: Callable[..., Any], sql: str, params: Any) -> Any:
+        import psycopg
+
+        try:
+            return run(sql, params)
         except psycopg.Error as exc:
             raise PgReadError(str(exc).strip()) from exc
 
