@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
-from typing import Any, ParamSpec, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import SQLAlchemyError
@@ -36,11 +36,12 @@ from store.db.schema.engine import redact_url
 from store.db.writing.checkpoint import Checkpointer
 from store.db.writing.compiled import Statements, statements
 from store.db.writing.flight import STALE_SQLSTATES, Flight, LostFlight, SessionState, StaleState
+from store.db.writing.limits import Limits
 from store.db.writing.presence import Presence
-from store.db.writing.writer import (
-    Limits,
-)
 from store.tools.names import AliasTable
+
+if TYPE_CHECKING:  # (an import's appends only)
+    from store.db.writing.indexing import InlineIndex
 
 __all__ = ["MAX_SESSION_ID_LENGTH", "StoreBase", "check_new_session", "check_session_id", "dropped",
            "reads_once"]
@@ -141,6 +142,12 @@ class StoreBase:
         #: of one flight.
         self._contended: OrderedDict[str, int] = OrderedDict()
         self._citus: bool | None = None  # asked when a session is first contended
+        #: What the database holds of the indexes, for an import's appends that carry their
+        #: index texts (store/db/writing/indexing.py): read at the first one.
+        self._inline: InlineIndex | None = None
+        #: Calls, results and messages indexed with their rows since the last catch-up
+        #: (reported by ``update_search_index`` beside its own).
+        self._inline_counts = [0, 0, 0]
         # SQLite: WAL checkpoints in a thread of their own, off the appends (db/checkpoint.py).
         self._checkpointer: Checkpointer | None = None
         self._presence: Presence | None = None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
@@ -73,17 +73,19 @@ from store.db.writing.compiled import (
     statements,
 )
 from store.db.writing.flight import Committed, LostFlight, SessionState, StaleState
+from store.db.writing.limits import DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Limits
 from store.db.writing.sources import SourcesMixin, write_source
 from store.db.writing.writer import (
-    DEFAULT_MAX_ARGUMENT_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    Limits,
     MessageInput,
     prepare_append,
     write_append,
 )
 from store.tlog.note import Verifier, open_checkpoint
 from store.usage.tokens import TokenUsage
+
+if TYPE_CHECKING:  # (an import's appends only)
+    from store.db.writing.indexing import InlineIndex
+    from store.records.prepared import IndexTexts
 
 __all__ = ["TranscriptStore"]
 
@@ -164,6 +166,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         activity: tuple[datetime | None, datetime | None] | None = None,
         usage: Mapping[str, TokenUsage] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        _texts: Sequence[IndexTexts | None] | None = None,
     ) -> AppendResult:
         """Append messages (typed ``Message`` values or records of any shape the normalizer
         reads) to a session, creating it when it does not exist (with the given metadata).
@@ -192,9 +195,20 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         the same transaction, after the messages: the importer gives a file's usage with its
         last batch, so that the file's read state, its messages and their usage are
         committed together.
+
+        ``_texts`` (the importers'): each message's index texts, made where its file was read
+        (``store.records.prepared``), stored with the rows when the session's indexes are up
+        to date (``store/db/writing/indexing.py``).
         """
         sid = check_session_id(session_id)
-        prepared = prepare_append(list(items), keys, self._limits)
+        listed = list(items)
+        prepared = prepare_append(listed, keys, self._limits)
+        indexed: tuple[InlineIndex, dict[int, IndexTexts], list[int]] | None = None
+        counted = [0, 0, 0]  # (calls, results, messages indexed with their rows)
+        if _texts and len(_texts) == len(listed):
+            indexed = (self._inline_index(), {id(enc): made for (_, _, enc), made
+                                              in zip(prepared, _texts, strict=True)
+                                              if made is not None}, counted)
         new_session = _session_row(sid, title, provider, model, cwd, tags, metadata, _now(),
                                    agent, parent)
         if activity is not None:
@@ -217,7 +231,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         def work(cursor: Any, known: SessionState | None, lost: tuple[int, str] | None
                  ) -> tuple[AppendResult, SessionState]:
             done = write_append(cursor, dialect, sid, prepared, new_session, check, known, lost,
-                                anchored)
+                                anchored, indexed)
             if usage:
                 write_usage(cursor, dialect == "postgresql", sid, usage, count=False)
             if source is not None:
@@ -279,6 +293,10 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 and not result.created_session):
             # The lost attempt stored no message: it may have created the session.
             result = replace(result, created_session=True)
+        if indexed is not None:
+            with self._states_lock:
+                self._inline_counts = [a + b for a, b in zip(self._inline_counts, counted,
+                                                             strict=True)]
         if dialect == "postgresql":
             with self._states_lock:  # (threads may share a store)
                 states[sid] = state
@@ -376,12 +394,36 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 texts = catch_up_messages(self._retrying, conn, progress=shown,
                                           workers=workers)
                 started = time.perf_counter()
+                with self._states_lock:
+                    (inline_calls, inline_results, inline_messages), self._inline_counts = (
+                        self._inline_counts, [0, 0, 0])
+                if inline_calls + inline_results + inline_messages:
+                    from store.db.writing.indexing import settle_inline
+
+                    settle_inline(self._retrying, conn, inline_calls + inline_results,
+                                  inline_messages)
                 summarized = catch_up_summaries(self._retrying, conn)  # (tools usage, usage)
-                return IndexUpdate(max(calls.sessions, texts.sessions), calls.calls,
-                                   calls.results, calls.seconds + texts.seconds
-                                   + time.perf_counter() - started, texts.messages, summarized)
+                return IndexUpdate(max(calls.sessions, texts.sessions),
+                                   calls.calls + inline_calls, calls.results + inline_results,
+                                   calls.seconds + texts.seconds
+                                   + time.perf_counter() - started, texts.messages
+                                   + inline_messages, summarized)
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
+
+    def _inline_index(self) -> InlineIndex:
+        """What the database holds of the indexes, for appends that carry their index texts
+        (read at the first one: whether SQLite has its full-text tables, the secrets' key)."""
+        if self._inline is None:
+            from store.db.index.message_index import has_message_index
+            from store.db.index.search_index import has_search_index
+            from store.db.index.secrets import store_key
+            from store.db.writing.indexing import InlineIndex
+
+            with self._engine.connect() as conn:
+                self._inline = InlineIndex(has_search_index(conn), has_message_index(conn),
+                                           store_key(conn))
+        return self._inline
 
     # -- token usage ----------------------------------------------------------------------------
 

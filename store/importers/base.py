@@ -118,6 +118,10 @@ class ParsedSession:
     #: session's activity, beside its messages' times (None: the file records neither).
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    #: The messages' index texts, made where the file was read (an import asks for them:
+    #: ``store.records.prepared.prepare_texts``), stored with the rows; ``None``: the
+    #: catch-ups index the messages.
+    index_texts: bytes | None = None
 
 
 @dataclass(slots=True)

@@ -88,11 +88,19 @@ def _dumps(value: object) -> bytes:
 
 
 def read_one(path: Path, state: FileState | None, format: str | None, settle: float,
-             max_file_bytes: int | None) -> Outcome:
-    """One file's read, its failure caught (what a worker and the caller both run)."""
+             max_file_bytes: int | None, prepare: bool = False) -> Outcome:
+    """One file's read, its failure caught (what a worker and the caller both run).
+    ``prepare``: each session's index texts also made (``store.records.prepared``), for the
+    writer to store with the rows."""
     try:
-        return Outcome(read_changes(path, state, format=format, settle=settle,
-                                    max_file_bytes=max_file_bytes))
+        read = read_changes(path, state, format=format, settle=settle,
+                            max_file_bytes=max_file_bytes)
+        if prepare and read is not None:
+            from store.records.prepared import prepare_texts  # (an import's only)
+
+            for session in read.parsed.sessions:
+                session.index_texts = prepare_texts(session.session_id, session.items)
+        return Outcome(read)
     except ImportFileError as exc:
         return Outcome(failed=exc.reason)
     except MemoryError:
@@ -100,8 +108,8 @@ def read_one(path: Path, state: FileState | None, format: str | None, settle: fl
 
 
 def _work(path: Path, state: FileState | None, format: str | None, settle: float,
-          max_file_bytes: int | None) -> bytes:
-    return _dumps(read_one(path, state, format, settle, max_file_bytes))
+          max_file_bytes: int | None, prepare: bool) -> bytes:
+    return _dumps(read_one(path, state, format, settle, max_file_bytes, prepare))
 
 
 def _looks_changed(path: Path, state: FileState | None, size: int) -> bool:
@@ -116,14 +124,16 @@ def _looks_changed(path: Path, state: FileState | None, size: int) -> bool:
 
 def read_all(files: Sequence[Path], sizes: Sequence[int], states: dict[str, FileState], *,
              format: str | None, settle: float, max_file_bytes: int | None,
-             workers: int) -> Iterator[Outcome]:
-    """Each file's :class:`Outcome`, in order (see the module docstring)."""
+             workers: int, prepare: bool = False) -> Iterator[Outcome]:
+    """Each file's :class:`Outcome`, in order (see the module docstring; ``prepare``: see
+    :func:`read_one`)."""
     changed = [_looks_changed(f, states.get(str(f)), s) for f, s in zip(files, sizes,
                                                                           strict=True)]
     todo = sum(s for s, c in zip(sizes, changed, strict=True) if c)
     if workers <= 1 or todo < MIN_PARALLEL_BYTES or sum(changed) < 2:
         for path in files:
-            yield read_one(path, states.get(str(path)), format, settle, max_file_bytes)
+            yield read_one(path, states.get(str(path)), format, settle, max_file_bytes,
+                           prepare)
         return
     # fork where there is one: a worker starts as a copy of this process, without importing
     # the caller's main module again (spawn and forkserver do: a script without the
@@ -147,7 +157,7 @@ def read_all(files: Sequence[Path], sizes: Sequence[int], states: dict[str, File
                     continue
                 path = files[number]
                 pending.append((number, pool.submit(_work, path, states.get(str(path)),
-                                                    format, settle, max_file_bytes)))
+                                                    format, settle, max_file_bytes, prepare)))
                 ahead += sizes[number]
 
         broken = False
@@ -157,7 +167,7 @@ def read_all(files: Sequence[Path], sizes: Sequence[int], states: dict[str, File
             path = files[number]
             if future is None or broken:
                 outcome = read_one(path, states.get(str(path)), format, settle,
-                                   max_file_bytes)
+                                   max_file_bytes, prepare)
             else:
                 ahead -= sizes[number]
                 try:

@@ -63,13 +63,15 @@ def typed_prompt(message: Message) -> str | None:
 
 def prompt_title(messages: Iterable[Message]) -> str | None:
     """The first line of the first user message a person typed, cut to
-    :data:`TITLE_CHARS`; ``None`` when there is none."""
+    :data:`TITLE_CHARS`; ``None`` when there is none. A NUL in it becomes U+FFFD (a title is
+    display text, and PostgreSQL refuses NUL in a text column: such a prompt stopped the
+    whole import there)."""
     for message in messages:
         text = typed_prompt(message)
         if text is None:
             continue
         line = next(line.strip() for line in text.splitlines() if line.strip())
-        line = " ".join(line.split())
+        line = " ".join(line.split()).replace("\x00", "\ufffd")
         if len(line) > TITLE_CHARS:
             cut = line[:TITLE_CHARS - 1]
             word = cut.rsplit(" ", 1)[0]

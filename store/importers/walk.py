@@ -38,6 +38,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from store.capture.files import FileState
 from store.core.collecting import fewer_collections
@@ -64,6 +65,9 @@ from store.importers.formats import ParsedSession, check_format
 from store.importers.listing import FailedFile, iter_import_files
 from store.importers.parallel import NO_MEMORY, default_workers, read_all
 from store.records.codec import encode_message
+
+if TYPE_CHECKING:  # (made by the readers: store.records.prepared)
+    from store.records.prepared import IndexTexts
 
 __all__ = ["AGENT_DATABASES", "Divergence", "FailedFile", "ImportProgress", "ImportSummary",
            "import_paths", "iter_import_files", "refused_value"]
@@ -195,7 +199,8 @@ def import_paths(
     done = 0
     outcomes = read_all(files, sizes, states, format=format, settle=settle,
                         max_file_bytes=max_file_bytes,
-                        workers=default_workers() if workers is None else workers)
+                        workers=default_workers() if workers is None else workers,
+                        prepare=True)
     for number, (path, size) in enumerate(zip(files, sizes, strict=True)):
         if progress is not None:
             progress(ImportProgress(number, len(files), done, total, path,
@@ -326,7 +331,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     usage_written = False
 
     def append(items: list[Message], keys: list[str], check: bool = False,
-               source: FileState | None = None, usage: bool = False) -> AppendResult:
+               source: FileState | None = None, usage: bool = False,
+               texts: list[IndexTexts | None] | None = None) -> AppendResult:
         nonlocal usage_written
         result = store.append(sid, items, keys=keys, title=session.title,
                               provider=session.provider, model=session.model, cwd=session.cwd,
@@ -335,17 +341,19 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
                               parent=session.parent,
                               activity=(session.started_at, session.ended_at),
                               usage=session.usage if usage else None,
-                              metadata=session.metadata)
+                              metadata=session.metadata, _texts=texts or None)
         usage_written = usage_written or (usage and bool(session.usage))
         return result
 
     results: list[AppendResult] = []
+    texts = _texts_of(session)
     try:
         for start in range(0, len(session.items), _CHUNK):
             ends = start + _CHUNK >= len(session.items)
             results += _append_chunk(append, path, session, sid, start, summary,
-                                     check=depth < _MAX_DIVERGENCE,
-                                     carry=carry if last and ends else None, usage=ends)
+                                      check=depth < _MAX_DIVERGENCE,
+                                      carry=carry if last and ends else None, usage=ends,
+                                      texts=texts)
     except KeyConflictError as conflict:
         # The file was rewritten: import it whole beside what is stored, and say so.
         created = created or any(r.created_session for r in results)
@@ -382,16 +390,18 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
 def _append_chunk(append: Callable[..., AppendResult], path: Path, session: ParsedSession,
                   sid: str, start: int, summary: ImportSummary,
                   check: bool, carry: _Carry | None = None,
-                  usage: bool = False) -> list[AppendResult]:
+                  usage: bool = False, texts: list[IndexTexts | None] | None = None
+                  ) -> list[AppendResult]:
     """One batch of a session's messages (the file's last batch carries the file's new state
     into its transaction, a session's last batch its token usage); when the store refuses
     one, the batch again message by message, so that only the refused ones are reported
-    (with their lines)."""
+    (with their lines). ``texts``: the session's index texts (:func:`_texts_of`)."""
+    texts = texts or []
     end = start + _CHUNK
     source = carry.take() if carry is not None else None
     try:
         return [append(session.items[start:end], session.keys[start:end], check, source,
-                       usage)]
+                       usage, texts[start:end])]
     except BaseException as exc:
         if carry is not None and source is not None:
             carry.put_back()  # rolled back with the batch
@@ -402,7 +412,8 @@ def _append_chunk(append: Callable[..., AppendResult], path: Path, session: Pars
     results = []
     for index in range(start, min(end, len(session.items))):
         try:
-            results.append(append([session.items[index]], [session.keys[index]]))
+            results.append(append([session.items[index]], [session.keys[index]],
+                                  texts=texts[index:index + 1]))
         except StoreError as one:
             if isinstance(one, DatabaseError) and not refused_value(one):
                 raise
@@ -411,6 +422,19 @@ def _append_chunk(append: Callable[..., AppendResult], path: Path, session: Pars
                 path, session.lines[index], f"session {sid!r}: {text}",
                 session.item_indexes[index]))
     return results
+
+
+def _texts_of(session: ParsedSession) -> list[IndexTexts | None]:
+    """The session's index texts made where its file was read (read once), or none."""
+    document = session.index_texts
+    if document is None:
+        return []
+    from store.records.prepared import read_texts
+
+    texts = read_texts(document)
+    if len(texts) != len(session.items):  # (not the messages they were made for)
+        return []
+    return texts
 
 
 def refused_value(exc: DatabaseError) -> bool:

@@ -11,7 +11,8 @@ instead of none, for an agent without a home; a ``build.py`` with
 test copies the home, runs ``transcript-store import`` with no paths under ``HOME=<copy>``
 (every variable that moves an agent's home unset), on both backends, and compares the
 store's sessions with the expectation, field by field (a path below the fake home written
-``$HOME/...``). A new agent's case is a new folder: no line here.
+``$HOME/...``), and the search indexes the import wrote with the rows with those a rebuild
+from the tables makes. A new agent's case is a new folder: no line here.
 
 ``AGENT_FILES_WRITE=1`` writes a case's ``expected.json`` sessions from the current reading
 instead (to review as a diff: a reader's change shows field by field).
@@ -28,6 +29,7 @@ import pytest
 from agent_databases import build_home
 from backends import corpus
 from click.testing import CliRunner
+from index_rows import derived_rows
 from snapshot import store_snapshot
 
 import store
@@ -90,3 +92,11 @@ def test_the_agents_home_is_found_and_read_exactly(case: Path, store_url: str, t
         for key in want:
             assert got[key] == want[key], (got["id"], key)
         assert set(got) == set(want), got["id"]
+    # The search indexes the import wrote with its rows are those the catch-ups build again
+    # from the tables (store/db/writing/indexing.py), and ``verify`` finds them sound.
+    with store.TranscriptStore.open(store_url) as db:
+        written = derived_rows(db)
+        report = db.verify()
+        assert report.ok, report
+        store.refill_search_index(db, workers=1)
+        assert derived_rows(db) == written

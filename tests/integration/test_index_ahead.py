@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 import pytest
-from sqlalchemy import text as sql
+from index_rows import derived_rows
 
 from store import TranscriptStore, refill_search_index
 from store.db.index import ahead as made_ahead
@@ -53,20 +53,6 @@ def filled(store: TranscriptStore) -> TranscriptStore:
     return store
 
 
-def _derived(store: TranscriptStore) -> dict[str, list[tuple[Any, ...]]]:
-    queries = {
-        "items": "SELECT session_id, position, kind, item_index, call_position, call_index, "
-                 "body FROM search_items",
-        "views": "SELECT session_id, position, call_index, view, text FROM call_views",
-        "secrets": "SELECT * FROM call_secrets",
-        "messages": "SELECT session_id, position, role, body FROM message_search",
-        "marks": "SELECT session_id, indexed_position, message_indexed_position FROM sessions",
-    }
-    with store.engine.connect() as conn:
-        return {name: sorted(tuple(row) for row in conn.execute(sql(query)).all())
-                for name, query in queries.items()}
-
-
 def test_the_rows_are_those_of_a_catch_up_without_workers(filled, caplog):
     with caplog.at_level(logging.INFO, logger="store.db.index"):
         done = filled.update_search_index(workers=2)
@@ -74,13 +60,13 @@ def test_the_rows_are_those_of_a_catch_up_without_workers(filled, caplog):
     assert done.messages == 7 * SESSIONS
     used = [r.getMessage() for r in caplog.records if "made ahead" in r.getMessage()]
     assert used and used[0].startswith(f"index texts made ahead: {6 * SESSIONS} used, 0 ")
-    ahead = _derived(filled)
+    ahead = derived_rows(filled)
     assert ahead["secrets"]  # (the secrets were found: redaction ran in the workers)
     assert all(SECRET not in body for *_, body in ahead["items"])
     assert filled.verify().ok
 
     refill_search_index(filled, workers=1)
-    alone = _derived(filled)
+    alone = derived_rows(filled)
     assert ahead == alone
 
 
@@ -106,10 +92,10 @@ def test_a_row_changed_after_it_was_read_ahead_is_made_again(filled, monkeypatch
     # the results and the edits were used, the changed calls made again in the transaction
     assert used == [f"index texts made ahead: {4 * SESSIONS} used, {2 * SESSIONS} made in "
                     "the transaction"]
-    ahead = _derived(filled)
+    ahead = derived_rows(filled)
     assert not any("rm -la" in body or "got push" in body for *_, body in ahead["items"])
     refill_search_index(filled, workers=1)
-    assert ahead == _derived(filled)
+    assert ahead == derived_rows(filled)
 
 
 def _dying(inputs: list[Any]) -> list[Any]:
@@ -123,10 +109,10 @@ def test_a_worker_that_dies_leaves_the_catch_up_to_finish_alone(filled, monkeypa
         done = filled.update_search_index(workers=2)
     assert any("died" in r.getMessage() for r in caplog.records)
     assert (done.sessions, done.calls, done.messages) == (SESSIONS, 3 * SESSIONS, 7 * SESSIONS)
-    kept = _derived(filled)
+    kept = derived_rows(filled)
     assert filled.verify().ok
     refill_search_index(filled, workers=1)
-    assert kept == _derived(filled)
+    assert kept == derived_rows(filled)
 
 
 def _double(inputs: list[int]) -> list[int]:

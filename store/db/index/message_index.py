@@ -43,11 +43,14 @@ __all__ = [
     "MESSAGE_FTS",
     "MESSAGE_SEARCH",
     "MessageIndexUpdate",
+    "SETTLE_ROWS",
     "catch_up_messages",
     "check_message_index",
     "has_message_index",
+    "insert_sqlite_rows",
     "messages_behind",
     "rebuild_message_index",
+    "settle_messages",
 ]
 
 MESSAGE_SEARCH = "message_search"
@@ -55,7 +58,7 @@ MESSAGE_FTS = "message_fts"
 #: Sessions caught up per transaction (their rows are locked meanwhile).
 CHUNK_SESSIONS = 100
 #: After a catch-up of this many rows, PostgreSQL merges the GIN pending list and analyzes.
-_SETTLE_ROWS = 2000
+SETTLE_ROWS = 2000
 
 _LAGGING = ("SELECT session_id, message_indexed_position, next_position FROM sessions "
             "WHERE next_position > message_indexed_position")
@@ -140,8 +143,8 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
             ahead.close()
     with short_reads(read_conn):
         settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
-    if settle and total.rows >= _SETTLE_ROWS:
-        write(_settle)
+    if settle and total.rows >= SETTLE_ROWS:
+        write(settle_messages)
     return MessageIndexUpdate(total.sessions, total.messages, total.rows,
                               time.perf_counter() - started)
 
@@ -155,7 +158,7 @@ def _quietly(conn: Connection, statement: str) -> None:
         savepoint.rollback()
 
 
-def _settle(conn: Connection) -> None:
+def settle_messages(conn: Connection) -> None:
     """PostgreSQL after bulk work: the GIN pending list merged, the statistics current."""
     _quietly(conn, "SELECT gin_clean_pending_list('ix_message_search_tsv')")
     _quietly(conn, f"ANALYZE {MESSAGE_SEARCH}")
@@ -277,20 +280,26 @@ def _chunk(conn: Connection, ahead: Ahead[Any] | None = None,
         else:
             rows = [index_row for one in fetched for index_row in _made(*one, ahead)]
             made = len(rows)
-            cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
-                           f"WHERE name = '{MESSAGE_SEARCH}'), 0), "
-                           f"coalesce((SELECT max(id) FROM {MESSAGE_SEARCH}), 0))")
-            first = int(cursor.fetchone()[0]) + 1  # type: ignore[index]
-            numbered = [(first + i, *row) for i, row in enumerate(rows)]
-            cursor.executemany(f"INSERT INTO {MESSAGE_SEARCH} (id, session_id, position, role, "
-                               "body) VALUES (?, ?, ?, ?, ?)", numbered)
-            cursor.executemany(f"INSERT INTO {MESSAGE_FTS} (rowid, body) VALUES (?, ?)",
-                               [(row[0], row[4]) for row in numbered])
+            insert_sqlite_rows(cursor, rows)
         cursor.executemany(f"UPDATE sessions SET message_indexed_position = {mark} "
                            f"WHERE session_id = {mark}", [(stop, sid) for sid, _, stop in chunk])
     finally:
         cursor.close()
     return MessageIndexUpdate(len(chunk), read, made)
+
+
+def insert_sqlite_rows(cursor: Any, rows: Sequence[tuple[str, int, str, str]]) -> None:
+    """SQLite: index rows (session, position, role, body) into ``message_search`` and
+    ``message_fts`` under the next free ids (the caller holds the write lock)."""
+    cursor.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence "
+                   f"WHERE name = '{MESSAGE_SEARCH}'), 0), "
+                   f"coalesce((SELECT max(id) FROM {MESSAGE_SEARCH}), 0))")
+    first = int(cursor.fetchone()[0]) + 1
+    numbered = [(first + i, *row) for i, row in enumerate(rows)]
+    cursor.executemany(f"INSERT INTO {MESSAGE_SEARCH} (id, session_id, position, role, "
+                       "body) VALUES (?, ?, ?, ?, ?)", numbered)
+    cursor.executemany(f"INSERT INTO {MESSAGE_FTS} (rowid, body) VALUES (?, ?)",
+                       [(row[0], row[4]) for row in numbered])
 
 
 def rebuild_message_index(conn: Connection) -> None:

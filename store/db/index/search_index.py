@@ -50,15 +50,15 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from store.core.logs import logger
-from store.db.index.item_texts import (
+from store.db.index.reads import read_briefly, short_reads
+from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
+from store.records.itemtexts import (
     call_made,
     make_items,
     result_made,
     searchable,
     view_texts,
 )
-from store.db.index.reads import read_briefly, short_reads
-from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
 from store.records.searchtext import call_search_text, result_search_text, text_matches
 from store.trust.secrets import index_text
 
@@ -69,14 +69,17 @@ if TYPE_CHECKING:  # (the read side runs on a stdlib connection too: store/db/re
 
 __all__ = [
     "CALL_VIEWS",
+    "IndexUpdate",
     "KIND_CALL",
     "KIND_RESULT",
     "SEARCH_FTS",
     "SEARCH_ITEMS",
-    "IndexUpdate",
+    "SETTLE_ITEMS",
     "catch_up",
     "has_search_index",
     "lagging",
+    "merge_pending",
+    "next_search_id",
     "nul_safe",
     "rebuild_statements",
     "tail_keys",
@@ -179,7 +182,7 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     return calls, found
 
 
-def _next_id(cursor: Any) -> int:
+def next_search_id(cursor: Any) -> int:
     """SQLite: the first free ``search_id`` (after the largest of either table: their unique
     indexes' last entries; the writer holds the lock)."""
     # (spelt so that the partial indexes answer: a bare max() scans the table)
@@ -236,8 +239,8 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     with short_reads(read_conn):
         settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
     if settle:
-        if total.calls + total.results >= _SETTLE_ITEMS:
-            write(_merge_pending)
+        if total.calls + total.results >= SETTLE_ITEMS:
+            write(merge_pending)
         write(refresh_statistics)
         total = IndexUpdate(total.sessions, total.calls, total.results,
                             time.perf_counter() - started)
@@ -245,14 +248,14 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
 
 
 #: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk.
-_SETTLE_ITEMS = 2000
+SETTLE_ITEMS = 2000
 
 #: The tables an import fills and a search joins: their statistics are kept current after
 #: bulk work (``refresh_statistics``).
 ANALYZED_TABLES = ("sessions", "messages", "tool_calls", "tool_results", CALL_VIEWS)
 
 
-def _merge_pending(conn: Connection) -> None:
+def merge_pending(conn: Connection) -> None:
     """Merge the pending list of the trigram GIN into the index in one go, so that the next
     search reads a built index (skipped without the rights)."""
     for index in ("ix_tool_calls_search_trgm", "ix_tool_results_search_trgm"):
@@ -344,7 +347,7 @@ def _catch_up_chunk(conn: Connection, ahead: Ahead[Any] | None = None,
                                stored=True)) for sid, start, stop in chunk]
         calls = sum(len(c) for _, (c, _) in fetched)
         results = sum(len(r) for _, (_, r) in fetched)
-        next_id = _next_id(cursor) if not pg else 0
+        next_id = next_search_id(cursor) if not pg else 0
         bodies: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] = ([], [])
         entries: list[tuple[int, str]] = []  # (search_fts id, text)
         stale: list[tuple[int, str]] = []  # entries of rows caught up again

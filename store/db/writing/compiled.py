@@ -140,6 +140,9 @@ class Statements:
         # (every column but the derived search text, which the catch-up fills: revision 0023)
         self.insert_calls = self._compile(_insert(tool_calls))
         self.insert_results = self._compile(_insert(tool_results))
+        #: The same with the search text an import made (store/db/writing/indexing.py).
+        self.insert_calls_indexed = self._compile(_insert(tool_calls, indexed=True))
+        self.insert_results_indexed = self._compile(_insert(tool_results, indexed=True))
         self.existing_keys = self._compile(
             select(messages.c.message_key).where(and_(
                 messages.c.session_id == sid,
@@ -239,9 +242,13 @@ class Statements:
         return compiled.sql.replace(marker, "(" + ", ".join([placeholder] * count) + ")")
 
 
-def _insert(table: Table) -> ClauseElement:
-    """An INSERT of the columns an append writes, in the table's order."""
-    return table.insert().values({c.name: bindparam(c.name) for c in written_columns(table)})
+def _insert(table: Table, *, indexed: bool = False) -> ClauseElement:
+    """An INSERT of the columns an append writes, in the table's order (``indexed``: then
+    ``search_body`` and ``search_id``)."""
+    names = [c.name for c in written_columns(table)]
+    if indexed:
+        names += ["search_body", "search_id"]
+    return table.insert().values({name: bindparam(name) for name in names})
 
 
 def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from store.core.depth import MAX_DEPTH, text_depth, text_within
 from store.core.errors import (
     DatabaseError,
-    NestingTooDeep,
     RecordError,
     StoreError,
-    TooLargeError,
 )
 from store.core.model import Message
 from store.core.pairing import CallRef
@@ -37,6 +33,10 @@ from store.db.schema.tables import (
 from store.db.writing.anchored import DigestInput, queue_anchored
 from store.db.writing.compiled import Statements, statements
 from store.db.writing.flight import GUARD, REMEMBERED_CALLS, Committed, SessionState, one_flight
+from store.db.writing.limits import (
+    Limits,
+    check_limits,
+)
 from store.db.writing.prior import IN_CHUNK as _IN_CHUNK
 from store.db.writing.prior import Prepared
 from store.db.writing.prior import linker_for as _linker_for
@@ -47,72 +47,14 @@ from store.normalize.messages import normalize_message
 from store.records.codec import EncodedMessage, encode_chat_record, encode_message, minted_call_id
 from store.trust.chain import GENESIS, canonical_time, message_digest
 
-__all__ = ["Limits", "MessageInput", "Prepared", "prepare_append", "write_append"]
+if TYPE_CHECKING:  # (an import's appends only: loaded with them)
+    from store.db.writing.indexing import InlineIndex
+    from store.records.prepared import IndexTexts
+
+__all__ = ["MessageInput", "Prepared", "prepare_append", "write_append"]
 
 MessageInput = Message | Mapping[str, Any]
 
-
-
-#: Default limits (bytes of UTF-8): one call's argument text, and one message as stored.
-#: Both are set per store (``TranscriptStore.open(max_argument_bytes=..., max_message_bytes=...)``).
-DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-
-
-def _utf8_size(text: str, limit: int) -> int:
-    """The UTF-8 size of text, computed only when it could be over ``limit``."""
-    if len(text) * 4 <= limit:
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _check_limits(number: int, encoded: EncodedMessage, limits: Limits) -> None:
-    total = len(encoded.parts_json)
-    max_argument = limits.max_argument_bytes
-    for call in encoded.calls:
-        text = call.call.arguments_text
-        if len(text) * 4 > max_argument:
-            size = _utf8_size(text, max_argument)
-            if size > max_argument:
-                raise TooLargeError(f"message {number}: the arguments of call {call.index}",
-                                    size, max_argument)
-        total += len(call.wire_json)
-    for res in encoded.results:
-        total += len(res.content_json)
-    if total * 4 > limits.max_message_bytes:
-        size = sum(_utf8_size(t, 0) for t in (
-            encoded.parts_json, *(c.wire_json for c in encoded.calls),
-            *(r.content_json for r in encoded.results)))
-        if size > limits.max_message_bytes:
-            raise TooLargeError(f"message {number}", size, limits.max_message_bytes)
-    _check_depth(number, encoded)
-
-
-def _check_depth(number: int, encoded: EncodedMessage) -> None:
-    """Refuse JSON nested deeper than ``store.core.depth.MAX_DEPTH`` (every reader could not
-    walk it): a call's arguments (as parsed from their text), a result's content, the parts,
-    extras and metadata. A count of brackets answers for almost every message."""
-    def check(what: str, text: str | None) -> None:
-        if text is not None and not text_within(text):
-            raise NestingTooDeep(f"message {number}: {what}", text_depth(text), MAX_DEPTH)
-
-    for call in encoded.calls:
-        check(f"the wire record of call {call.index}", call.wire_json)
-        if call.status in ("ok", "empty", "non_object_json"):  # the text parses as JSON
-            check(f"the arguments of call {call.index}", call.call.arguments_text)
-        check(f"the extras of call {call.index}", call.extras_json)
-    for res in encoded.results:
-        check(f"the content of result {res.index}", res.content_json)
-        check(f"the extras of result {res.index}", res.extras_json)
-    check("its parts", encoded.parts_json)
-    check("its extras", encoded.extras_json)
-    check("its metadata", encoded.metadata_json)
 
 
 def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
@@ -132,7 +74,7 @@ def _prepare(items: Sequence[MessageInput], keys: Sequence[str | None] | None,
             # Keep the error's type; say which message of the append it is about.
             exc.args = (f"message {number}: {exc}", *exc.args[1:])
             raise
-        _check_limits(number, encoded, limits)
+        check_limits(number, encoded, limits)
         key = keys[number] if keys is not None else None
         if key is not None and (not isinstance(key, str) or not key):
             raise RecordError(f"message {number}: a message key must be a non-empty string")
@@ -236,6 +178,7 @@ def write_append(
     known: SessionState | None = None,
     lost: tuple[int, str] | None = None,
     anchored: bool = False,
+    indexed: tuple[InlineIndex, Mapping[int, IndexTexts], list[int]] | None = None,
 ) -> tuple[AppendResult, SessionState]:
     """Store one prepared append in the caller's transaction, on its driver cursor (see the
     module docstring); also the session's state after it (for the next append).
@@ -255,9 +198,14 @@ def write_append(
 
     ``anchored`` (with ``known``: another writer appends to the session too): the one flight
     is placed by the server instead of guarded (:mod:`store.db.writing.anchored`); the state
-    returned is then an :class:`~store.db.writing.anchored.Anchor`, resolved after COMMIT."""
+    returned is then an :class:`~store.db.writing.anchored.Anchor`, resolved after COMMIT.
+
+    ``indexed`` (an import's append): what the database holds of the indexes, the index
+    texts made for the messages, by ``id()`` of their encoded values, and where to count what
+    was indexed (calls, results, messages: set, not added to): stored with the rows
+    (:mod:`store.db.writing.indexing`) when every message written has them."""
     return _write(cursor, statements(dialect), sid, prepared, new_session, check_keys, known,
-                  lost, anchored)
+                  lost, anchored, indexed)
 
 
 def _write(
@@ -270,6 +218,7 @@ def _write(
     known: SessionState | None = None,
     lost: tuple[int, str] | None = None,
     anchored: bool = False,
+    indexed: tuple[InlineIndex, Mapping[int, IndexTexts], list[int]] | None = None,
 ) -> tuple[AppendResult, SessionState]:
     time = st.time
     now = new_session["created_at"]
@@ -463,16 +412,35 @@ def _write(
         # remembered, else fail the transaction (a division by zero: STALE_SQLSTATES).
         cursor.execute(GUARD, (after, chain, now_value, first, last, sid, known.next_position,
                                 known.chain))
+    done = None
+    if indexed is not None and not single:
+        from store.db.writing.indexing import can_write_indexed, index_rows
+
+        inline, texts_of, counted = indexed
+        texts = [(position, texts_of[id(enc)]) for position, _, _, enc in batch
+                 if id(enc) in texts_of and can_write_indexed(postgres, enc)]
+        if len(texts) == len(batch):  # (else the catch-up indexes the whole append)
+            done = index_rows(cursor, postgres, inline, sid, next_position, texts, call_rows,
+                              result_rows)
+            counted[:] = ((len(call_rows), len(result_rows)) if done.calls else (0, 0)) + (
+                done.messages,)
+    with_texts = done is not None and done.calls
     cursor.executemany(st.insert_messages.sql, message_rows)
     if call_rows:
-        cursor.executemany(st.insert_calls.sql, call_rows)
+        cursor.executemany((st.insert_calls_indexed if with_texts else st.insert_calls).sql,
+                           call_rows)
     if result_rows:
-        cursor.executemany(st.insert_results.sql, result_rows)
+        cursor.executemany(
+            (st.insert_results_indexed if with_texts else st.insert_results).sql, result_rows)
     if not single:
         cursor.execute(st.advance_session.sql,
                        _params(st.advance_session.names,
                                {"sid": sid, "next_position": after, "now": now_value,
                                 "chain": chain, "first": first, "last": last}))
+    if done is not None:
+        from store.db.writing.indexing import write_indexed
+
+        write_indexed(cursor, postgres, sid, after, done)
     return (AppendResult(sid, tuple(stored), tuple(skipped), created),
             SessionState(after, chain, _recent(made)))
 

@@ -1,6 +1,7 @@
-"""What the search catch-up writes for one call or one result, from its stored values
-(persistence; pure functions, also run in the catch-up's worker processes:
-``store/db/index/ahead.py``).
+"""What the call index holds for one call or one result, from its stored values (domain;
+pure functions, run by the search catch-up, ``store/db/index/search_index.py``, in its worker
+processes, ``store/db/index/ahead.py``, and where an import reads its files,
+``store/records/prepared.py``).
 
 A call gives its decoded, redacted, folded search text (``store.records.searchtext``,
 ``store.trust.secrets.index_text``), the secrets found in it (their keyed digests go to
