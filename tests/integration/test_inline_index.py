@@ -1,5 +1,7 @@
 """An import's search texts written with its rows (``store/db/writing/indexing.py``, issue 39),
-on both backends: after ``import_paths`` alone no session waits for a catch-up; the rows
+on both backends (SQLite's imports leave it to the catch-up, ``walk.indexes_with_rows``:
+the path is switched on here): after ``import_paths`` alone no session waits for a
+catch-up; the rows
 written (search items, argument views, secret digests, message index rows, watermarks) are
 exactly those the catch-ups write when the index is built again from the tables; a session
 whose index is behind, or (PostgreSQL) a message holding NUL, is left to the catch-up; the
@@ -20,7 +22,7 @@ from index_rows import derived_rows
 from sqlalchemy import text as sql
 
 from store import CallQuery, TranscriptStore, import_paths, refill_search_index, search_calls
-from store.importers import parallel
+from store.importers import parallel, walk
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
 SID = "77770000-0000-4000-8000-0000000000{:02d}"
@@ -68,6 +70,24 @@ def _session_file(folder: Path, number: int, text: str = "deploy the app") -> st
     path = folder / f"{sid}.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return sid
+
+
+@pytest.fixture(autouse=True)
+def with_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path on both backends (an import on SQLite takes it only when told)."""
+    monkeypatch.setattr(walk, "indexes_with_rows", lambda store: True)
+
+
+def test_imports_take_the_path_on_postgresql_only(store, tmp_path, monkeypatch):
+    monkeypatch.undo()
+    folder = tmp_path / ".claude" / "projects" / "-home-u-app"
+    folder.mkdir(parents=True)
+    sid = _session_file(folder, 4)
+    import_paths(store, [tmp_path], workers=1, settle=0)
+    lagging = [row[0] for row in _lagging(store)]
+    assert lagging == ([] if store.dialect == "postgresql" else [sid])
+    store.update_search_index()
+    _same_as_a_rebuild(store)
 
 
 @pytest.fixture
