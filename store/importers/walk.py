@@ -38,7 +38,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from store.capture.files import FileState
 from store.core.collecting import fewer_collections
@@ -308,6 +308,8 @@ def _import_session(store: TranscriptStore, path: Path, session: ParsedSession,
     """Store one parsed session (see the module docstring). ``known``: the ids of the
     sessions stored (read once by the import, kept up to date by it); a session not among
     them is new, and created by its first append."""
+    if store.dialect == "postgresql":
+        session = _nul_safe(session)
     original = session.session_id
     sid = target or original
     # A session the store does not hold yet is created by its first append, in that
@@ -432,6 +434,20 @@ def indexes_with_rows(store: TranscriptStore) -> bool:
     slower at 10^6 messages (FTS5 writes a segment per transaction, and an import's are a
     file's each, smaller than the catch-up's): there the catch-up indexes after the import."""
     return store.dialect == "postgresql"
+
+
+_NUL_SAFE_FIELDS = ("title", "provider", "model", "cwd", "agent")
+
+
+def _nul_safe(session: ParsedSession) -> ParsedSession:
+    """PostgreSQL refuses NUL in a text column: a session's display fields read from a file
+    (its title, provider, model, working folder, agent) hold U+FFFD instead, as a message's
+    display text does (the exact values stay in the messages' metadata). Before, a NUL in
+    any of them stopped the whole import at that file's session."""
+    changed: dict[str, Any] = {
+        name: value.replace("\x00", "\ufffd") for name in _NUL_SAFE_FIELDS
+        if isinstance(value := getattr(session, name), str) and "\x00" in value}
+    return replace(session, **changed) if changed else session
 
 
 def _texts_of(session: ParsedSession) -> list[IndexTexts | None]:

@@ -6,8 +6,8 @@ written (search items, argument views, secret digests, message index rows, water
 exactly those the catch-ups write when the index is built again from the tables; a session
 whose index is behind, or (PostgreSQL) a message holding NUL, is left to the catch-up; the
 files' messages are parsed and prepared in worker processes or in the importing one alike. A
-first prompt holding NUL makes a title with U+FFFD (PostgreSQL refused it: the import
-stopped)."""
+first prompt holding NUL makes a title with U+FFFD, and on PostgreSQL a working folder holding
+NUL is stored with U+FFFD (PostgreSQL refused both: the import stopped)."""
 
 from __future__ import annotations
 
@@ -29,19 +29,20 @@ SID = "77770000-0000-4000-8000-0000000000{:02d}"
 
 
 def _line(kind: str, uuid: str, parent: str | None, sid: str, message: dict[str, Any],
-          at: int) -> str:
+          at: int, cwd: str = "/home/u/app") -> str:
     return json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external",
-                       "cwd": "/home/u/app", "sessionId": sid, "version": "1.0.108",
+                       "cwd": cwd, "sessionId": sid, "version": "1.0.108",
                        "gitBranch": "main", "type": kind, "message": message, "uuid": uuid,
                        "timestamp": f"2025-09-03T00:{at // 60:02d}:{at % 60:02d}.000Z"})
 
 
-def _session_file(folder: Path, number: int, text: str = "deploy the app") -> str:
+def _session_file(folder: Path, number: int, text: str = "deploy the app",
+                  cwd: str = "/home/u/app") -> str:
     """A Claude Code session: a prompt, then turns of thinking, a call (one with a secret in
     its arguments, one whose result is an error holding another) and its result."""
     sid = SID.format(number)
     lines = [_line("user", f"{sid[:-4]}u000", None, sid,
-                   {"role": "user", "content": f"task {number}: {text}"}, 0)]
+                   {"role": "user", "content": f"task {number}: {text}"}, 0, cwd)]
     parent = f"{sid[:-4]}u000"
     for turn in range(4):
         call = f"toolu_{number:02d}{turn:02d}"
@@ -187,3 +188,19 @@ def test_a_message_holding_nul_is_indexed_as_the_catch_up_would(store, tmp_path)
     store.update_search_index()
     written = _same_as_a_rebuild(store)
     assert any("NUL" in row[-1] for row in written["messages"])
+
+
+def test_a_session_field_holding_nul_does_not_stop_the_import(store, tmp_path):
+    folder = tmp_path / ".claude" / "projects" / "-home-u-app"
+    folder.mkdir(parents=True)
+    odd = _session_file(folder, 5, cwd="/home/u/a\x00pp")
+    plain = _session_file(folder, 6)
+    summary = import_paths(store, [tmp_path], workers=1, settle=0)
+    assert not summary.problems and summary.messages_added == 18
+    # PostgreSQL refused the session row, and the whole import stopped there: its working
+    # folder holds U+FFFD there (as a message's display text does), the exact one elsewhere
+    cwd = store.get_session(odd).cwd
+    assert cwd == ("/home/u/a\ufffdpp" if store.dialect == "postgresql" else "/home/u/a\x00pp")
+    assert store.get_session(plain).cwd == "/home/u/app"
+    first = store.load(odd).messages[0].message
+    assert first.metadata["cwd"] == "/home/u/a\x00pp"
