@@ -155,6 +155,18 @@ def test_an_import_writes_the_index_with_its_rows(store, files, workers, monkeyp
     assert [(h.session_id, h.raw_name) for h in hits] == [(SID.format(3), "Edit")]
 
 
+def test_a_long_session_is_indexed_with_its_rows_batch_after_batch(store, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setattr(walk, "_CHUNK", 4)  # (a session of 9 messages: three appends)
+    folder = tmp_path / ".claude" / "projects" / "-home-u-app"
+    folder.mkdir(parents=True)
+    _session_file(folder, 7)
+    summary = import_paths(store, [tmp_path], workers=1, settle=0)
+    assert summary.messages_added == 9
+    assert _lagging(store) == []  # (each batch from the watermark the one before moved)
+    _same_as_a_rebuild(store)
+
+
 def test_a_session_whose_index_is_behind_is_left_to_the_catch_up(store, tmp_path):
     folder = tmp_path / ".claude" / "projects" / "-home-u-app"
     folder.mkdir(parents=True)
