@@ -54,7 +54,7 @@ from store.db.base import (
 )
 from store.db.index.message_index import MessageIndexUpdate, catch_up_messages
 from store.db.index.message_search import MessageSearchMixin
-from store.db.index.search_index import IndexUpdate, catch_up
+from store.db.index.search_index import IndexUpdate, catch_up, settle
 from store.db.index.summaries import catch_up_summaries
 from store.db.proofs.transparency import LogMixin
 from store.db.proofs.trust import TrustMixin
@@ -397,11 +397,9 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                 with self._states_lock:
                     (inline_calls, inline_results, inline_messages), self._inline_counts = (
                         self._inline_counts, [0, 0, 0])
-                if inline_calls + inline_results + inline_messages:
-                    from store.db.writing.indexing import settle_inline
-
-                    settle_inline(self._retrying, conn, inline_calls + inline_results,
-                                  inline_messages)
+                settle(self._retrying, conn,
+                       calls.calls + calls.results + inline_calls + inline_results,
+                       texts.rows + inline_messages)
                 summarized = catch_up_summaries(self._retrying, conn)  # (tools usage, usage)
                 return IndexUpdate(max(calls.sessions, texts.sessions),
                                    calls.calls + inline_calls, calls.results + inline_results,

@@ -57,7 +57,8 @@ MESSAGE_SEARCH = "message_search"
 MESSAGE_FTS = "message_fts"
 #: Sessions caught up per transaction (their rows are locked meanwhile).
 CHUNK_SESSIONS = 100
-#: After a catch-up of this many rows, PostgreSQL merges the GIN pending list and analyzes.
+#: After this many rows indexed, PostgreSQL merges the GIN pending list and analyzes
+#: (``store.db.index.search_index.settle``).
 SETTLE_ROWS = 2000
 
 _LAGGING = ("SELECT session_id, message_indexed_position, next_position FROM sessions "
@@ -141,10 +142,6 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     finally:
         if ahead is not None:
             ahead.close()
-    with short_reads(read_conn):
-        settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
-    if settle and total.rows >= SETTLE_ROWS:
-        write(settle_messages)
     return MessageIndexUpdate(total.sessions, total.messages, total.rows,
                               time.perf_counter() - started)
 

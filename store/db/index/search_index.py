@@ -82,6 +82,7 @@ __all__ = [
     "next_search_id",
     "nul_safe",
     "rebuild_statements",
+    "settle",
     "tail_keys",
     "view_tail",
     "view_texts",
@@ -234,17 +235,26 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
             ahead.close()
             _log.info("index texts made ahead: %d used, %d made in the transaction",
                       ahead.hits, ahead.misses)
+    return total
+
+
+def settle(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
+           items: int, rows: int) -> None:
+    """PostgreSQL after bulk indexing (``items`` calls and results, ``rows`` message index
+    rows, by the catch-ups or with an import's rows): the GIN pending lists merged in one go
+    past a threshold, the statistics of the tables a search joins refreshed; nothing on
+    SQLite and Citus, nor when nothing was indexed."""
+    from store.db.index.message_index import SETTLE_ROWS, settle_messages
     from store.db.schema.distribute import is_citus
 
     with short_reads(read_conn):
-        settle = read_conn.dialect.name == "postgresql" and not is_citus(read_conn)
-    if settle:
-        if total.calls + total.results >= SETTLE_ITEMS:
-            write(merge_pending)
-        write(refresh_statistics)
-        total = IndexUpdate(total.sessions, total.calls, total.results,
-                            time.perf_counter() - started)
-    return total
+        if not items + rows or read_conn.dialect.name != "postgresql" or is_citus(read_conn):
+            return
+    if items >= SETTLE_ITEMS:
+        write(merge_pending)
+    if rows >= SETTLE_ROWS:
+        write(settle_messages)
+    write(refresh_statistics)
 
 
 #: After a catch-up of this many items, PostgreSQL merges the GIN pending list in bulk.

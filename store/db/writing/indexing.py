@@ -19,20 +19,17 @@ database holds the same thing (``tests/integration/test_inline_index.py`` compar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from store.db.index.message_index import insert_sqlite_rows
 from store.db.index.search_index import KIND_CALL, KIND_RESULT, next_search_id, nul_safe
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows
+from store.records.codec import EncodedMessage
 from store.records.prepared import IndexTexts
 
-if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
-__all__ = ["Indexed", "InlineIndex", "can_write_indexed", "index_rows", "settle_inline",
-           "write_indexed"]
+__all__ = ["Indexed", "InlineIndex", "can_write_indexed", "index_rows", "write_indexed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +47,7 @@ _WATERMARKS = ("SELECT indexed_position, message_indexed_position FROM sessions 
                "WHERE session_id = {}")
 
 
-def can_write_indexed(postgres: bool, encoded: Any) -> bool:
+def can_write_indexed(postgres: bool, encoded: EncodedMessage) -> bool:
     """Whether a message's texts can go with its rows: on PostgreSQL not when a value the
     catch-up would read back differs from the one the texts were made from (NUL, which the
     columns hold as U+FFFD); such an append is indexed by the catch-up."""
@@ -163,23 +160,3 @@ def _messages(cursor: Any, postgres: bool, rows: list[tuple[str, int, str, str]]
     else:
         insert_sqlite_rows(cursor, rows)
 
-
-def settle_inline(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
-                  items: int, messages: int) -> None:
-    """PostgreSQL after an import that indexed ``items`` calls and results and ``messages``
-    messages with their rows: what the catch-ups do after bulk work (the GIN pending lists
-    merged, the statistics of the tables a search joins refreshed); nothing on SQLite and
-    Citus."""
-    from store.db.index.message_index import SETTLE_ROWS, settle_messages
-    from store.db.index.reads import short_reads
-    from store.db.index.search_index import SETTLE_ITEMS, merge_pending, refresh_statistics
-    from store.db.schema.distribute import is_citus
-
-    with short_reads(read_conn):
-        if read_conn.dialect.name != "postgresql" or is_citus(read_conn):
-            return
-    if items >= SETTLE_ITEMS:
-        write(merge_pending)
-    if messages >= SETTLE_ROWS:
-        write(settle_messages)
-    write(refresh_statistics)
