@@ -29,6 +29,19 @@ class TestVerify:
         assert (report.sessions, report.messages, report.calls, report.results) == (2, 6, 4, 2)
         assert report.problems == ()
 
+    def test_a_call_id_or_tool_name_holding_nul_verifies(self, store):
+        """PostgreSQL's columns hold NUL as U+FFFD and the wire text the exact value: verify
+        reads the two as the same (it reported a wire error on every such call)."""
+        store.append("s", [
+            {"role": "assistant", "tool_calls": [
+                {"id": "a\x00b", "type": "function",
+                 "function": {"name": "run\x00it", "arguments": '{"a": 1}'}}]},
+            {"role": "tool", "tool_call_id": "a\x00b", "content": "ok"}])
+        report = store.verify()
+        assert report.ok and report.problems == (), report
+        tamper(store, "UPDATE tool_calls SET call_id = 'other'")
+        assert {p.check for p in store.verify().errors} == {"wire", "chain"}
+
     def test_an_orphan_result_is_a_warning(self, store):
         store.append("s", [{"role": "tool", "tool_call_id": "nobody", "content": "x"}])
         report = store.verify()

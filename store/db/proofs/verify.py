@@ -222,10 +222,11 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
         except Exception as exc:  # a record that no longer reads at all
             report("error", "wire", pos, idx, f"stored wire record does not read: {exc}")
             continue
-        if call.recorded_name != raw_name:
+        # (PostgreSQL's columns hold NUL as U+FFFD; the wire text keeps the exact value)
+        if call.recorded_name != raw_name and _nul_free(call.recorded_name) != raw_name:
             report("error", "wire", pos, idx,
                    f"wire name {call.recorded_name!r} differs from raw_name {raw_name!r}")
-        if not minted and call.id != call_id:
+        if not minted and call.id != call_id and _nul_free(call.id) != call_id:
             report("error", "wire", pos, idx, f"wire id {call.id!r} differs from {call_id!r}")
         parsed_status = call.status
         if parsed_status != status:
