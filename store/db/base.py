@@ -302,7 +302,7 @@ class StoreBase:
                             self._checkpointer.committed()
                         return True, result
                     # PostgreSQL: the transaction in two round trips (store.db.writing.flight).
-                    flight = Flight(dbapi)
+                    flight = Flight(dbapi, fairy.info)
                     try:
                         result = work(flight)
                         flight.commit()

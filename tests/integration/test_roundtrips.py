@@ -31,6 +31,18 @@ def proxied(postgres_url: str) -> Iterator[tuple[DelayProxy, str]]:
         proxy.close()
 
 
+@pytest.fixture
+def slow_proxied(postgres_url: str) -> Iterator[tuple[DelayProxy, str]]:
+    """The test database one slow hop away (1.5 ms each way: a round trip of 3 ms or more,
+    over which binding 300 rows on the client costs less than a COPY's two round trips)."""
+    empty_postgres(postgres_url)
+    proxy = DelayProxy(("127.0.0.1", 5432), 0.0015)
+    try:
+        yield proxy, postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    finally:
+        proxy.close()
+
+
 def _dsn(url: str) -> str:
     return "postgresql://" + url.split("://", 1)[1]
 
@@ -134,15 +146,66 @@ def test_a_result_for_a_call_another_store_made_is_linked_the_usual_way(proxied)
         assert mine.verify().ok
 
 
-def test_a_bulk_append_takes_two_round_trips(proxied):
-    proxy, url = proxied
+def test_a_bulk_append_over_a_network_takes_two_round_trips(slow_proxied):
+    """Over a link whose round trip costs more than binding the rows, a bulk append is two
+    round trips (its rows bound into the flights); the link is timed once per connection
+    (two ``SELECT 1``, at the first insert large enough to ask)."""
+    proxy, url = slow_proxied
     with TranscriptStore.open(url) as db:
         batch = [{"role": "user", "content": f"m{i}"} for i in range(200)]
         db.append("warm", batch[:1])
         proxy.reset()
+        db.append("first", batch, keys=[f"f{i}" for i in range(200)])
+        assert proxy.reset() == 2 + 2  # (the link timed)
         db.append("bulk", batch, keys=[f"b{i}" for i in range(200)])
         assert proxy.reset() == 2
-        assert len(db.load("bulk").messages) == 200
+        assert [m.message.text for m in db.load("bulk").messages] == [f"m{i}" for i in
+                                                                         range(200)]
+
+
+def _bulk_with_calls(count: int, tag: str) -> list[dict[str, object]]:
+    """``count`` assistant messages with a call each, answered by ``count`` results."""
+    calls = [{"role": "assistant", "content": f"{tag} {i}", "tool_calls": [
+        {"id": f"{tag}-c{i}", "type": "function",
+         "function": {"name": "bash", "arguments": f'{{"command": "echo {i}"}}'}}]}
+        for i in range(count)]
+    results = [{"role": "tool", "tool_call_id": f"{tag}-c{i}", "content": f"out {i}"}
+               for i in range(count)]
+    return calls + results
+
+
+def test_a_bulk_append_over_a_fast_link_goes_as_copy(proxied, monkeypatch):
+    """Where binding the rows costs more than a COPY's two round trips (the same machine),
+    each table's many rows go as ``COPY ... FROM STDIN`` after the reads: two round trips a
+    table more, the same rows (here binding is made to cost a second a row, so that the
+    decision does not hang on how quick the link is at this moment)."""
+    from store.db.writing import flight
+
+    monkeypatch.setattr(flight, "ROW_BIND_SECONDS", 1.0)
+    proxy, url = proxied
+    with TranscriptStore.open(url) as db:
+        db.append("warm", [{"role": "user", "content": "w"}])
+        proxy.reset()
+        db.append("first", _bulk_with_calls(20, "f"))
+        # the reads, the link timed, COPY of the messages, calls and results, the rest
+        assert proxy.reset() == 1 + 2 + 3 * 2 + 1
+        batch = _bulk_with_calls(20, "b")
+        result = db.append("bulk", batch, keys=[f"b{i}" for i in range(40)])
+        assert proxy.reset() == 1 + 3 * 2 + 1
+        assert len(result.stored) == 40
+        loaded = db.load("bulk").messages
+        assert [m.message.text for m in loaded[:20]] == [f"b {i}" for i in range(20)]
+        assert [c.input for m in loaded for c in m.message.tool_calls] == [
+            {"command": f"echo {i}"} for i in range(20)]
+        assert [(r.call_id, r.content) for m in loaded for r in m.message.tool_results] == [
+            (f"b-c{i}", f"out {i}") for i in range(20)]
+        again = db.append("bulk", batch, keys=[f"b{i}" for i in range(40)])
+        assert again.stored == () and len(again.skipped_keys) == 40
+        assert db.verify().ok
+        # a few rows still go bound into the flights: one round trip for the writes
+        proxy.reset()
+        db.append("bulk", [{"role": "user", "content": "one more"}])
+        assert proxy.reset() == 1
 
 
 def test_a_load_takes_one_round_trip(proxied):
@@ -209,12 +272,13 @@ def test_a_read_after_the_connections_died_while_idle_gets_a_live_one(postgres_u
     assert loaded.messages[0].message.parts[0].text == "kept"
 
 
-def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(proxied):
-    """From MANY_ROWS rows an insert takes the driver's executemany (throughput over round
-    trips): the rows are the same, still one transaction."""
+def test_a_large_import_chunk_goes_through_executemany_and_stores_every_row(slow_proxied):
+    """Over a link too slow for COPY, from MANY_ROWS rows an insert takes the driver's
+    executemany (throughput over round trips): the rows are the same, still one
+    transaction."""
     from store.db.writing.flight import MANY_ROWS
 
-    proxy, url = proxied
+    proxy, url = slow_proxied
     with TranscriptStore.open(url) as db:
         count = MANY_ROWS + 10
         batch = [{"role": "user", "content": f"m{i}"} for i in range(count)]

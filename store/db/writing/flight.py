@@ -10,9 +10,17 @@ result sets come back together. ``BEGIN`` goes with the first flight and ``COMMI
 last, on a connection switched to autocommit for the transaction (so that psycopg sends no
 ``BEGIN`` of its own). An append is then: the reads (BEGIN, session upsert, key probe, call
 lookup), then the writes (the inserts as multi-row ``VALUES``, the session update, COMMIT).
-An insert of :data:`MANY_ROWS` rows or more (a bulk append) goes through the driver's
-``executemany`` instead: binding thousands of values on the client costs more than the round
-trips saved.
+Many rows for one table (a bulk append: an import's file, a batch) go as ``COPY ... FROM
+STDIN`` instead, after what is queued: the driver formats the rows in C and the server parses
+no statement, where binding each row on the client costs ~10 us (a 12-value ``messages``
+row). A COPY costs two round trips of its own, so it is used from as many rows as binding
+them would cost more than those two round trips on this connection's link
+(:func:`copy_from`: the round trip is timed once per connection, the first time it decides):
+from :data:`COPY_MIN_ROWS` rows to a server on the same machine (~0.1 ms), from hundreds over
+a network, where a bulk append stays two round trips. From :data:`MANY_ROWS` rows an insert
+the link's round trip keeps from COPY goes through the driver's ``executemany`` (server-side
+parameters, one pipelined flight): binding thousands of values on the client costs more than
+the round trip saved.
 
 A statement that fails stops the message there and aborts the transaction (PostgreSQL runs
 the rest of a simple-query message only while no statement failed); the caller rolls back.
@@ -22,31 +30,51 @@ was sent committed nothing and the transaction may run again; after, it may have
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+import time
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from store.core.pairing import CallRef
 from store.db.writing.prior import Prepared
 
-__all__ = ["GUARD", "REMEMBERED_CALLS", "STALE_SQLSTATES", "Committed", "Flight", "LostFlight",
-           "SessionState", "StaleState", "one_flight", "split_values"]
+__all__ = ["COPY_MIN_ROWS", "GUARD", "MANY_ROWS", "REMEMBERED_CALLS", "ROW_BIND_SECONDS",
+           "STALE_SQLSTATES", "Committed", "Flight", "LostFlight", "SessionState", "StaleState",
+           "copy_from", "one_flight", "split_values"]
 
 #: Queued statement text that is sent before more is queued (bytes of SQL): a bulk append of
 #: large messages goes in several flights rather than one message of unbounded size.
 FLIGHT_BYTES = 8 * 1024 * 1024
 #: Rows from which an insert goes through the driver's executemany instead (a bulk append:
-#: throughput over round trips).
+#: throughput over round trips) when the link's round trip keeps it from COPY.
 MANY_ROWS = 500
+#: The fewest rows an insert sends as COPY, however short the round trip (below, the
+#: statement and the COPY's own start cost about what binding the rows does).
+COPY_MIN_ROWS = 16
+#: What binding one row on the client costs (psycopg's ``mogrify`` of a 12-value
+#: ``messages`` row: 10-11 us measured), against which a COPY's two round trips are weighed.
+ROW_BIND_SECONDS = 10e-6
+#: Where a connection's pool record keeps the rows from which its inserts go as COPY.
+_COPY_FROM = "transcript_store_copy_from"
+
+
+def copy_from(round_trip: float) -> int:
+    """The rows from which an insert is sent as COPY over a link whose round trip takes
+    ``round_trip`` seconds: as many as cost more to bind than two round trips."""
+    return max(COPY_MIN_ROWS, math.ceil(2 * round_trip / ROW_BIND_SECONDS))
 
 
 class Flight:
     """A cursor-like queue of statements for one transaction on a psycopg connection."""
 
-    def __init__(self, dbapi: Any) -> None:
+    def __init__(self, dbapi: Any, info: MutableMapping[str, Any] | None = None) -> None:
+        """``info``: the pool's record of the connection (where the link's COPY threshold
+        is kept between transactions; without it, it is timed for this one)."""
         import psycopg
 
         self._dbapi = dbapi
+        self._info: MutableMapping[str, Any] = {} if info is None else info
         dbapi.autocommit = True
         self._client = psycopg.ClientCursor(dbapi)
         self._queued: list[str] = []
@@ -72,8 +100,9 @@ class Flight:
         return self._queue(self._client.mogrify(sql, params) if params else sql)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """An ``INSERT ... VALUES (...)`` for each row, queued as multi-row ``VALUES``; any
-        other statement once per row (in the same flight)."""
+        """An ``INSERT ... VALUES (...)`` for each row, queued as multi-row ``VALUES`` (many
+        rows: as COPY or the driver's executemany after what is queued, see the module
+        docstring); any other statement once per row (in the same flight)."""
         mogrify = self._client.mogrify
         split = split_values(sql)
         if split is None:
@@ -81,10 +110,14 @@ class Flight:
                 self.execute(sql, row)
             return
         rows = list(rows)
+        if len(rows) >= COPY_MIN_ROWS and len(rows) >= self._copy_from():
+            self.send()  # (what is queued goes first)
+            self._copy(split[0], rows)
+            return
         if len(rows) >= MANY_ROWS:
-            # A bulk append: binding every value on the client costs more than the round
-            # trips it saves; the driver's own executemany (server-side parameters, one
-            # pipelined flight) after what is queued.
+            # Binding every value on the client costs more than the round trip it saves:
+            # the driver's own executemany (server-side parameters, one pipelined flight)
+            # after what is queued.
             self.send()
             cursor = self._dbapi.cursor()
             try:
@@ -106,6 +139,35 @@ class Flight:
 
     def close(self) -> None:
         self._client.close()
+
+    # -- COPY -------------------------------------------------------------------------------
+
+    def _copy_from(self) -> int:
+        """This connection's COPY threshold (:func:`copy_from`), its round trip timed the
+        first time (the quicker of two ``SELECT 1``, sent outside the queue: what they
+        return is nothing the transaction reads)."""
+        known = self._info.get(_COPY_FROM)
+        if known is None:
+            quickest = math.inf
+            for _ in range(2):
+                started = time.perf_counter()
+                self._client.execute("SELECT 1")
+                quickest = min(quickest, time.perf_counter() - started)
+            known = self._info[_COPY_FROM] = copy_from(quickest)
+        return int(known)
+
+    def _copy(self, head: str, rows: list[Sequence[Any]]) -> None:
+        """The rows of the plain insert whose ``INSERT INTO t (...) VALUES `` is ``head``, as
+        ``COPY t (...) FROM STDIN`` (the same columns, values and types: the server reads
+        each value with the column's own input function, as the insert's casts do)."""
+        target = head[len("INSERT INTO "):-len(" VALUES ")]
+        cursor = self._dbapi.cursor()
+        try:
+            with cursor.copy(f"COPY {target} FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        finally:
+            cursor.close()
 
     # -- flights ----------------------------------------------------------------------------
 
