@@ -94,13 +94,23 @@ _EXACT_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 def _may_hold_rounded_int(value: Any) -> bool:
     """True when a decoded value holds a float that may be a rounded big integer literal."""
     stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        item = stack.pop()
+        item = pop()
         kind = type(item)
         if kind is dict:
-            stack.extend(item.values())
+            # (scalars are looked at here, not pushed: most values of an object are)
+            for inner in item.values():
+                kind = type(inner)
+                if kind is str or kind is int or kind is bool or inner is None:
+                    continue
+                if kind is float:
+                    if abs(inner) >= _BIG:
+                        return True
+                    continue
+                push(inner)
         elif kind is list:
-            stack.extend(item)
+            extend(item)
         elif kind is float and abs(item) >= _BIG:
             return True
     return False

@@ -49,6 +49,7 @@ __all__ = [
     "content_text",
     "make_tool_call",
     "read_wire",
+    "renamed",
 ]
 
 #: The shared empty mapping used when a value carries no provider extras.
@@ -305,6 +306,17 @@ def _trusted_call(
     set_extras(call, extras)
     set_source(call, source)
     return call
+
+
+def renamed(call: ToolCall, name: str, raw_name: str | None) -> ToolCall:
+    """``call`` under another ``name`` (``raw_name``: the name it was recorded with, or
+    ``None``), its other values shared: what ``dataclasses.replace`` gives, without running
+    ``__post_init__`` again over values it checked already (a loaded session renames most
+    of its calls)."""
+    if type(name) is not str or not name:
+        raise UnrecognizedRecord(f"a tool call needs a non-empty name, got {name!r}")
+    return _trusted_call(call.id, name, call.input, raw_name, call.arguments_text, call.extras,
+                         call.source)
 
 
 def read_wire(record: Mapping[str, Any]) -> ToolCall | InvalidToolCall:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import overload
 
 from store.core.errors import AliasError
-from store.core.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall
+from store.core.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall, renamed
 from store.tools.actions import split_action_key, tool_action
 
 __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
@@ -245,7 +245,10 @@ class AliasTable(Mapping[str, str]):
         current = self.resolve(recorded, agent, action)
         if current == call.name:
             return call
-        return replace(call, name=current, raw_name=None if current == recorded else recorded)
+        raw_name = None if current == recorded else recorded
+        if type(call) is ToolCall:
+            return renamed(call, current, raw_name)
+        return replace(call, name=current, raw_name=raw_name)
 
     def apply_message(self, message: Message) -> Message:
         """The message with every tool call given its current name (other parts unchanged)."""

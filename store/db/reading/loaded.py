@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from operator import itemgetter
+from types import MappingProxyType
 from typing import Any
 
 from store.core.arguments import loads_json
@@ -86,8 +87,16 @@ def _decoded_message(row: Any, call_rows: list[Any], result_rows: list[Any],
     results = {r[2]: decode_result(r[5], r[6], bool(r[-1]), r[7], r[8], r[9])
                for r in result_rows}
     return Message(role, decode_parts(parts, calls, results), source, message_id,
-                   loads_json(unpacked(extras)) if extras else EMPTY_EXTRAS,
-                   loads_json(unpacked(meta)) if meta else EMPTY_EXTRAS)
+                   _owned(loads_json(unpacked(extras))) if extras else EMPTY_EXTRAS,
+                   _owned(loads_json(unpacked(meta))) if meta else EMPTY_EXTRAS)
+
+
+def _owned(value: Any) -> Any:
+    """A mapping just decoded, frozen as it is (``Message`` would copy it first: nothing
+    else holds this one); anything else as it is, for ``Message`` to deal with."""
+    if type(value) is dict:
+        return MappingProxyType(value) if value else EMPTY_EXTRAS
+    return value
 
 
 def transcript_from_rows(rows: Sequence[Any], sid: str, read_time: Callable[[Any], datetime],
