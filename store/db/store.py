@@ -52,8 +52,10 @@ from store.db.base import (
     driver_reason,
     reads_once,
 )
+from store.db.index.gaps_cache import idle_state, remember_idle
 from store.db.index.message_index import MessageIndexUpdate, catch_up_messages
 from store.db.index.message_search import MessageSearchMixin
+from store.db.index.reads import short_reads
 from store.db.index.search_index import IndexUpdate, catch_up, settle
 from store.db.index.summaries import catch_up_summaries
 from store.db.proofs.transparency import LogMixin
@@ -382,6 +384,10 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
             workers = default_workers()
         try:
             with self._engine.connect() as conn:
+                with short_reads(conn):
+                    unchanged, before = idle_state(conn)
+                if unchanged:
+                    return IndexUpdate()  # (nothing committed since nothing was to do)
                 calls = catch_up(self._retrying, conn, progress=progress,
                                  workers=workers)
 
@@ -401,11 +407,15 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
                        calls.calls + calls.results + inline_calls + inline_results,
                        texts.rows + inline_messages)
                 summarized = catch_up_summaries(self._retrying, conn)  # (tools usage, usage)
-                return IndexUpdate(max(calls.sessions, texts.sessions),
+                done = IndexUpdate(max(calls.sessions, texts.sessions),
                                    calls.calls + inline_calls, calls.results + inline_results,
                                    calls.seconds + texts.seconds
                                    + time.perf_counter() - started, texts.messages
                                    + inline_messages, summarized)
+                if not (done.sessions or done.calls or done.results or done.messages
+                        or summarized):
+                    remember_idle(conn, before)
+                return done
         except self._errors as exc:
             raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 

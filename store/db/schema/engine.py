@@ -324,6 +324,12 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
     options.setdefault("connect_args", {})
     options["connect_args"].setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
     options["connect_args"].setdefault("check_same_thread", False)
+    if (database and database != ":memory:" and not database.startswith("file:")
+            and "poolclass" not in options):
+        # (the file's pool: the connection given back last is the one handed out next, its
+        # page cache warm and the search index's idle check remembered on it,
+        # store/db/index/idle.py)
+        options.setdefault("pool_use_lifo", True)
     engine = create_engine(url, **options)
     synchronous = "FULL" if durability == "power" else "NORMAL"
 
