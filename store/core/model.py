@@ -21,7 +21,7 @@ along but do not take part. A call is hashable by ``(id, name)``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -36,6 +36,7 @@ from store.core.pickling import pickled_by_fields
 
 __all__ = [
     "EMPTY_EXTRAS",
+    "DecodedOnUse",
     "InvalidToolCall",
     "Message",
     "OpaquePart",
@@ -67,9 +68,61 @@ def _no_extras() -> Mapping[str, Any]:
 def _freeze(extras: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if not extras:
         return EMPTY_EXTRAS
-    if isinstance(extras, MappingProxyType):
+    if isinstance(extras, MappingProxyType | DecodedOnUse):
         return extras
     return MappingProxyType(dict(extras))
+
+
+class DecodedOnUse(Mapping[str, Any]):
+    """A read-only mapping decoded at its first use: a stored message's envelope (its
+    ``metadata`` and ``extras``), which a reader of its parts never looks at. ``decode``
+    gives the mapping (called once; the decoded value is kept, frozen as ``Message``
+    freezes one). Equal to any mapping with the same items; pickles and copies as the
+    frozen mapping it decodes to."""
+
+    __slots__ = ("_decode", "_value")
+
+    def __init__(self, decode: Callable[[], Any]) -> None:
+        self._decode: Callable[[], Any] | None = decode
+        self._value: Mapping[str, Any] | None = None
+
+    def _mapping(self) -> Mapping[str, Any]:
+        value = self._value
+        if value is None:
+            assert self._decode is not None
+            decoded = self._decode()
+            if type(decoded) is dict:  # (nothing else holds it: frozen without a copy)
+                value = MappingProxyType(decoded) if decoded else EMPTY_EXTRAS
+            else:
+                value = _freeze(decoded)
+            self._value, self._decode = value, None
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        return self._mapping()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self._mapping())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._mapping()
+
+    def __eq__(self, other: object) -> bool:
+        return self._mapping() == other
+
+    def __repr__(self) -> str:
+        return repr(self._mapping())
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        return _frozen, (dict(self._mapping()),)
+
+
+def _frozen(values: dict[str, Any]) -> Mapping[str, Any]:
+    """A pickled :class:`DecodedOnUse`, read back: the mapping it had decoded to."""
+    return MappingProxyType(values) if values else EMPTY_EXTRAS
 
 
 @pickled_by_fields
@@ -469,9 +522,10 @@ class Message:
     def __post_init__(self) -> None:
         if type(self.parts) is not tuple:
             object.__setattr__(self, "parts", tuple(self.parts))
-        if type(self.extras) is not MappingProxyType:
+        if type(self.extras) is not MappingProxyType and type(self.extras) is not DecodedOnUse:
             object.__setattr__(self, "extras", _freeze(self.extras))
-        if type(self.metadata) is not MappingProxyType:
+        if type(self.metadata) is not MappingProxyType and (
+                type(self.metadata) is not DecodedOnUse):
             object.__setattr__(self, "metadata", _freeze(self.metadata))
 
     @property

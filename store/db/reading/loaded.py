@@ -13,13 +13,12 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from operator import itemgetter
-from types import MappingProxyType
 from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
 from store.core.lineage import session_link
-from store.core.model import EMPTY_EXTRAS, InvalidToolCall, Message, ToolCall
+from store.core.model import EMPTY_EXTRAS, DecodedOnUse, InvalidToolCall, Message, ToolCall
 from store.core.times import as_utc
 from store.core.transcript import CallRef, SessionInfo, SessionTree, StoredMessage, Transcript
 from store.db.packing import unpacked
@@ -87,16 +86,14 @@ def _decoded_message(row: Any, call_rows: list[Any], result_rows: list[Any],
     results = {r[2]: decode_result(r[5], r[6], bool(r[-1]), r[7], r[8], r[9])
                for r in result_rows}
     return Message(role, decode_parts(parts, calls, results), source, message_id,
-                   _owned(loads_json(unpacked(extras))) if extras else EMPTY_EXTRAS,
-                   _owned(loads_json(unpacked(meta))) if meta else EMPTY_EXTRAS)
+                   DecodedOnUse(partial(_envelope, extras)) if extras else EMPTY_EXTRAS,
+                   DecodedOnUse(partial(_envelope, meta)) if meta else EMPTY_EXTRAS)
 
 
-def _owned(value: Any) -> Any:
-    """A mapping just decoded, frozen as it is (``Message`` would copy it first: nothing
-    else holds this one); anything else as it is, for ``Message`` to deal with."""
-    if type(value) is dict:
-        return MappingProxyType(value) if value else EMPTY_EXTRAS
-    return value
+def _envelope(stored: str | bytes) -> Any:
+    """A message's stored metadata or extras (packed or text), decoded: at its first use
+    (``DecodedOnUse``), not when the message is."""
+    return loads_json(unpacked(stored))
 
 
 def transcript_from_rows(rows: Sequence[Any], sid: str, read_time: Callable[[Any], datetime],
