@@ -66,9 +66,11 @@ def _no_extras() -> Mapping[str, Any]:
 
 
 def _freeze(extras: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if type(extras) is DecodedOnUse:  # (frozen already; its truth would decode it)
+        return extras
     if not extras:
         return EMPTY_EXTRAS
-    if isinstance(extras, MappingProxyType | DecodedOnUse):
+    if isinstance(extras, MappingProxyType):
         return extras
     return MappingProxyType(dict(extras))
 
@@ -91,10 +93,8 @@ class DecodedOnUse(Mapping[str, Any]):
         if value is None:
             assert self._decode is not None
             decoded = self._decode()
-            if type(decoded) is dict:  # (nothing else holds it: frozen without a copy)
-                value = MappingProxyType(decoded) if decoded else EMPTY_EXTRAS
-            else:
-                value = _freeze(decoded)
+            # (a dict nothing else holds is frozen without a copy)
+            value = _frozen(decoded) if type(decoded) is dict else _freeze(decoded)
             self._value, self._decode = value, None
         return value
 
@@ -121,8 +121,13 @@ class DecodedOnUse(Mapping[str, Any]):
 
 
 def _frozen(values: dict[str, Any]) -> Mapping[str, Any]:
-    """A pickled :class:`DecodedOnUse`, read back: the mapping it had decoded to."""
+    """``values``, owned by the caller, frozen as they are (also a pickled
+    :class:`DecodedOnUse` read back: the mapping it had decoded to)."""
     return MappingProxyType(values) if values else EMPTY_EXTRAS
+
+
+#: The mapping types a value keeps as they are (read-only already).
+_FROZEN = (MappingProxyType, DecodedOnUse)
 
 
 @pickled_by_fields
@@ -522,10 +527,9 @@ class Message:
     def __post_init__(self) -> None:
         if type(self.parts) is not tuple:
             object.__setattr__(self, "parts", tuple(self.parts))
-        if type(self.extras) is not MappingProxyType and type(self.extras) is not DecodedOnUse:
+        if type(self.extras) not in _FROZEN:
             object.__setattr__(self, "extras", _freeze(self.extras))
-        if type(self.metadata) is not MappingProxyType and (
-                type(self.metadata) is not DecodedOnUse):
+        if type(self.metadata) not in _FROZEN:
             object.__setattr__(self, "metadata", _freeze(self.metadata))
 
     @property

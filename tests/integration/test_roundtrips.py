@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -20,27 +21,31 @@ from roundtrips import DelayProxy  # noqa: E402
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def proxied(postgres_url: str) -> Iterator[tuple[DelayProxy, str]]:
-    """The test database behind a proxy (no added delay): its URL through the proxy."""
+@contextmanager
+def _behind_proxy(postgres_url: str, delay: float) -> Iterator[tuple[DelayProxy, str]]:
+    """The emptied test database behind a proxy adding ``delay`` seconds each way: the proxy
+    and the URL through it."""
     empty_postgres(postgres_url)
-    proxy = DelayProxy(("127.0.0.1", 5432), 0.0)
+    proxy = DelayProxy(("127.0.0.1", 5432), delay)
     try:
         yield proxy, postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
     finally:
         proxy.close()
+
+
+@pytest.fixture
+def proxied(postgres_url: str) -> Iterator[tuple[DelayProxy, str]]:
+    """The test database behind a proxy (no added delay): its URL through the proxy."""
+    with _behind_proxy(postgres_url, 0.0) as behind:
+        yield behind
 
 
 @pytest.fixture
 def slow_proxied(postgres_url: str) -> Iterator[tuple[DelayProxy, str]]:
     """The test database one slow hop away (1.5 ms each way: a round trip of 3 ms or more,
     over which binding 300 rows on the client costs less than a COPY's two round trips)."""
-    empty_postgres(postgres_url)
-    proxy = DelayProxy(("127.0.0.1", 5432), 0.0015)
-    try:
-        yield proxy, postgres_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
-    finally:
-        proxy.close()
+    with _behind_proxy(postgres_url, 0.0015) as behind:
+        yield behind
 
 
 def _dsn(url: str) -> str:

@@ -327,8 +327,8 @@ def _sqlite_engine(url: URL, durability: Durability, options: dict[str, Any],
     if (database and database != ":memory:" and not database.startswith("file:")
             and "poolclass" not in options):
         # (the file's pool: the connection given back last is the one handed out next, its
-        # page cache warm and the search index's idle check remembered on it,
-        # store/db/index/idle.py)
+        # page cache warm and the state the searches' index check kept read on it,
+        # store/db/index/gaps_cache.py)
         options.setdefault("pool_use_lifo", True)
     engine = create_engine(url, **options)
     synchronous = "FULL" if durability == "power" else "NORMAL"

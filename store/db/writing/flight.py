@@ -110,6 +110,7 @@ class Flight:
                 self.execute(sql, row)
             return
         rows = list(rows)
+        # (the link is timed only for an insert that COPY could take)
         if len(rows) >= COPY_MIN_ROWS and len(rows) >= self._copy_from():
             self.send()  # (what is queued goes first)
             self._copy(split[0], rows)
