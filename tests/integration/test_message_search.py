@@ -282,3 +282,36 @@ def test_the_index_check_for_verify(stocked: TranscriptStore) -> None:
         ("message_index", "s-local", 0), ("message_index", "s-tools", 2)}
     refill_search_index(stocked)  # db index --rebuild repairs them
     assert not [p for p in stocked.verify().problems if p.check == "message_index"]
+
+
+def test_every_page_is_the_slice_of_the_whole_ranking(store: TranscriptStore) -> None:
+    """Only the rows that can reach a page are ranked per message and joined to their
+    message (the cut at the page's depth times the roles a message can have): each page, with
+    or without filters, is exactly that slice of the whole ranking, ties included."""
+    words = ["drill", "drill drill", "drill and more words around it here", "drill drill drill"]
+    for n in range(12):
+        batch: list[Any] = []
+        for k in range(8):
+            when = f"2026-03-{1 + (n + k) % 5:02d}T10:{k:02d}:00Z"  # (times tie too)
+            text_ = words[(n + k) % 4]
+            thinking = words[(n * k) % 4] if k % 3 else None
+            batch.append(said("assistant" if k % 2 else "user", text_, when, thinking=thinking))
+            if k % 4 == 1:
+                batch.append(call(f"c{n}-{k}", "bash", {"command": f"echo {words[k % 4]}"}))
+                batch.append(result(f"c{n}-{k}", words[(k + 1) % 4]))
+        store.append(f"s-{n:02d}", batch, agent="codex" if n % 2 else "claude-code",
+                     cwd=f"/work/p{n % 3}")
+    filters: list[dict[str, Any]] = [
+        {}, {"role": "tool"}, {"role": "thinking"}, {"agent": "codex"},
+        {"project": "/work/p1"}, {"since": datetime(2026, 3, 3, tzinfo=UTC)},
+        {"session_id": "s-04"}]
+    for scope in filters:
+        whole = [(h.session_id, h.position, h.role, h.rank)
+                 for h in store.search_messages("drill", limit=1000, **scope)]
+        assert len(whole) >= 8, scope
+        assert len({(sid, pos) for sid, pos, _, _ in whole}) == len(whole)  # one per message
+        for limit in (1, 3, 7):
+            for offset in range(0, len(whole) + 2, 5):
+                page = [(h.session_id, h.position, h.role, h.rank) for h in
+                        store.search_messages("drill", limit=limit, offset=offset, **scope)]
+                assert page == whole[offset:offset + limit], (scope, limit, offset)

@@ -22,7 +22,19 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Float, Integer, String, and_, select, text
+from sqlalchemy import (
+    Connection,
+    Float,
+    Integer,
+    String,
+    and_,
+    column,
+    func,
+    literal,
+    select,
+    table,
+    text,
+)
 
 from store.core.errors import DatabaseError, UsageError
 from store.core.textquery import (
@@ -91,10 +103,11 @@ def _pg_tsquery(parsed: TextQuery, params: dict[str, Any]) -> str:
     return f"(({found}) && !!({' || '.join(left_out)}))"
 
 
-def _matches(conn: Connection, parsed: TextQuery, role: str | None, session_id: str | None,
-             params: dict[str, Any]) -> Any:
-    """The matching index rows, one per message (its best), as a subquery ``h`` with
-    ``key`` (SQLite: the row id; PostgreSQL: the role), session, position, role, score."""
+def _scored(conn: Connection, parsed: TextQuery, role: str | None, session_id: str | None,
+            params: dict[str, Any], *, keyed: bool) -> Any:
+    """The matching index rows with their score, as a subquery ``f``: ``key`` (SQLite: the
+    row id; PostgreSQL: the role) and ``score``, and unless ``keyed`` (SQLite only, with no
+    role or session) the row's session, position and role."""
     scope = ""
     if role is not None:
         scope += " AND s.role = :role"
@@ -102,24 +115,80 @@ def _matches(conn: Connection, parsed: TextQuery, role: str | None, session_id: 
     if session_id is not None:
         scope += " AND s.session_id = :sid"
         params["sid"] = session_id
+    key_type: Any = String if conn.dialect.name == "postgresql" else Integer
     if conn.dialect.name == "postgresql":
-        inner = (f"SELECT s.role AS key, s.session_id, s.position, s.role, "
-                 f"ts_rank(s.tsv, {_pg_tsquery(parsed, params)}, 1) AS score "
-                 f"FROM {MESSAGE_SEARCH} AS s "
-                 f"WHERE s.tsv @@ {_pg_tsquery(parsed, params)}{scope}")
+        sql = (f"SELECT s.role AS key, s.session_id, s.position, s.role, "
+               f"ts_rank(s.tsv, {_pg_tsquery(parsed, params)}, 1) AS score "
+               f"FROM {MESSAGE_SEARCH} AS s "
+               f"WHERE s.tsv @@ {_pg_tsquery(parsed, params)}{scope}")
     else:
         params["match"] = fts5_match(parsed)
-        inner = (f"SELECT s.id AS key, s.session_id, s.position, s.role, "
-                 f"-bm25({MESSAGE_FTS}) AS score "
-                 f"FROM {MESSAGE_FTS} JOIN {MESSAGE_SEARCH} AS s ON s.id = {MESSAGE_FTS}.rowid "
-                 f"WHERE {MESSAGE_FTS} MATCH :match{scope}")
-    ranked = ("SELECT key, session_id, position, role, score, row_number() OVER ("
-              "PARTITION BY session_id, position ORDER BY score DESC, role) AS n "
-              f"FROM ({inner}) AS r")
-    key_type: Any = String if conn.dialect.name == "postgresql" else Integer
-    return text(ranked).bindparams(**params).columns(
-        key=key_type, session_id=String, position=Integer, role=String, score=Float,
-        n=Integer).subquery("h")
+        if keyed:  # (the index alone: its rows are read for the best ones only)
+            return text(f"SELECT {MESSAGE_FTS}.rowid AS key, -bm25({MESSAGE_FTS}) AS score "
+                        f"FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :match"
+                        ).bindparams(**params).columns(key=key_type, score=Float).subquery("f")
+        sql = (f"SELECT s.id AS key, s.session_id, s.position, s.role, "
+               f"-bm25({MESSAGE_FTS}) AS score "
+               f"FROM {MESSAGE_FTS} JOIN {MESSAGE_SEARCH} AS s ON s.id = {MESSAGE_FTS}.rowid "
+               f"WHERE {MESSAGE_FTS} MATCH :match{scope}")
+    return text(sql).bindparams(**params).columns(
+        key=key_type, session_id=String, position=Integer, role=String, score=Float
+    ).subquery("f")
+
+
+#: The message index's rows: one per message and role (``ux_message_search_key``).
+_SEARCH_ROWS = table(MESSAGE_SEARCH, column("id", Integer), column("session_id", String),
+                     column("position", Integer), column("role", String))
+
+
+def _matches(conn: Connection, parsed: TextQuery, *, role: str | None,
+             session_id: str | None, since: datetime | None, until: datetime | None,
+             agent: str | None, project: str | None, depth: int) -> Any:
+    """The matching messages that can be among the ``depth`` best, each with its best part,
+    as a subquery ``h`` (``key``, session, position, role, score, ``n`` = 1 for a message's
+    best part).
+
+    Ranking every match of a common word through the per-message window, then joining each
+    to its message for the time that breaks ties, cost ~1 s at 10^6 messages. A message has
+    at most one row per role, so the ``depth`` best messages are among the rows scoring at
+    least the ``depth x roles``-th best row's score (the cut): only those go on. Every
+    filter is applied before the cut, so it counts the rows that can be shown."""
+    m = messages
+    filtered = since is not None or until is not None or agent is not None \
+        or project is not None
+    keyed = conn.dialect.name != "postgresql" and role is None and session_id is None \
+        and not filtered
+    f = _scored(conn, parsed, role, session_id, {}, keyed=keyed)
+    if keyed:
+        base = select(f.c.key, f.c.score)
+    else:
+        base = select(f.c.key, f.c.session_id, f.c.position, f.c.role, f.c.score)
+        conditions: list[Any] = []
+        if since is not None:
+            conditions.append(m.c.created_at >= as_utc(since))
+        if until is not None:
+            conditions.append(m.c.created_at < as_utc(until))
+        if since is not None or until is not None:
+            base = base.select_from(f.join(m, and_(m.c.session_id == f.c.session_id,
+                                                   m.c.position == f.c.position)))
+        if agent is not None or project is not None:
+            conditions.append(f.c.session_id.in_(sessions_where(agent=agent, cwd=project)))
+        base = base.where(*conditions)
+    r = base.cte("r").prefix_with("MATERIALIZED")
+    cut = (select(r.c.score).order_by(r.c.score.desc()).limit(1)
+           .offset(depth * len(SEARCH_ROLES) - 1).scalar_subquery())
+    best = r.c.score >= func.coalesce(cut, literal(-1e308, Float))
+    if keyed:
+        s = _SEARCH_ROWS
+        rows = (select(r.c.key, s.c.session_id, s.c.position, s.c.role, r.c.score)
+                .select_from(r.join(s, s.c.id == r.c.key)).where(best).subquery("b"))
+    else:
+        rows = select(r.c.key, r.c.session_id, r.c.position, r.c.role, r.c.score) \
+            .where(best).subquery("b")
+    return select(rows.c.key, rows.c.session_id, rows.c.position, rows.c.role, rows.c.score,
+                  func.row_number().over(partition_by=[rows.c.session_id, rows.c.position],
+                                         order_by=[rows.c.score.desc(), rows.c.role])
+                  .label("n")).subquery("h")
 
 
 def search_messages(conn: Connection, query: str, *, agent: str | None = None,
@@ -134,22 +203,16 @@ def search_messages(conn: Connection, query: str, *, agent: str | None = None,
                          "lacks (use PostgreSQL, or a Python built with FTS5)")
     if limit == 0:
         return []
-    h = _matches(conn, parsed, role, session_id, {})
+    h = _matches(conn, parsed, role=role, session_id=session_id, since=since, until=until,
+                 agent=agent, project=project, depth=limit + offset)
     m, s = messages, sessions
-    conditions: list[Any] = [h.c.n == 1]
-    if since is not None:
-        conditions.append(m.c.created_at >= as_utc(since))
-    if until is not None:
-        conditions.append(m.c.created_at < as_utc(until))
-    if agent is not None or project is not None:
-        conditions.append(s.c.session_id.in_(sessions_where(agent=agent, cwd=project)))
     statement = (
         select(h.c.key, h.c.session_id, h.c.position, h.c.role, h.c.score, m.c.created_at,
                s.c.agent, s.c.cwd, s.c.title)
         .select_from(h.join(m, and_(m.c.session_id == h.c.session_id,
                                     m.c.position == h.c.position))
                      .join(s, s.c.session_id == h.c.session_id))
-        .where(*conditions)
+        .where(h.c.n == 1)
         .order_by(h.c.score.desc(), m.c.created_at.desc(), h.c.session_id, h.c.position)
         .limit(limit).offset(offset))
     rows = list(conn.execute(statement).all())
