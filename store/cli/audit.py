@@ -175,8 +175,12 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
 
         tools_by(db_url, by, since, until, as_json, agent=agent, cwd=cwd)
         return
+    url = db_url or default_url()
     every = None if with_children else lite_tool_usage(
-        db_url or default_url(), since=since, until=until, session=session, agent=agent, cwd=cwd)
+        url, since=since, until=until, session=session, agent=agent, cwd=cwd)
+    if every is not None and not every and not as_json and session is None \
+            and _lite_nothing_found(url, "tool calls", agent=agent):
+        return
     if every is None or (not every and not as_json):  # (the store words what is missing)
         with open_store(db_url, read_only=True) as opened:
             if session is not None:
@@ -286,6 +290,24 @@ def calls_search(db_url: str | None, tool: str | None, raw_name: str | None,
                                        redactor=redactor, warn=_warn)
         _show_calls(found, lambda: store.count_calls(opened, query), opened, tool, agent,
                     wanted, offset, as_json, wide)
+
+
+def _lite_nothing_found(url: str, what: str, *, agent: str | None) -> bool:
+    """"no ... match" for an empty answer, worded from the stdlib reader (the agents and the
+    tool names it knows) without opening the store; False when it declines."""
+    import sqlite3
+
+    from store.audit.lite_search import open_calls
+
+    lite = open_calls(url)
+    if lite is None:
+        return False
+    with lite:
+        try:
+            nothing_found(lite, what, agent=agent)
+        except sqlite3.Error:
+            return False
+    return True
 
 
 def _lite_search(db_url: str | None, tool: str | None, session: str | None,
