@@ -34,8 +34,7 @@ from store.audit.cost_rows import (
 from store.audit.sql import connect
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
-from store.db.reading.lineage import subagent_roots
-from store.db.reading.usage import scope_where
+from store.db.reading.usage import scope_where, subagent_roots
 from store.db.schema.sqlitefile import read_time
 from store.usage.prices import PriceTable, load_prices
 

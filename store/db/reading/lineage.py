@@ -21,7 +21,7 @@ from store.db.base import StoreBase, _now, _session_info, reads_once
 from store.db.reading.loaded import MAX_TREE_DEPTH, ancestors_of, tree_of
 from store.db.schema.tables import sessions, tool_calls
 
-__all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids", "subagent_roots"]
+__all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids"]
 
 
 #: Ids per ``IN`` list of one statement (SQLite's bound-parameter limit is far above it).
@@ -57,39 +57,6 @@ def descendant_ids(conn: Connection, session_id: str,
         seen += below
         level = below
     return seen
-
-
-def subagent_roots(conn: Connection) -> dict[str, tuple[str, str | None, str | None]]:
-    """Each subagent session (``lineage = 'subagent'``) -> its root: the first session above
-    it that is not itself a subagent (or whose parent is not stored), with that root's agent
-    and cwd. One statement for the links and one for the roots' rows; a chain that loops back
-    stops where it meets itself (``MAX_TREE_DEPTH`` at the most)."""
-    parent_of = {str(sid): str(parent) for sid, parent in conn.execute(
-        select(sessions.c.session_id, sessions.c.parent_session_id)
-        .where(sessions.c.lineage == "subagent", sessions.c.parent_session_id.is_not(None)))}
-    roots: dict[str, str] = {}
-    for sid in parent_of:
-        root, seen = sid, {sid}
-        while root in parent_of and len(seen) <= MAX_TREE_DEPTH:
-            above = parent_of[root]
-            if above in seen:
-                break
-            seen.add(above)
-            root = above
-        roots[sid] = root
-    wanted = sorted(set(roots.values()))
-    info: dict[str, tuple[str | None, str | None]] = {}
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
-        info.update((str(sid), (agent, cwd)) for sid, agent, cwd in conn.execute(
-            select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
-            .where(sessions.c.session_id.in_(chunk))))
-    out: dict[str, tuple[str, str | None, str | None]] = {}
-    for sid, root in roots.items():
-        if root == sid or root not in info:  # a loop, or a parent that is not stored
-            continue
-        out[sid] = (root, *info[root])
-    return out
 
 
 def _call_counts(conn: Connection, ids: list[str]) -> dict[str, int]:
