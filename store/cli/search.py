@@ -66,13 +66,18 @@ def search(text: str, db_url: str | None, agent: str | None, project: str | None
     the last `import`, `watch` pass or `db index`, the index is searched as it is and a
     note on stderr says how many sessions are behind.
     """
-    with open_store(db_url, read_only=True) as opened:
-        if session is not None:
-            session = resolve_session(opened, session)
-        hits = opened.search_messages(text, agent=agent, project=project, since=since,
-                                      until=until, role=role, session_id=session,
-                                      limit=limit, offset=offset)
-        behind = opened.messages_behind()
+    found = _lite_search(db_url, text, agent=agent, project=project, since=since,
+                         until=until, role=role, session=session, limit=limit, offset=offset)
+    if found is not None:  # (an SQLite file or a PostgreSQL database at head, its driver)
+        hits, behind = found
+    else:
+        with open_store(db_url, read_only=True) as opened:
+            if session is not None:
+                session = resolve_session(opened, session)
+            hits = opened.search_messages(text, agent=agent, project=project, since=since,
+                                          until=until, role=role, session_id=session,
+                                          limit=limit, offset=offset)
+            behind = opened.messages_behind()
     if behind:
         click.echo(f"note: {behind:,} session{'s' if behind != 1 else ''} ha"
                    f"{'ve' if behind != 1 else 's'} messages not indexed yet (run "
@@ -91,6 +96,30 @@ def search(text: str, db_url: str | None, agent: str | None, project: str | None
     if len(hits) == limit:
         click.echo(f"showing {offset + 1}-{offset + len(hits)}; --offset {offset + limit} for "
                    "more", err=True)
+
+
+def _lite_search(db_url: str | None, text: str, *, agent: str | None, project: str | None,
+                 since: datetime | None, until: datetime | None, role: str | None,
+                 session: str | None, limit: int, offset: int
+                 ) -> tuple[list[store.MessageHit], int] | None:
+    """The hits and the sessions behind, read on the database's own driver with the store's
+    statements (``store.db.index.message_sql``; no SQLAlchemy, no schema check beyond the
+    revision); ``None`` off that path (the store answers, and words every error)."""
+    from store.db.index.message_sql import index_present, messages_behind, search_messages
+    from store.db.reading.lite import read_lite
+    from store.db.reading.pgread import driver_of
+    from store.db.schema.revisions import default_url
+
+    def work(conn: Any, session_id: str | None) -> tuple[list[store.MessageHit], int] | None:
+        driver = driver_of(conn)
+        if not index_present(driver):
+            return None
+        return (search_messages(driver, text, agent=agent, project=project, since=since,
+                                until=until, role=role, session_id=session_id, limit=limit,
+                                offset=offset, present=True),
+                messages_behind(driver))
+
+    return read_lite(db_url or default_url(), session, work)
 
 
 def hit_json(hit: store.MessageHit) -> dict[str, Any]:

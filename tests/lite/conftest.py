@@ -68,6 +68,7 @@ def lite_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = scratch / "many.sqlite"
     with store.TranscriptStore.open(f"sqlite:///{path}") as db:
         populate(db, scratch)
+        db.update_search_index()  # (as on PostgreSQL: the indexes caught up)
     yield path
 
 

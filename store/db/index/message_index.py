@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
+from store.db.index.message_sql import LAGGING, MESSAGE_FTS, MESSAGE_SEARCH, messages_behind
 from store.db.index.reads import read_briefly, short_reads
 from store.db.schema.distribute import is_citus
 from store.records.messagetext import message_rows
@@ -53,16 +54,13 @@ __all__ = [
     "settle_messages",
 ]
 
-MESSAGE_SEARCH = "message_search"
-MESSAGE_FTS = "message_fts"
 #: Sessions caught up per transaction (their rows are locked meanwhile).
 CHUNK_SESSIONS = 100
 #: After this many rows indexed, PostgreSQL merges the GIN pending list and analyzes
 #: (``store.db.index.search_index.settle``).
 SETTLE_ROWS = 2000
 
-_LAGGING = ("SELECT session_id, message_indexed_position, next_position FROM sessions "
-            "WHERE next_position > message_indexed_position")
+_LAGGING = LAGGING
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,17 +88,6 @@ def has_message_index(conn: Connection) -> bool:
             (MESSAGE_SEARCH, MESSAGE_FTS)).scalar_one()
         known = _PRESENT[conn.engine] = found == 2
     return known
-
-
-def messages_behind(conn: Connection, session_id: str | None = None) -> int:
-    """How many sessions (of ``session_id`` only, with it) have messages the index has not
-    caught up with (``ix_sessions_messages_behind``)."""
-    sql = _LAGGING.replace("session_id, message_indexed_position, next_position", "count(*)")
-    params: tuple[str, ...] = ()
-    if session_id is not None:
-        sql += " AND session_id = " + ("%s" if conn.dialect.name == "postgresql" else "?")
-        params = (session_id,)
-    return int(conn.exec_driver_sql(sql, params).scalar_one())
 
 
 def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
