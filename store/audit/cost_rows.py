@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from store.core.errors import UsageError
 from store.db.reading.summary_reads import DaySums, summary_usage_days, summary_usage_groups
@@ -17,7 +17,8 @@ from store.db.reading.usage import UsageSums, scope_where, usage_groups
 from store.usage.prices import TIER_TOKENS, PriceTable
 
 __all__ = ["CHARS_PER_TOKEN", "TOOL_GROUPS", "UNKNOWN", "USAGE_GROUPS", "MissingUsage",
-           "UsageTotals", "missing_rows", "period_key", "report_rows"]
+           "ToolContext", "UsageTotals", "missing_rows", "period_key", "report_rows",
+           "tool_context_rows"]
 
 UsageGroup = Literal["day", "week", "month", "session", "model", "agent", "project"]
 USAGE_GROUPS: tuple[str, ...] = ("day", "week", "month", "session", "model", "agent",
@@ -273,3 +274,75 @@ def missing_rows(conn: Any, *, since: datetime | None, until: datetime | None,
         per_agent.setdefault(agent_name or UNKNOWN, []).append(str(sid))
     return [MissingUsage(name, tuple(ids)) for name, ids in
             sorted(per_agent.items(), key=lambda item: (-len(item[1]), item[0]))]
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Calls of one tool (current name) within one key, and the estimated tokens their
+    results carried into the context (``estimated``: from the size, see the module)."""
+
+    key: str
+    tool: str
+    calls: int = 0
+    results: int = 0
+    error_results: int = 0
+    result_chars: int = 0
+    estimated: bool = True
+
+    @property
+    def context_tokens(self) -> int:
+        return -(-self.result_chars // CHARS_PER_TOKEN)
+
+
+class _Resolves(Protocol):
+    def resolve(self, name: str, agent: str | None = None) -> str: ...
+
+
+def tool_context_rows(conn: Any, *, by: str | None, since: datetime | None,
+                      until: datetime | None, agent: str | None, cwd: str | None,
+                      aliases: _Resolves) -> list[ToolContext]:
+    """The rows of ``store.audit.costs.tool_context`` read on ``conn`` (the store's or a
+    stdlib driver's): the database sums each call's results (their number, size and errors)
+    and then each (key, agent, raw name)'s calls, a few thousand groups at 10^6 messages,
+    which are named by the alias table and folded here. (Each call and result read into
+    Python took 6 s there.)"""
+    pg = conn.dialect.name == "postgresql"
+    where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd)
+    day = ("to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')" if pg
+           else "substr(m.created_at, 1, 10)")
+    key = {"day": day, "week": day, "agent": "s.agent",
+           "model": "coalesce(u.model, s.model)"}.get(by or "", "''")
+    usage = (" LEFT JOIN message_usage u ON u.session_id = c.session_id "
+             "AND u.position = c.position") if by == "model" else ""
+    lookup = "messages m" if pg else "messages m INDEXED BY ix_messages_time"
+    error = "CASE WHEN r.is_error THEN 1 ELSE 0 END" if pg else "r.is_error"
+    per_call = (f"SELECT {key} AS k, s.agent AS agent, c.raw_name AS raw, "
+                "count(r.session_id) AS results, sum(length(r.content_json)) AS chars, "
+                f"sum({error}) AS errors FROM tool_calls c JOIN {lookup} "
+                "ON m.session_id = c.session_id AND m.position = c.position "
+                f"JOIN sessions s ON s.session_id = c.session_id{usage} "
+                "LEFT JOIN tool_results r ON r.session_id = c.session_id "
+                "AND r.call_position = c.position AND r.call_index = c.call_index"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " GROUP BY c.session_id, c.position, c.call_index"
+                + (f", {key}, s.agent, c.raw_name" if pg else ""))
+    sql = ("SELECT k, agent, raw, count(*), sum(results), coalesce(sum(chars), 0), "
+           f"coalesce(sum(errors), 0) FROM ({per_call}) AS per_call GROUP BY k, agent, raw")
+    out: dict[tuple[str, str], ToolContext] = {}
+    weeks: dict[str, str] = {}
+    for found, agent_name, raw, calls, results, chars, errors in conn.exec_driver_sql(
+            sql, tuple(params)).all():
+        if by == "week":
+            found = weeks.get(found) or weeks.setdefault(
+                found, period_key("week", datetime.fromisoformat(found)))
+        elif by in ("agent", "model"):
+            found = found or UNKNOWN
+        tool = aliases.resolve(str(raw), agent_name)
+        entry = out.get((found, tool))
+        if entry is None:
+            entry = out[(found, tool)] = ToolContext(str(found), tool)
+        entry.calls += int(calls)
+        entry.results += int(results)
+        entry.result_chars += int(chars)
+        entry.error_results += int(errors)
+    return sorted(out.values(), key=lambda t: (t.key, -t.result_chars, -t.calls, t.tool))

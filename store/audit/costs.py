@@ -16,26 +16,25 @@ rule for English and code), and is labelled an estimate wherever shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from store.audit.cost_rows import (
     CHARS_PER_TOKEN,
     TOOL_GROUPS,
-    UNKNOWN,
     USAGE_GROUPS,
     MissingUsage,
+    ToolContext,
     UsageTotals,
     missing_rows,
     period_key,
     report_rows,
+    tool_context_rows,
 )
 from store.audit.sql import connect
 from store.core.errors import UsageError
 from store.db.base import alias_table, reads_once
-from store.db.reading.usage import scope_where, subagent_roots
-from store.db.schema.sqlitefile import read_time
+from store.db.reading.usage import subagent_roots
 from store.usage.prices import PriceTable, load_prices
 
 if TYPE_CHECKING:
@@ -81,24 +80,6 @@ def sessions_without_usage(store: TranscriptStore, *, since: datetime | None = N
                             session_id=session_id)
 
 
-@dataclass(slots=True)
-class ToolContext:
-    """Calls of one tool (current name) within one key, and the estimated tokens their
-    results carried into the context (``estimated``: from the size, see the module)."""
-
-    key: str
-    tool: str
-    calls: int = 0
-    results: int = 0
-    error_results: int = 0
-    result_chars: int = 0
-    estimated: bool = True
-
-    @property
-    def context_tokens(self) -> int:
-        return -(-self.result_chars // CHARS_PER_TOKEN)
-
-
 @reads_once
 def tool_context(store: TranscriptStore, *, by: str | None = None,
                  since: datetime | None = None, until: datetime | None = None,
@@ -109,39 +90,5 @@ def tool_context(store: TranscriptStore, *, by: str | None = None,
     if by is not None and by not in TOOL_GROUPS:
         raise UsageError(f"tools usage --by {by!r}: one of {', '.join(TOOL_GROUPS)}")
     with connect(store) as conn:
-        where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd)
-        sql = ("SELECT c.session_id, c.position, c.call_index, m.created_at, s.agent, "
-               "coalesce(u.model, s.model), c.raw_name, length(r.content_json), r.is_error "
-               "FROM tool_calls c JOIN messages m ON m.session_id = c.session_id "
-               "AND m.position = c.position JOIN sessions s ON s.session_id = c.session_id "
-               "LEFT JOIN message_usage u ON u.session_id = c.session_id "
-               "AND u.position = c.position "
-               "LEFT JOIN tool_results r ON r.session_id = c.session_id "
-               "AND r.call_position = c.position AND r.call_index = c.call_index"
-               + (" WHERE " + " AND ".join(where) if where else ""))
-        rows = conn.exec_driver_sql(sql, tuple(params)).all()
-        aliases = alias_table(conn)
-    out: dict[tuple[str, str], ToolContext] = {}
-    counted: set[tuple[str, int, int]] = set()
-    for sid, pos, idx, at, agent_name, model, raw, size, is_error in rows:
-        if by in ("day", "week"):
-            key = period_key(by, read_time(at))
-        elif by == "agent":
-            key = agent_name or UNKNOWN
-        elif by == "model":
-            key = model or UNKNOWN
-        else:
-            key = ""
-        tool = aliases.resolve(raw, agent_name)
-        entry = out.get((key, tool))
-        if entry is None:
-            entry = out[(key, tool)] = ToolContext(key, tool)
-        call = (sid, pos, idx)
-        if call not in counted:
-            counted.add(call)
-            entry.calls += 1
-        if size is not None:
-            entry.results += 1
-            entry.result_chars += int(size)
-            entry.error_results += bool(is_error)
-    return sorted(out.values(), key=lambda t: (t.key, -t.result_chars, -t.calls, t.tool))
+        return tool_context_rows(conn, by=by, since=since, until=until, agent=agent, cwd=cwd,
+                                 aliases=alias_table(conn))

@@ -28,11 +28,31 @@ def _periods(keys: list[str], step: int) -> list[str]:
     return [(first + timedelta(days=step * i)).isoformat() for i in range(start, count)]
 
 
+def _lite_context(db_url: str | None, by: str, since: datetime | None,
+                  until: datetime | None, *, agent: str | None, cwd: str | None
+                  ) -> list[store.ToolContext] | None:
+    """``store.tool_context`` on the database's own driver (an SQLite file or PostgreSQL at
+    head; the store's statement and fold, ``store.audit.cost_rows``); ``None`` off it."""
+    from store.audit.cost_rows import TOOL_GROUPS, tool_context_rows
+    from store.audit.lite_scope import lite_aliases
+    from store.db.reading.lite import read_lite
+    from store.db.reading.pgread import driver_of
+    from store.db.schema.revisions import default_url
+
+    if by not in TOOL_GROUPS:
+        return None
+    return read_lite(db_url or default_url(), None, lambda conn, _: tool_context_rows(
+        driver_of(conn), by=by, since=since, until=until, agent=agent, cwd=cwd,
+        aliases=lite_aliases(conn)))
+
+
 def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetime | None,
              as_json: bool, *, agent: str | None = None, cwd: str | None = None) -> None:
-    with open_store(db_url, read_only=True) as opened:
-        entries = store.tool_context(opened, by=by, since=since, until=until, agent=agent,
-                                     cwd=cwd)
+    entries = _lite_context(db_url, by, since, until, agent=agent, cwd=cwd)
+    if entries is None:  # (off the stdlib reader's path: the store answers, words errors)
+        with open_store(db_url, read_only=True) as opened:
+            entries = store.tool_context(opened, by=by, since=since, until=until, agent=agent,
+                                         cwd=cwd)
     if as_json:
         emit_json({by: e.key, "tool": e.tool, "calls": e.calls, "results": e.results,
                    "error_results": e.error_results, "context_tokens": e.context_tokens,

@@ -37,3 +37,24 @@ def test_every_report_and_filter_gives_what_the_store_gives(lite_url: str) -> No
                    for rollup in (True, False))
     assert rolled is not None and own is not None
     assert len(rolled[0]) < len(own[0])  # (subagents are stored: the roll-up is exercised)
+
+
+def test_tools_usage_by_a_key_on_the_driver_gives_what_the_store_gives(lite_url: str) -> None:
+    """``tools usage --by`` (``store.tool_context``) on the stdlib reader: the same rows for
+    every key and filter; the command imports no SQLAlchemy."""
+    from backends import imported_modules
+
+    from store.cli.toolsby import _lite_context
+
+    counted = 0
+    with store.TranscriptStore.open(lite_url, read_only=True) as db:
+        for by, filters in itertools.product(("day", "week", "agent", "model"), FILTERS):
+            expected = store.tool_context(db, by=by, **filters)
+            assert _lite_context(lite_url, by, filters.get("since"), filters.get("until"),
+                                 agent=filters.get("agent"), cwd=filters.get("cwd")
+                                 ) == expected, (by, filters)
+            counted += sum(e.results for e in expected)
+    assert counted > 100
+    modules, out = imported_modules("tools", "usage", "--by", "week", "--json", "--db",
+                                    lite_url, roots=("sqlalchemy",))
+    assert out.strip() and "sqlalchemy" not in modules and "store.db.store" not in modules

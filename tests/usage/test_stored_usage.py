@@ -182,3 +182,36 @@ def test_append_stores_usage_by_key_in_its_transaction(db: TranscriptStore) -> N
     assert [r[:3] + r[5:7] for r in rows(db)] == [("u1", 1, SONNET, 3, 5)]
     db.append("u1", [{"role": "user", "content": "again"}], keys=["k3"], usage=usage)
     assert len(rows(db)) == 1  # (a row already there is kept)
+
+
+def test_tool_context_counts_a_call_once_however_many_results_it_has(
+        db: TranscriptStore) -> None:
+    """The database sums each call's results before its calls (``tool_context_rows``): a
+    call answered twice is one call with two results, a call never answered has none, and
+    the week is the UTC Monday's (a Sunday night call is the week before)."""
+    import dataclasses
+
+    from store import Message, normalize_message
+
+    def said(role: str, when: str, **fields: object) -> Message:
+        return dataclasses.replace(normalize_message({"role": role, **fields}),
+                                   metadata={"timestamp": when})
+
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "twice", "type": "function",
+         "function": {"name": "bash", "arguments": '{"command": "ls"}'}},
+        {"id": "never", "type": "function",
+         "function": {"name": "Bash", "arguments": '{"command": "pwd"}'}}]}
+    db.append("s", [
+        said("assistant", "2025-09-07T23:30:00Z", **{k: v for k, v in call.items()
+                                                      if k != "role"}),
+        said("tool", "2025-09-07T23:31:00Z", tool_call_id="twice", content="12345678"),
+        said("tool", "2025-09-08T00:01:00Z", tool_call_id="twice", content="boom",
+             is_error=True)], agent="claude-code")
+
+    (week,) = tool_context(db, by="week")
+    assert (week.key, week.tool, week.calls, week.results, week.error_results,
+            week.result_chars) == ("2025-09-01", "bash", 2, 2, 1,
+                                   len('"12345678"') + len('"boom"'))  # (stored JSON)
+    (agent,) = tool_context(db, by="agent")
+    assert (agent.key, agent.calls, agent.results) == ("claude-code", 2, 2)
