@@ -25,7 +25,10 @@ PostgreSQL):
 * each read command as a process, median of ``--repeat`` runs: ``calls search --text``
   (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
   (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month),
-  ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``;
+  ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``,
+  ``usage session`` and ``project``, ``search`` (message search: a rare phrase, a common
+  word, its tool parts), ``tools usage --by day`` and ``--by model``, ``sessions tree ID``,
+  ``aliases list``;
 * a read-only open in the library (``TranscriptStore.open(read_only=True)``, and
   ``ReadOnlyStore.open``, to the end of its first query, ``list_sessions(limit=1)``), in a
   fresh process, median of ``--repeat``;
@@ -64,7 +67,13 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_home import COMMAND_TEXT, RARE_TEXT, iter_lines, make_home  # noqa: E402
+from scale_home import (  # noqa: E402
+    COMMAND_TEXT,
+    COMMON_WORD,
+    RARE_TEXT,
+    iter_lines,
+    make_home,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -420,7 +429,16 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                 ("sessions show ID", ["sessions", "show", sid]),
                 ("sessions show ID --last-turns 3",
                  ["sessions", "show", sid, "--last-turns", "3"]),
-                ("usage daily", ["usage", "daily"])):
+                ("usage daily", ["usage", "daily"]),
+                ("usage session", ["usage", "session"]),
+                ("usage project", ["usage", "project"]),
+                ("search (a rare phrase)", ["search", RARE_TEXT]),
+                ("search (a common word, best 20)", ["search", COMMON_WORD]),
+                ("search (a common word, tool parts)", ["search", COMMON_WORD, "--role", "tool"]),
+                ("tools usage --by day", ["tools", "usage", "--by", "day"]),
+                ("tools usage --by model", ["tools", "usage", "--by", "model"]),
+                ("sessions tree ID", ["sessions", "tree", sid]),
+                ("aliases list", ["aliases", "list"])):
             reads[label] = timed_cli(home, url, command, args.repeat)
         opened = read_only_open(home, library_url, args.repeat)
         reader = read_only_open(home, library_url, args.repeat, "reader")

@@ -36,8 +36,15 @@ def aliases_list(db_url: str | None, agent: str | None, current: str | None,
     """List the aliases (global ones, then those scoped to one agent)."""
     from rich.table import Table
 
-    with open_store(db_url, read_only=True) as opened:
-        table = opened.aliases()
+    from store.audit.lite_scope import lite_aliases
+    from store.db.reading.lite import read_lite
+    from store.db.schema.revisions import default_url
+
+    # (on the database's own driver, as the stdlib readers read it; else the store)
+    table = read_lite(db_url or default_url(), None, lambda conn, _: lite_aliases(conn))
+    if table is None:
+        with open_store(db_url, read_only=True) as opened:
+            table = opened.aliases()
     rows = [(a, raw, cur) for a, raw, cur in table.rows()
             if (agent is None or (a or "") == agent) and (current is None or cur == current)]
     if as_json:

@@ -13,10 +13,8 @@ from store.cli._common import (
     db_option,
     emit_json,
     local_time,
-    open_store,
     redaction_options,
     redactor_from,
-    resolve_session,
 )
 from store.cli._common import safe_markup as escape
 
@@ -94,9 +92,11 @@ def sessions_tree(db_url: str | None, session_id: str, as_json: bool, redact: bo
     """Show a session's lineage: the sessions it descends from and every session below it
     (subagents, forks, continuations), with the parent call that spawned each subagent and
     each session's calls."""
+    from store.audit.reader import ReadOnlyStore
+
     redactor = redactor_from(redact, patterns)
-    with open_store(db_url, read_only=True) as opened:
-        session_id = resolve_session(opened, session_id)
+    with ReadOnlyStore.open(db_url) as opened:  # (the stdlib driver where it can)
+        session_id = opened.resolve_session_id(session_id)
         ancestors = opened.session_ancestors(session_id)
         tree = opened.session_tree(session_id)
     nodes = [(-n, info) for n, info in reversed(list(enumerate(ancestors, 1)))]

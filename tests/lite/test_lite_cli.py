@@ -16,6 +16,8 @@ READS = [
     ["calls", "search", "--command", "git push", "--limit", "0", "--json"],
     ["calls", "search", "--text", "a.py"], ["calls", "search", "--tool", "read", "--limit", "3"],
     ["calls", "search", "--tool", "nothing-such"], ["usage", "daily"], ["usage", "model", "--json"],
+    ["usage", "session"], ["search", "file"], ["tools", "usage", "--by", "day"],
+    ["aliases", "list"], ["sessions", "tree", "oh-1"],
 ]
 
 
@@ -43,3 +45,34 @@ def test_an_unknown_tool_is_named_with_its_nearest(lite_db: Path) -> None:
     done = CliRunner().invoke(cli, ["calls", "search", "--tool", "grpe", "--db", str(lite_db)])
 
     assert done.exit_code == 0 and "no calls match" in done.output and "grep" in done.output
+
+
+def test_the_alias_list_reads_as_the_store_reads_it(lite_url: str) -> None:
+    """``aliases list`` on the database's own driver: every alias, global and scoped, as
+    ``TranscriptStore.aliases`` gives it, without SQLAlchemy."""
+    import json
+
+    from backends import imported_modules
+
+    import store
+
+    with store.TranscriptStore.open(lite_url, read_only=True) as db:
+        expected = [{"agent": a, "raw_tool": raw, "tool": cur} for a, raw, cur in
+                    db.aliases().rows()]
+    modules, out = imported_modules("aliases", "list", "--json", "--db", lite_url,
+                                    roots=("sqlalchemy",))
+    assert [json.loads(line) for line in out.splitlines()] == expected
+    assert any(row["agent"] == "openhands" for row in expected)  # (a scoped one is there)
+    assert "sqlalchemy" not in modules and "store.db.store" not in modules
+
+
+def test_the_lineage_and_the_rolled_up_usage_read_without_sqlalchemy(lite_url: str) -> None:
+    """``sessions tree`` (on ``ReadOnlyStore``) and the usage reports that roll subagents up
+    into their roots read on the database's driver alone."""
+    from backends import imported_modules
+
+    for argv in (["sessions", "tree", "oh-1", "--json"], ["usage", "session", "--json"],
+                 ["usage", "project", "--json"]):
+        modules, out = imported_modules(*argv, "--db", lite_url, roots=("sqlalchemy",))
+        assert out.strip(), argv
+        assert "sqlalchemy" not in modules and "store.db.store" not in modules, argv
