@@ -143,6 +143,7 @@ def test_distribute_moves_the_stored_rows_and_a_second_run_changes_nothing(fresh
         "session_summaries": ("distributed", "created", 0),
         "tool_summary": ("distributed", "created", 0),
         "usage_summary": ("distributed", "created", 0),
+        "context_summary": ("distributed", "created", 0),  # (revision 0027)
         "tombstones": ("distributed", "created", 0),  # trust (revision 0011)
         "session_holds": ("distributed", "created", 0),
         "call_secrets": ("distributed", "created", 0),
@@ -203,7 +204,7 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
     assert ": distributed; distributed on Citus" in first.output
     assert second.exit_code == 0 and "already distributed, nothing changed" in second.output
     assert check.exit_code == 0 and "schema matches the code" in check.output
-    assert ("16 tables by session_id in 4 co-located shards, reference: alias_seeds, "
+    assert ("17 tables by session_id in 4 co-located shards, reference: alias_seeds, "
             "chain_heads, log_leaves, log_state, source_files, tool_aliases, trust_keys"
             ) in check.output
     assert current.exit_code == 0 and "distributed on Citus" in current.output
@@ -213,7 +214,7 @@ def test_the_cli_says_what_it_did_and_db_check_reports_the_layout(fresh):
          "tool_calls", "tool_results", "message_search", "call_views",
          "session_sources", "message_usage", "findings", "tombstones", "session_holds",
          "call_secrets", "chain_heads", "trust_keys", "log_leaves", "log_state", "alias_seeds",
-         "session_summaries", "tool_summary", "usage_summary"),
+         "session_summaries", "tool_summary", "usage_summary", "context_summary"),
         "already")
 
 
@@ -238,7 +239,7 @@ def test_db_check_fails_on_a_partly_distributed_schema(fresh):
         "call_views", "source_files", "session_sources", "message_usage", "findings",
         "tombstones", "session_holds", "call_secrets", "chain_heads", "trust_keys",
         "log_leaves", "log_state", "alias_seeds", "session_summaries", "tool_summary",
-        "usage_summary"}
+        "usage_summary", "context_summary"}
     assert store.check_database(url).distributed
 
 

@@ -42,6 +42,10 @@ EXPECTED_COLUMNS = {
         "session_id", "item", "raw_name", "action", "calls", "invalid_calls", "error_calls",
         "unanswered_calls", "first_at", "last_at", "agent",
     },
+    "context_summary": {
+        "session_id", "item", "day", "model", "raw_name", "calls", "results", "error_results",
+        "result_chars",
+    },
     "usage_summary": {
         "session_id", "item", "day", "model", "responses", "input_tokens", "output_tokens",
         "cache_creation_tokens", "cache_read_tokens", "reasoning_tokens", "input_past",
@@ -99,6 +103,7 @@ EXPECTED_PRIMARY_KEYS = {
     "session_summaries": ("pk_session_summaries", ["session_id"]),
     "tool_summary": ("pk_tool_summary", ["session_id", "item"]),
     "usage_summary": ("pk_usage_summary", ["session_id", "item"]),
+    "context_summary": ("pk_context_summary", ["session_id", "item"]),
     "findings": ("pk_findings", ["session_id", "position", "call_index", "rule_id"]),
     "tool_aliases": ("pk_tool_aliases", ["agent", "raw_name"]),
     "alias_seeds": ("pk_alias_seeds", ["agent", "raw_name"]),
@@ -152,6 +157,7 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
         ["agent", "raw_name", "action", "session_id", "calls", "invalid_calls", "error_calls",
          "unanswered_calls", "first_at", "last_at"], False)},
     "usage_summary": {},
+    "context_summary": {},
     "findings": {"ix_findings_rule": (["rule_id"], False)},
     "tombstones": {},
     "chain_heads": {},
@@ -199,7 +205,8 @@ EXPECTED_FOREIGN_KEYS: dict[str, dict[str, tuple[list[str], str, list[str]]]] = 
     },
     **{table: {f"fk_{table}_session_id_sessions": (["session_id"], "sessions",
                                                     ["session_id"])}
-       for table in ("session_summaries", "tool_summary", "usage_summary")},
+       for table in ("session_summaries", "tool_summary", "usage_summary",
+                     "context_summary")},
     "findings": {
         "fk_findings_session_id_messages": (
             ["session_id", "position"], "messages", ["session_id", "position"]
@@ -326,7 +333,7 @@ class TestMigratedSchema:
                              "chain_heads", "trust_keys", "log_leaves", "log_state")
         }
 
-        assert len(leading) == 15
+        assert len(leading) == 16
         assert set(leading.values()) == {"session_id"}
 
     @pytest.mark.parametrize("table", sorted(EXPECTED_INDEXES))
@@ -403,7 +410,7 @@ class TestDowngrade:
                                                             "search_id"}
         assert set(_tables(migrated)) == set(EXPECTED_COLUMNS) - {
             "call_views", "source_files", "session_sources", "message_usage", "findings",
-            "session_summaries", "tool_summary", "usage_summary",
+            "session_summaries", "tool_summary", "usage_summary", "context_summary",
             "tombstones", "chain_heads", "session_holds", "call_secrets", "trust_keys",
             "log_leaves", "log_state", "alias_seeds"}
 

@@ -22,6 +22,7 @@ from store import (
     TranscriptStore,
     normalize_message,
     refill_search_index,
+    tool_context,
     tool_usage,
     usage_report,
 )
@@ -186,6 +187,9 @@ def _answers_alike(db: TranscriptStore) -> None:
         for by in ("day", "week", "month", "session", "model", "agent"):
             assert usage_report(db, by=by, **scope) == usage_report(db, by=by, since=EPOCH,
                                                                      **scope), (by, scope)
+        for key in (None, "day", "week", "agent", "model"):  # (a time range reads the calls)
+            assert tool_context(db, by=key, **scope) == tool_context(
+                db, by=key, since=EPOCH, **scope), (key, scope)
 
 
 def _stamps(db: TranscriptStore) -> dict[str, bool]:
@@ -250,7 +254,8 @@ class TestKept:
         filled.update_search_index()
         filled.erase(["oh-1"], reason="test")
         with filled.engine.connect() as conn:
-            for table in ("session_summaries", "tool_summary", "usage_summary"):
+            for table in ("session_summaries", "tool_summary", "usage_summary",
+                          "context_summary"):
                 assert conn.execute(text(f"SELECT count(*) FROM {table} "
                                          "WHERE session_id = 'oh-1'")).scalar() == 0, table
         _answers_alike(filled)
@@ -268,12 +273,15 @@ class TestKept:
             # (the totals read each row's agent: revision 0026)
             conn.execute(text("UPDATE tool_summary SET agent = 'aider' "
                               "WHERE session_id = 'oh-1'"))
+            conn.execute(text("UPDATE context_summary SET result_chars = result_chars + 1 "
+                              "WHERE session_id = 'oh-2'"))
         report = filled.verify()
         found = {(p.session_id, p.detail) for p in report.errors if p.check == "summary"}
         assert found == {
             ("oh-1", "the tool usage summary is not what its rows give"),
             ("oh-1", "the tool usage summary does not name its session's agent"),
             ("goose-1", "the token usage summary is not what its rows give"),
+            ("oh-2", "the tool context summary is not what its rows give"),
             ("cc-2", "a response stored twice is not marked (repeats)")}
         assert {p.session_id for p in filled.verify("oh-1").errors} == {"oh-1"}
         refill_search_index(filled)

@@ -11,6 +11,9 @@ took 1.3 s and 1.7 s. Revision 0022 keeps that fold per session:
   the session's agent (revision 0026: ``ix_tool_summary_totals`` sums them without a join);
 * ``usage_summary``: per (session, UTC day, model): responses, token sums, the tokens past
   the tiered-price threshold, the last response time (:func:`usage_rows_sql`);
+* ``context_summary`` (revision 0027): per (session, UTC day, model, raw name): calls, their
+  results, error results and the results' stored size (:func:`context_rows_sql`, for
+  ``tools usage --by``);
 * ``session_summaries``: the stamp: the session's ``next_position`` and ``chain_digest``
   when summarized (every append, truncation or rewrite changes one of them; the chain covers
   every column the summaries read), :data:`VERSION` (what the rows mean: the editor tools'
@@ -41,8 +44,8 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 __all__ = ["SUMMARY_TABLES", "VERSION", "action_sql", "catch_up_summaries", "check_summaries",
-           "current_sql", "forget_stamp", "forget_summaries", "ids_param", "in_ids",
-           "keeps_summaries", "same_response", "sharing_sessions", "tool_rows_sql",
+           "context_rows_sql", "current_sql", "forget_stamp", "forget_summaries", "ids_param",
+           "in_ids", "keeps_summaries", "same_response", "sharing_sessions", "tool_rows_sql",
            "usage_rows_sql", "version_of"]
 
 #: What the rows mean: a change of the editor tools' action arguments or of the tier makes
@@ -60,7 +63,7 @@ def version_of(actions: Mapping[str, str], tier: int) -> str:
                                  ).hexdigest()[:16]
 
 
-SUMMARY_TABLES = ("session_summaries", "tool_summary", "usage_summary")
+SUMMARY_TABLES = ("session_summaries", "tool_summary", "usage_summary", "context_summary")
 #: Sessions per catch-up transaction.
 _CHUNK = 200
 _COUNTS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens")
@@ -123,6 +126,30 @@ def usage_rows_sql(pg: bool, condition: str) -> str:
             "FROM message_usage AS u JOIN messages AS m ON m.session_id = u.session_id "
             f"AND m.position = u.position WHERE {condition} "
             f"GROUP BY u.session_id, {day_sql(pg)}, u.model")
+
+
+def context_rows_sql(pg: bool, condition: str) -> str:
+    """Per (session, UTC day, model, raw name) of the calls ``condition`` selects (over ``c``
+    and its message ``m``): ``s`` session, ``day``, ``model`` (of the call's message's usage
+    row, else NULL), ``raw``, ``calls``, ``results``, ``chars`` (the results' stored JSON, in
+    characters) and ``errors`` (error results). Each call's results are summed first, so a
+    call answered twice is one call with two results (``tools usage --by``)."""
+    error = "CASE WHEN r.is_error THEN 1 ELSE 0 END" if pg else "r.is_error"
+    lookup = "messages AS m" if pg else "messages AS m INDEXED BY ix_messages_time"
+    day = day_sql(pg)
+    per_call = (f"SELECT c.session_id AS s, {day} AS day, u.model AS model, c.raw_name AS raw, "
+                "count(r.session_id) AS results, sum(length(r.content_json)) AS chars, "
+                f"sum({error}) AS errors FROM tool_calls AS c JOIN {lookup} "
+                "ON m.session_id = c.session_id AND m.position = c.position "
+                "LEFT JOIN message_usage AS u ON u.session_id = c.session_id "
+                "AND u.position = c.position LEFT JOIN tool_results AS r "
+                "ON r.session_id = c.session_id AND r.call_position = c.position "
+                f"AND r.call_index = c.call_index WHERE {condition} "
+                "GROUP BY c.session_id, c.position, c.call_index"
+                + (f", {day}, u.model, c.raw_name" if pg else ""))
+    return ("SELECT s, day, model, raw, count(*) AS calls, coalesce(sum(results), 0) AS results, "
+            "coalesce(sum(chars), 0) AS chars, coalesce(sum(errors), 0) AS errors "
+            f"FROM ({per_call}) AS per_call GROUP BY s, day, model, raw")
 
 
 def same_response(pg: bool, a: str, b: str) -> str:
@@ -238,6 +265,11 @@ def summarize(conn: Connection, ids: Sequence[str]) -> None:
         "last_at) SELECT g.s, row_number() OVER (PARTITION BY g.s ORDER BY g.day, g.model), "
         f"g.day, g.model, g.n, {', '.join(f'g.c{i}' for i in range(len(_USAGE_COLUMNS)))}, "
         "g.last_at FROM (" + usage_rows_sql(pg, in_ids(pg, "u.session_id")) + ") AS g", param)
+    conn.exec_driver_sql(
+        "INSERT INTO context_summary (session_id, item, day, model, raw_name, calls, results, "
+        "error_results, result_chars) SELECT g.s, row_number() OVER (PARTITION BY g.s ORDER BY "
+        "g.day, g.model, g.raw), g.day, g.model, g.raw, g.calls, g.results, g.errors, g.chars "
+        "FROM (" + context_rows_sql(pg, in_ids(pg, "c.session_id")) + ") AS g", param)
 
 
 def forget_summaries(conn: Connection, session_id: str | None = None) -> None:
@@ -284,6 +316,10 @@ def check_summaries(conn: Connection, session_id: str | None = None
             ("token usage", f"SELECT session_id, day, model, responses, {', '.join(_USAGE_COLUMNS)}"
                             f", last_at FROM usage_summary WHERE {in_ids(pg, 'session_id')}",
              usage_rows_sql(pg, in_ids(pg, "u.session_id"))),
+            ("tool context", "SELECT session_id, day, model, raw_name, calls, results, "
+                             "result_chars, error_results FROM context_summary WHERE "
+                             f"{in_ids(pg, 'session_id')}",
+             context_rows_sql(pg, in_ids(pg, "c.session_id"))),
         ):
             kept = _by_session(conn.exec_driver_sql(stored, param).all())
             given = _by_session(conn.exec_driver_sql(live, param).all())

@@ -26,6 +26,7 @@ from store.core.arguments import loads_json
 from store.core.times import as_utc
 from store.db.index.summaries import (
     VERSION,
+    context_rows_sql,
     current_sql,
     ids_param,
     in_ids,
@@ -44,8 +45,8 @@ from store.db.reading.usage import (
 from store.db.schema.sqlitefile import read_time, stored_time
 from store.usage.prices import TIER_TOKENS
 
-__all__ = ["DaySums", "ToolGroups", "summary_tool_groups", "summary_usage_days",
-           "summary_usage_groups"]
+__all__ = ["DaySums", "ToolGroups", "summary_context_rows", "summary_tool_groups",
+           "summary_usage_days", "summary_usage_groups"]
 
 def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:
     where, params = scope_where(conn, since=None, until=None, agent=agent, cwd=cwd)
@@ -113,6 +114,32 @@ class ToolGroups:
     def agents(self) -> dict[str, str | None]:
         return {str(sid): agent for sid, agent in self._conn.exec_driver_sql(
             "SELECT session_id, agent FROM sessions WHERE agent IS NOT NULL").all()}
+
+
+def summary_context_rows(conn: Any, *, agent: str | None, cwd: str | None
+                         ) -> tuple[str, list[Any]] | None:
+    """The rows of ``store.db.index.summaries.context_rows_sql`` (``s``, ``day``, ``model``,
+    ``raw``, ``calls``, ``results``, ``chars``, ``errors``) of the whole store, or an agent's
+    or a folder's sessions: the kept rows of each session whose stamp matches and what the
+    calls of every other session give now; as SQL and its parameters. ``None`` where no
+    summaries are kept or most sessions are not summarized (the caller reads the calls)."""
+    if not keeps_summaries(conn):
+        return None
+    others = _others(conn, agent, cwd)
+    if others is None:
+        return None
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    sql = ("SELECT cs.session_id AS s, cs.day AS day, cs.model AS model, cs.raw_name AS raw, "
+           "cs.calls AS calls, cs.results AS results, cs.result_chars AS chars, "
+           "cs.error_results AS errors FROM context_summary AS cs JOIN session_summaries AS ss "
+           "ON ss.session_id = cs.session_id JOIN sessions AS s ON s.session_id = "
+           f"ss.session_id WHERE {current_sql(mark)}")
+    params: list[Any] = [VERSION]
+    if others:
+        sql += " UNION ALL " + context_rows_sql(pg, in_ids(pg, "c.session_id"))
+        params.append(ids_param(pg, sorted(sid for sid, _, _ in others)))
+    return sql, params
 
 
 def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None,

@@ -42,6 +42,7 @@ __all__ = [
     "call_secrets",
     "call_views",
     "chain_heads",
+    "context_summary",
     "findings",
     "log_leaves",
     "log_state",
@@ -364,6 +365,21 @@ tool_summary = Table(
     # raw name, action) read in this index's order, no join and no sort (revision 0026).
     Index("ix_tool_summary_totals", "agent", "raw_name", "action", "session_id", "calls",
           "invalid_calls", "error_calls", "unanswered_calls", "first_at", "last_at"),
+)
+context_summary = Table(
+    "context_summary",
+    metadata,
+    Column("session_id", String, primary_key=True),
+    Column("item", Integer, primary_key=True, autoincrement=False),
+    Column("day", String, nullable=False, doc="UTC day of the calls (YYYY-MM-DD)"),
+    Column("model", String, doc="the model of the calls' message usage, else NULL"),
+    Column("raw_name", String, nullable=False),
+    Column("calls", Integer, nullable=False),
+    Column("results", Integer, nullable=False),
+    Column("error_results", Integer, nullable=False),
+    Column("result_chars", BigInteger, nullable=False,
+           doc="the results' stored JSON, in characters (tools usage --by: context tokens)"),
+    ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
 )
 usage_summary = Table(
     "usage_summary",
