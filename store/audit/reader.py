@@ -37,6 +37,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from store.core.errors import SessionNotFound, UsageError
+from store.core.lineage import MAX_TREE_DEPTH
 from store.db.reading.pgread import is_pg
 from store.db.schema.revisions import default_url, shipped_head
 from store.db.schema.sqlitefile import connect_read_only, sqlite_file
@@ -50,9 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["ReadOnlyStore"]
 
 _T = TypeVar("_T")
-#: The deepest ``session_tree`` goes by default (``store.db.reading.loaded.MAX_TREE_DEPTH``,
-#: a test keeps them equal; the readers' modules load with the first read, not the open).
-MAX_TREE_DEPTH = 64
 
 
 class _Missing:

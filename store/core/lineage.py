@@ -16,7 +16,12 @@ from typing import Any
 
 from store.core.errors import UsageError
 
-__all__ = ["LINEAGE_KINDS", "SessionLink", "session_link"]
+__all__ = ["LINEAGE_KINDS", "MAX_TREE_DEPTH", "SessionLink", "session_link"]
+
+#: How many levels below a session a tree, a ``--with-children`` audit or the usage
+#: reports' roll-up follows (Claude Code limits subagents to a few levels; a deeper chain is
+#: a loop or a mistake).
+MAX_TREE_DEPTH = 64
 
 #: The kinds of link, in the words ``sessions show`` and the JSON use: ``subagent`` (spawned
 #: by a call of the parent: ``parent_call_id`` names it when the files say), ``fork`` (a copy

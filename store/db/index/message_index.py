@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
-from store.db.index.message_sql import LAGGING, MESSAGE_FTS, MESSAGE_SEARCH, messages_behind
+from store.db.index.message_sql import (
+    LAGGING,
+    MESSAGE_FTS,
+    MESSAGE_SEARCH,
+    index_present,
+    messages_behind,
+)
 from store.db.index.reads import read_briefly, short_reads
 from store.db.schema.distribute import is_citus
 from store.records.messagetext import message_rows
@@ -60,8 +66,6 @@ CHUNK_SESSIONS = 100
 #: (``store.db.index.search_index.settle``).
 SETTLE_ROWS = 2000
 
-_LAGGING = LAGGING
-
 
 @dataclass(frozen=True, slots=True)
 class MessageIndexUpdate:
@@ -83,10 +87,7 @@ def has_message_index(conn: Connection) -> bool:
         return True
     known = _PRESENT.get(conn.engine)
     if known is None:
-        found = conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)",
-            (MESSAGE_SEARCH, MESSAGE_FTS)).scalar_one()
-        known = _PRESENT[conn.engine] = found == 2
+        known = _PRESENT[conn.engine] = index_present(conn)
     return known
 
 
@@ -103,7 +104,7 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     with short_reads(read_conn):  # (no snapshot held while the chunks are written)
         if not has_message_index(read_conn):
             return total
-        behind = read_conn.exec_driver_sql(_LAGGING + " ORDER BY session_id").all()
+        behind = read_conn.exec_driver_sql(LAGGING + " ORDER BY session_id").all()
     waiting = len(behind)
     if not waiting:
         return total
@@ -232,7 +233,7 @@ def _chunk(conn: Connection, ahead: Ahead[Any] | None = None,
     citus = pg and is_citus(conn)
     lock = " FOR UPDATE" if pg and not citus else ""  # SQLite: BEGIN IMMEDIATE holds the lock
     chunk = conn.exec_driver_sql(
-        _LAGGING + f" ORDER BY session_id LIMIT {int(size)}{lock}").all()
+        LAGGING + f" ORDER BY session_id LIMIT {int(size)}{lock}").all()
     if citus:  # row locks only in a statement routed to one shard: one session at a time
         locked = []
         for sid, _, _ in chunk:

@@ -17,7 +17,7 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
-from store.core.lineage import session_link
+from store.core.lineage import MAX_TREE_DEPTH, session_link
 from store.core.model import EMPTY_EXTRAS, DecodedOnUse, InvalidToolCall, Message, ToolCall
 from store.core.times import as_utc
 from store.core.transcript import CallRef, SessionInfo, SessionTree, StoredMessage, Transcript
@@ -36,9 +36,6 @@ _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", 
                     "metadata_json", "parent_session_id", "lineage", "parent_call_id")
 #: Where the load statement's times start (after 4 integer and 11 text columns).
 _TIMES = 16
-#: How many levels below a session a tree or a ``--with-children`` audit follows (Claude Code
-#: limits subagents to a few levels; a deeper chain is a loop or a mistake).
-MAX_TREE_DEPTH = 64
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from store.core.lineage import MAX_TREE_DEPTH
 from store.db.index.summaries import forget_stamp, ids_param, in_ids, same_response
 from store.db.schema.sqlitefile import cwd_pattern, read_time, stored_time
 from store.usage.tokens import SESSION_TOTALS, TokenUsage
@@ -216,39 +217,30 @@ def _repeats(conn: Connection) -> bool:
         "GROUP BY response_id, request_id HAVING count(*) > 1 LIMIT 1").first() is not None
 
 
-#: The longest chain of subagents followed up to its root (``loaded.MAX_TREE_DEPTH``).
-_MAX_DEPTH = 64
-#: Session ids per ``IN`` list.
-_CHUNK = 500
-
-
 def subagent_roots(conn: Any) -> dict[str, tuple[str, str | None, str | None]]:
     """Each subagent session (``lineage = 'subagent'``) -> its root: the first session above
     it that is not itself a subagent (or whose parent is not stored), with that root's agent
     and cwd; for the usage reports' roll-up, on the store's connection or a stdlib driver's.
-    One statement for the links and one per 500 roots for their rows; a chain that loops
-    back stops where it meets itself (64 sessions at the most)."""
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    One statement for the links and one for the roots' rows; a chain that loops back stops
+    where it meets itself (``MAX_TREE_DEPTH`` sessions at the most)."""
+    pg = conn.dialect.name == "postgresql"
     parent_of = {str(sid): str(parent) for sid, parent in conn.exec_driver_sql(
         "SELECT session_id, parent_session_id FROM sessions WHERE lineage = 'subagent' "
         "AND parent_session_id IS NOT NULL", ()).all()}
     roots: dict[str, str] = {}
     for sid in parent_of:
         root, seen = sid, {sid}
-        while root in parent_of and len(seen) <= _MAX_DEPTH:
+        while root in parent_of and len(seen) <= MAX_TREE_DEPTH:
             above = parent_of[root]
             if above in seen:
                 break
             seen.add(above)
             root = above
         roots[sid] = root
-    wanted = sorted(set(roots.values()))
-    info: dict[str, tuple[str | None, str | None]] = {}
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start:start + _CHUNK]
-        info.update((str(sid), (agent, cwd)) for sid, agent, cwd in conn.exec_driver_sql(
-            "SELECT session_id, agent, cwd FROM sessions WHERE session_id IN "
-            f"({', '.join([mark] * len(chunk))})", tuple(chunk)).all())
+    info: dict[str, tuple[str | None, str | None]] = {
+        str(sid): (agent, cwd) for sid, agent, cwd in conn.exec_driver_sql(
+            f"SELECT session_id, agent, cwd FROM sessions WHERE {in_ids(pg, 'session_id')}",
+            (ids_param(pg, sorted(set(roots.values()))),)).all()} if roots else {}
     out: dict[str, tuple[str, str | None, str | None]] = {}
     for sid, root in roots.items():
         if root == sid or root not in info:  # a loop, or a parent that is not stored
