@@ -10,8 +10,9 @@ from store.cli._common import (
     db_option,
     emit_json,
     open_store,
-    safe_markup,
+    visible,
 )
+from store.cli.drawn import DrawnTable
 
 
 @click.group(cls=CommandGroup)
@@ -34,8 +35,6 @@ def aliases() -> None:
 def aliases_list(db_url: str | None, agent: str | None, current: str | None,
                  as_json: bool) -> None:
     """List the aliases (global ones, then those scoped to one agent)."""
-    from rich.table import Table
-
     from store.audit.lite_scope import lite_aliases
     from store.db.reading.lite import read_lite
     from store.db.schema.revisions import default_url
@@ -50,12 +49,10 @@ def aliases_list(db_url: str | None, agent: str | None, current: str | None,
     if as_json:
         emit_json({"agent": a, "raw_tool": raw, "tool": cur} for a, raw, cur in rows)
         return
-    out = Table(title=f"{len(rows)} aliases")
-    for column in ("agent", "raw name", "name"):
-        out.add_column(column)
-    for a, raw, cur in rows:
-        out.add_row(safe_markup(a or "(all)"), safe_markup(raw), safe_markup(cur))
-    console().print(out)
+    # (drawn as rich's table draws it, in one pass: rich's took ~0.2 s for the ~600 seeded)
+    console().print(DrawnTable(f"{len(rows)} aliases", ("agent", "raw name", "name"),
+                               [(visible(a or "(all)"), visible(raw), visible(cur))
+                                for a, raw, cur in rows]))
 
 
 @aliases.command("add")
