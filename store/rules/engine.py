@@ -14,9 +14,10 @@ bounded cache keyed by those answers repeated calls (agents repeat ``git status`
 from __future__ import annotations
 
 import importlib
+import os
 import importlib.resources
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,21 +79,43 @@ def load_rules(paths: Iterable[str | Path] = ()) -> list[Rule]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file())
-            if not files:
-                raise RuleError(f"{path}: no .yml or .yaml rule files in this folder")
+            files: Iterable[Path] = _rule_files(path)
         elif path.is_file():
             files = [path]
         else:
             raise RuleError(f"{path}: no such rule file or folder")
+        found = False
         for file in files:
+            found = True
             try:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise RuleError(f"{file}: cannot read: {exc}") from None
             rules.extend(parse_rules(text, str(file)))
+        if not found:
+            raise RuleError(f"{path}: no .yml or .yaml rule files in this folder")
     _check_unique(rules)
     return rules
+
+
+def _rule_files(folder: Path) -> Iterator[Path]:
+    """The rule files under ``folder`` in the order of their sorted paths (a folder's
+    entries by name, each folder's files where its name sorts; folder links not followed,
+    unreadable folders passed over), found as they are read: a rule that does not load stops
+    the walk there, instead of after listing every file below (``--rules ~`` or ``/``)."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                yield from _rule_files(folder / entry.name)
+            elif Path(entry.name).suffix in _SUFFIXES and entry.is_file():
+                yield folder / entry.name
+        except OSError:
+            continue
 
 
 def _check_unique(rules: Sequence[Rule]) -> None:
