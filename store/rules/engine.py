@@ -14,8 +14,8 @@ bounded cache keyed by those answers repeated calls (agents repeat ``git status`
 from __future__ import annotations
 
 import importlib
-import os
 import importlib.resources
+import os
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
