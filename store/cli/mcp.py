@@ -20,6 +20,13 @@ from store.cli._common import db_option, open_store
 
 #: The agents ``--install`` knows (store/mcp/agents.py holds their formats).
 INSTALL_AGENTS = ("claude-code", "codex", "cursor", "gemini-cli", "vscode", "windsurf")
+#: The options of one mode (parameter name, as written): given in another, they would do
+#: nothing, so the command says so instead of serving or installing without them.
+HTTP_ONLY = (("host", "--host"), ("port", "--port"), ("token", "--token"))
+INSTALL_ONLY = (("scope", "--scope"), ("entry_name", "--name"), ("print_only", "--print"),
+                ("yes", "--yes"), ("instructions_file", "--instructions"))
+SERVING_ONLY = (("http", "--http"), *HTTP_ONLY, ("redact", "--redact/--no-redact"),
+                ("patterns", "--redact-pattern"))
 
 
 @click.command()
@@ -65,6 +72,7 @@ def mcp(db_url: str | None, http: bool, host: str, port: int, token: str | None,
     usage_cost, findings, lineage; resources transcript://session/ID; prompts. Answers are
     small pages with long texts cut, and redacted unless --no-redact. docs/mcp.md.
     """
+    _check_mode(install, http)
     if install is not None:
         _install(install, scope, entry_name, db_url, print_only, yes, instructions_file)
         return
@@ -92,6 +100,29 @@ def mcp(db_url: str | None, http: bool, host: str, port: int, token: str | None,
         pass
     finally:
         opened.close()
+
+
+def _check_mode(install: str | None, http: bool) -> None:
+    """A usage error for an option written on the command line that the mode ignores
+    (``--host`` without ``--http``, ``--name`` without ``--install``, ``--no-redact`` with
+    ``--install``: the installed entry would not carry it). The token's environment variable
+    is not an option written: it is read where it applies."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+
+    def written(options: tuple[tuple[str, str], ...]) -> str:
+        return ", ".join(shown for name, shown in options if context.get_parameter_source(name)
+                         is ParameterSource.COMMANDLINE)
+
+    if install is not None:
+        wrong, where = written(SERVING_ONLY), "when serving, not with --install"
+    else:
+        wrong, where = written(INSTALL_ONLY), "with --install only"
+        if not wrong and not http:
+            wrong, where = written(HTTP_ONLY), "with --http only"
+    if wrong:
+        raise click.UsageError(f"{wrong} {'apply' if ', ' in wrong else 'applies'} {where}")
 
 
 def _redactor(redact: bool, patterns: tuple[str, ...]) -> store.Redactor | None:

@@ -215,3 +215,31 @@ def test_an_unknown_agent_is_a_usage_error(home):
     done = install("notepad")
     assert done.exit_code == 2
     assert "notepad" in done.output
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    (["--host", "0.0.0.0"], "--host applies with --http only"),
+    (["--port", "9000", "--token", "t"], "--port, --token apply with --http only"),
+    (["--name", "x"], "--name applies with --install only"),
+    (["--http", "--print", "--yes"], "--print, --yes apply with --install only"),
+    (["--instructions", "AGENTS.md", "--scope", "project"],
+     "--scope, --instructions apply with --install only"),
+    (["--install", "codex", "--no-redact"],
+     "--redact/--no-redact applies when serving, not with --install"),
+    (["--install", "codex", "--http", "--redact-pattern", "x"],
+     "--http, --redact-pattern apply when serving, not with --install"),
+])
+def test_an_option_the_mode_ignores_is_a_usage_error(home, argv, error):
+    """Nothing served or written: the option would have done nothing."""
+    done = CliRunner().invoke(cli, ["mcp", *argv, "--db", str(home / "none.sqlite")])
+
+    assert done.exit_code == 2 and done.output.splitlines()[-1] == f"Error: {error}"
+    assert list(home.iterdir()) == [] and list(Path.cwd().iterdir()) == []
+
+
+def test_the_token_from_the_environment_is_not_an_option_written(home, monkeypatch):
+    """$TRANSCRIPT_STORE_MCP_TOKEN set for HTTP servers does not stop a stdio server (here:
+    an install, which serves nothing)."""
+    monkeypatch.setenv("TRANSCRIPT_STORE_MCP_TOKEN", "from-the-environment")
+
+    assert install("cursor", "--print").exit_code == 0
