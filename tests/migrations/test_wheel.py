@@ -171,6 +171,8 @@ class TestInstalledWheel:
             assert any(n.startswith("store/examples/") and n.endswith(".jsonl") for n in names)
             assert any(n.startswith("store/viewer/static/") and n.endswith(".css")
                        for n in names)
+            # the baked head schema a new SQLite file is made from (else Alembic runs)
+            assert "store/db/schema/head_sqlite.json" in names
         assert "License-Expression: MIT" in metadata
         assert "License-File: LICENSE" in metadata
         assert "Classifier: Programming Language :: Python :: 3.11" in metadata

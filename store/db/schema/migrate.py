@@ -12,16 +12,19 @@ from __future__ import annotations
 import functools
 import io
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, inspect
 
 from store.core.errors import DatabaseError, SchemaOutOfDate
 from store.core.logs import logger
+from store.db.schema import baked
 from store.db.schema.distribute import distributing_new_tables, finish_migration, prepare_migration
-from store.db.schema.engine import redact_url
+from store.db.schema.engine import create_store_engine, redact_url
 from store.db.schema.revisions import script_location, scripted_head
 
 if TYPE_CHECKING:
@@ -31,6 +34,7 @@ __all__ = [
     "check",
     "current",
     "downgrade",
+    "bake",
     "ensure_at_head",
     "head",
     "known_revision",
@@ -304,15 +308,14 @@ def _check_known(conn: Connection, engine: Engine) -> None:
 
 
 def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[str, Any]:
-    """Make sure the database is at head: create a new one, refuse (or upgrade) an older one.
+    """Make sure the database is at head: create a new one (a new SQLite file from its baked
+    schema, :mod:`store.db.schema.baked`), refuse (or upgrade) an older one.
 
     Safe to call from many threads and processes at once on one new database: the decision
     is taken again under the schema lock (:func:`migration_transaction`), so exactly one
     creates it and the others find it at head. Returns what happened:
     ``{"before": rev | None, "after": rev, "created": bool}``.
     """
-    from alembic import command
-
     target = head()
     before = current(engine)
     if before == target:
@@ -338,7 +341,29 @@ def ensure_at_head(engine: Engine, *, upgrade_if_older: bool = False) -> dict[st
                 raise DatabaseError(newer_database(before, redact_url(engine.url), conn=locked))
             elif not upgrade_if_older:
                 raise SchemaOutOfDate(before, target, redact_url(engine.url))
-            command.upgrade(_config(locked), "head")
+            # (a new SQLite file: made from what a run from empty leaves, store.db.schema.baked)
+            if before is not None or locked.dialect.name != "sqlite" or not baked.create_at_head(
+                    locked, target):
+                from alembic import command
+
+                command.upgrade(_config(locked), "head")
         after = current(engine)
     _logged("upgrade", engine, before, after)
     return {"before": before, "after": after, "created": before is None}
+
+
+def bake(folder: Path) -> dict[str, Any]:
+    """What ``head_sqlite.json`` holds (:mod:`store.db.schema.baked`): two files migrated
+    from empty to head in ``folder`` by Alembic, a second apart, compared."""
+    dumps: list[tuple[list[str], dict[str, dict[str, Any]]]] = []
+    for run in ("a", "b"):
+        if dumps:
+            time.sleep(1.1)  # (so that the times made per database differ)
+        path = folder / f"{run}.sqlite"
+        engine = create_store_engine(f"sqlite:///{path}")
+        try:
+            upgrade(engine, "head")
+        finally:
+            engine.dispose()
+        dumps.append(baked.dump(path))
+    return baked.content(head(), *dumps)
