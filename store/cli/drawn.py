@@ -75,6 +75,8 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         """A cell's line at its column's width (rich right-justifies the line stripped)."""
         if justify[i] != "left":
             text = text.rstrip()
+        if text.isascii() and text.isprintable():  # (a column a character: padded in C)
+            return text.ljust(found[i]) if justify[i] == "left" else text.rjust(found[i])
         spare = " " * (found[i] - cells(text))
         return text + spare if justify[i] == "left" else spare + text
 
