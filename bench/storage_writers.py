@@ -22,13 +22,14 @@ from store import TranscriptStore
 # -- concurrent writers ---------------------------------------------------------------------------
 
 
-def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
+def _writer(kind: str, target: str, worker: int, count: int, run: str, ready: Any,
             out: Any, shared: bool = False) -> None:
     """One writer process: ``count`` committed single-message appends to a session of its own
-    (or, ``shared``, to the one session every writer appends to), from ``start_at`` on (after
-    one warm-up append); puts (start, end) on ``out``."""
+    (or, ``shared``, to the one session every writer appends to), once every writer is ready
+    (``ready``: a barrier, passed after one warm-up append); puts (start, end) on ``out``.
+    ``run`` makes the session ids this run's own."""
     (session,) = generate_sessions(1, count, seed=7000 + worker, prefix=f"{kind}{worker}")
-    sid = f"writer-{kind}-shared-{start_at}" if shared else f"writer-{kind}-{worker}-{start_at}"
+    sid = f"writer-{kind}-shared-{run}" if shared else f"writer-{kind}-{worker}-{run}"
     pairs = list(zip(session.messages, session.keys, strict=True))[:count + 1]
     store = TranscriptStore.open(target) if kind == "store" else None
     raw: RawStore | None = None
@@ -62,8 +63,7 @@ def _writer(kind: str, target: str, worker: int, count: int, start_at: float,
             peer.append(sid, batches[n])
 
     append(0, pairs[0][1])
-    while time.time() < start_at:
-        time.sleep(0.0005)
+    ready.wait(timeout=600)
     started = time.time()
     for n in range(1, len(pairs)):
         append(n, pairs[n][1])
@@ -78,12 +78,16 @@ def run_writers(kind: str, target: str, processes: int, count: int, *,
     session when ``shared``)."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    start_at = time.time() + 2.0 + 0.3 * processes  # after every process has started
+    # (every writer starts once all have started and made their warm-up append: a fixed
+    # delay cost ~2.6 s a run, and on a slow machine could start one before another was up)
+    ready = context.Barrier(processes + 1)
+    run = f"{time.time():.6f}"
     procs = [context.Process(target=_writer,
-                             args=(kind, target, w, count, start_at, queue, shared))
+                             args=(kind, target, w, count, run, ready, queue, shared))
              for w in range(processes)]
     for proc in procs:
         proc.start()
+    ready.wait(timeout=600)
     spans = [queue.get(timeout=600) for _ in procs]
     for proc in procs:
         proc.join()
