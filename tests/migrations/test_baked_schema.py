@@ -138,3 +138,34 @@ def test_a_value_that_differs_between_runs_and_is_neither_time_nor_token_is_refu
     with pytest.raises(DatabaseError, match="t.c differs between two migration runs"):
         baked.content("0", ([], {"t": {"kind": "table", "columns": ["c"], "rows": [[values[0]]]}}),
                       ([], {"t": {"kind": "table", "columns": ["c"], "rows": [[values[1]]]}}))
+
+
+def test_a_library_that_answers_otherwise_leaves_the_creation_to_alembic(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SQLite older than a version the revisions compare with, or without FTS5 or its
+    trigram tokenizer, gets another schema from them: the baked one is not used."""
+    other = dict(baked.library(), trigram=False)
+    monkeypatch.setattr(baked, "library", lambda: other)
+    used = []
+    real = baked.create_at_head
+    monkeypatch.setattr(baked, "create_at_head",
+                        lambda conn, revision: used.append(real(conn, revision)) or used[-1])
+
+    made = created(tmp_path / "new.sqlite")
+
+    assert used == [False]
+    assert objects(made) == objects(migrated(tmp_path / "theirs.sqlite"))
+
+
+def test_every_library_question_of_the_revisions_is_asked() -> None:
+    """Each SQLite version a revision compares with is one of ``baked.THRESHOLDS``, and each
+    probe a revision makes (which FTS5 tokenizer it can create) is one of the library's."""
+    scripts = Path(migrate.script_location()) / "versions"
+    texts = [p.read_text() for p in sorted(scripts.glob("*.py"))]
+    compared = {tuple(int(n) for n in m) for text in texts for m in re.findall(
+        r"sqlite_version_info\s*[<>=!]+\s*\((\d+),\s*(\d+),\s*(\d+)\)", text)}
+    assert compared and compared <= set(baked.THRESHOLDS)
+    probes = {m for text in texts
+              for m in re.findall(r"USING fts5\(body, \"?\s*\"?tokenize='([^']+)'\)", text)}
+    assert probes == {"trigram", "unicode61 remove_diacritics 0"}
+    assert set(baked.library()) == {"at least 3.34.0", "at least 3.35.0", "fts5", "trigram"}

@@ -15,7 +15,9 @@ Alembic).
 
 :func:`create_at_head` replays it inside the schema lock's transaction
 (:func:`store.db.schema.migrate.ensure_at_head`); a baked file of another revision than the
-scripts' head (or none) leaves the creation to Alembic. Tests bake the file again from the
+scripts' head, made on a library that answers otherwise what the revisions ask of it
+(:func:`library`: the SQLite versions they compare with, FTS5 and its trigram tokenizer), or
+none leaves the creation to Alembic. Tests bake the file again from the
 scripts and compare it with the shipped one, and compare a created database with a migrated
 one object for object and row for row (``tests/migrations/test_baked_schema.py``).
 """
@@ -37,7 +39,7 @@ from store.core.errors import DatabaseError
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-__all__ = ["BAKED", "baked", "content", "create_at_head", "dump", "write"]
+__all__ = ["BAKED", "THRESHOLDS", "baked", "content", "create_at_head", "dump", "library", "write"]
 
 #: The baked file, beside this module (shipped as package data).
 BAKED = Path(__file__).with_name("head_sqlite.json")
@@ -50,6 +52,33 @@ _KINDS = ("table", "index", "view", "trigger")
 _INTERNAL = ("sqlite_schema", "sqlite_temp_schema", "sqlite_master", "sqlite_temp_master")
 #: What SQLite makes itself with a table (AUTOINCREMENT's counters: kept by the inserts).
 _MADE_WITH = ("sqlite_sequence",)
+
+
+#: The SQLite versions at which the revisions make another schema (they compare
+#: ``sqlite3.sqlite_version_info`` with these; a test finds every such comparison here).
+THRESHOLDS = ((3, 34, 0), (3, 35, 0))
+#: The FTS5 tables the revisions make only where the library can (a probe each).
+_PROBES = {"fts5": "CREATE VIRTUAL TABLE probe USING fts5(body, "
+                   "tokenize='unicode61 remove_diacritics 0')",
+           "trigram": "CREATE VIRTUAL TABLE probe USING fts5(body, tokenize='trigram')"}
+
+
+@functools.cache
+def library() -> dict[str, bool]:
+    """What the revisions ask of this SQLite library (the baked file's schema is the one a
+    library answering the same makes)."""
+    found = {f"at least {'.'.join(map(str, t))}": sqlite3.sqlite_version_info >= t
+             for t in THRESHOLDS}
+    for name, probe in _PROBES.items():
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute(probe)
+            found[name] = True
+        except sqlite3.Error:
+            found[name] = False
+        finally:
+            conn.close()
+    return found
 
 
 @functools.cache
@@ -67,8 +96,8 @@ def create_at_head(conn: Connection, revision: str) -> bool:
     ``revision`` makes; ``False`` (nothing done) when the baked file is of another revision
     or missing: Alembic then runs the scripts."""
     data = baked()
-    if data is None or data.get("revision") != revision or conn.exec_driver_sql(
-            "SELECT count(*) FROM sqlite_schema").scalar_one():
+    if data is None or data.get("revision") != revision or data.get("library") != library() \
+            or conn.exec_driver_sql("SELECT count(*) FROM sqlite_schema").scalar_one():
         return False  # (a file left with an empty version table by a downgrade: Alembic)
     for statement in data["schema"]:
         conn.exec_driver_sql(statement)
@@ -153,7 +182,7 @@ def content(revision: str, first: tuple[list[str], dict[str, dict[str, Any]]],
             if all(a == b for a, b in pairs):
                 continue
             fresh.setdefault(name, {})[column] = _kind(name, column, pairs)
-    return {"revision": revision, "schema": schema, "fresh": fresh,
+    return {"revision": revision, "library": library(), "schema": schema, "fresh": fresh,
             "tables": {name: {"columns": spec["columns"], "rows": spec["rows"],
                               **({"shadow": True} if spec["kind"] == "shadow" else {})}
                        for name, spec in tables.items()
@@ -178,6 +207,7 @@ def _kind(table: str, column: str, pairs: list[tuple[Any, Any]]) -> str:
 def write(data: dict[str, Any], path: Path = BAKED) -> None:
     """``data`` as the baked file (one statement or row a line, for readable diffs)."""
     lines = ['{"revision": ' + orjson.dumps(data["revision"]).decode() + ",",
+             '"library": ' + orjson.dumps(data["library"]).decode() + ",",
              '"fresh": ' + orjson.dumps(data["fresh"], option=orjson.OPT_SORT_KEYS).decode()
              + ",", '"schema": [']
     lines += [("  " if i == 0 else ", ") + orjson.dumps(sql).decode()
