@@ -17,7 +17,7 @@ from store.cli._common import Column, fitted_table
 from store.cli.drawn import DrawnTable
 
 _WORDS = ["session", "a1b2c3", "漢字テスト", "é", "/home/dev/project", "x" * 40, "", "Bash",
-          "run · tests", "emoji 🚀 here", "全\u3000"]
+          "run · tests", "emoji 🚀 here", "全\u3000", "▁▃█▇ ", "██░░"]
 
 
 def _console(width: int, colour: bool) -> Console:
