@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from store.cli.plain import cells
+from store.cli.plain import cells, one_column_each
 
-__all__ = ["Drawn", "DrawnTable", "Piece", "Row", "draw_table"]
+__all__ = ["Drawn", "DrawnTable", "Justify", "Piece", "Row", "draw_table"]
 
 #: A row: its cells (plain text, ``\n`` between the lines of a cell) and its style's name.
 Row = tuple[Sequence[str], str | None]
@@ -75,7 +75,7 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         """A cell's line at its column's width (rich right-justifies the line stripped)."""
         if justify[i] != "left":
             text = text.rstrip()
-        if text.isascii() and text.isprintable():  # (a column a character: padded in C)
+        if one_column_each(text):  # (a column a character: padded in C)
             return text.ljust(found[i]) if justify[i] == "left" else text.rjust(found[i])
         spare = " " * (found[i] - cells(text))
         return text + spare if justify[i] == "left" else spare + text
@@ -153,12 +153,13 @@ class DrawnTable:
     before. ``widths``: the columns' widths, the cells already cut to them
     (:func:`store.cli._common.fitted_table`; rich's fallback then cuts with an ellipsis
     and never wraps); without, their natural widths (rich's fallback wraps what does not
-    fit)."""
+    fit). ``caption``: a line below it, as rich's ``Table(caption=)``."""
 
     def __init__(self, title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]],
                  *, justify: Sequence[Justify] | None = None,
-                 widths: Sequence[int] | None = None) -> None:
+                 widths: Sequence[int] | None = None, caption: str | None = None) -> None:
         self.title = title
+        self.caption = caption
         self.columns = list(columns)
         self.justify: list[Justify] = list(justify or ["left"] * len(self.columns))
         self.rows = [list(row) for row in rows]
@@ -167,8 +168,8 @@ class DrawnTable:
     def drawn(self, max_width: int) -> Drawn | None:
         """The table drawn in ``max_width`` columns (``None``: rich lays it out)."""
         return draw_table(None, self.title, self.columns, self.justify,
-                          [(row, None) for row in self.rows], widths=self.widths,
-                          max_width=max_width)
+                          [(row, None) for row in self.rows], caption=self.caption,
+                          widths=self.widths, max_width=max_width)
 
     def plain_text(self, width: int) -> str | None:
         """What a console ``width`` wide with no colour prints, where :func:`draw_table`
@@ -185,7 +186,7 @@ class DrawnTable:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=self.title)
+        table = Table(title=self.title, caption=self.caption)
         for i, (header, side) in enumerate(zip(self.columns, self.justify, strict=True)):
             if self.widths is None:
                 table.add_column(header, justify=side)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "plain_stdout", "quiet_stdout"]
+__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "one_column_each", "plain_stdout",
+           "quiet_stdout"]
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
 ELLIPSIS = "\u2026"
@@ -64,7 +65,7 @@ def plain_stdout() -> bool:
         return True
 
 
-def _one_column_each(text: str) -> bool:
+def one_column_each(text: str) -> bool:
     """Whether every character of ``text`` takes one column (printable ASCII, the ellipsis)."""
     return text.isprintable() and (text.isascii() or text.replace(ELLIPSIS, "").isascii())
 
@@ -72,7 +73,7 @@ def _one_column_each(text: str) -> bool:
 def cells(text: str) -> int:
     """The columns ``text`` takes on a terminal (rich's ``cell_len``; printable ASCII, and the
     ellipsis a cut cell ends with, are one column a character, counted without rich)."""
-    if _one_column_each(text):
+    if one_column_each(text):
         return len(text)
     from rich.cells import cell_len
 
@@ -83,7 +84,7 @@ def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` columns: as it is when it fits, else its first
     ``width - 1`` columns and an ellipsis (rich's ``set_cell_size`` for the rest, where a wide
     character can leave a column of padding)."""
-    if _one_column_each(text):
+    if one_column_each(text):
         return text if len(text) <= width else text[:max(0, width - 1)] + ELLIPSIS
     from rich.cells import cell_len, set_cell_size
 

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 
 import store
 from store.cli._common import console, emit_json, open_store, visible
-from store.cli.drawn import draw_table
+from store.cli.drawn import DrawnTable, Justify
 from store.cli.usage import bar, sparkline
 
 __all__ = ["tools_by"]
@@ -69,7 +69,7 @@ def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetim
         first, last = (periods[0], periods[-1]) if periods else ("-", "-")
         title = f"tool calls per {by}, {first} .. {last}"
         columns = ["tool", "calls", "context tokens (est.)", f"calls per {by}"]
-        justify = ["left", "right", "right", "left"]
+        justify: list[Justify] = ["left", "right", "right", "left"]
         ranked = sorted(per_tool, key=lambda t: (-sum(per_tool[t].values()), t))
         rows = []
         for tool in ranked:
@@ -83,20 +83,6 @@ def tools_by(db_url: str | None, by: str, since: datetime | None, until: datetim
         justify = ["left"] * len(columns)
         rows = [[visible(e.key), visible(e.tool), f"{e.calls:,}", f"{e.context_tokens:,}",
                  bar(e.context_tokens, top)] for e in entries]
-    out = console()
     # (drawn as rich's Table draws it, in one pass: rich's measuring was ~50 ms of the
     # command at 10^6 messages; what it does not lay out goes to rich, as before)
-    drawn = draw_table(out, title, columns, justify, [(row, None) for row in rows],
-                       caption=caption)
-    if drawn is not None:
-        out.print(drawn)
-        return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=title, caption=caption)
-    for column, side in zip(columns, justify, strict=True):
-        table.add_column(column, justify=side)  # type: ignore[arg-type]
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    out.print(table)
+    console().print(DrawnTable(title, columns, rows, justify=justify, caption=caption))
