@@ -120,9 +120,9 @@ def _empty(conn: Any, url: str) -> None:
     superuser's, as on the test server); Citus, or a role that cannot, truncates."""
     from sqlalchemy import text
 
-    emptied = ", ".join(EMPTIED)
+    truncate = text(f"TRUNCATE {', '.join(EMPTIED)} CASCADE")
     if is_citus(url):
-        conn.execute(text(f"TRUNCATE {emptied} CASCADE"))
+        conn.execute(truncate)
         return
     if url not in _DOOMED:
         _DOOMED[url] = list(conn.execute(text(
@@ -137,7 +137,7 @@ def _empty(conn: Any, url: str) -> None:
                 conn.execute(text(f"DELETE FROM {table}"))
             conn.execute(text("SET LOCAL session_replication_role = DEFAULT"))
     except Exception:  # noqa: BLE001 - not a superuser: the truncate
-        conn.execute(text(f"TRUNCATE {emptied} CASCADE"))
+        conn.execute(truncate)
 
 
 def empty_postgres(url: str) -> None:

@@ -9,7 +9,8 @@ then indexes, views and triggers, each in the order the run created them; FTS5 m
 shadow tables, whose rows it then sets as the run left them) and every row, written by
 ``scripts/bake_schema.py`` (:func:`store.db.schema.migrate.bake`) from two runs. The
 columns whose values differ between the two are the per-database ones, remade at each
-creation: a hex token of the same length after the same text, or the creation time. Only a
+creation: a hex token of the same length after the same text, or the creation time (the
+file keeps their form only, so that a bake writes the same file each time). Only a
 file with nothing in it is made so (one a downgrade left with an empty version table goes to
 Alembic).
 
@@ -128,7 +129,7 @@ def _fresh(value: str, kind: str, now: datetime) -> str:
     if kind == "time":
         return now.strftime("%Y-%m-%d %H:%M:%S.%f" if "." in value else "%Y-%m-%d %H:%M:%S")
     tail = _HEX_TAIL.search(value)
-    assert tail is not None  # (bake made it a token)
+    assert tail is not None  # (the bake made it a token)
     return value[:tail.start()] + secrets.token_hex(len(tail.group()) // 2)
 
 
@@ -137,8 +138,9 @@ def dump(path: Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
     makes itself) and every table's rows (by rowid where it has one)."""
     conn = sqlite3.connect(path)
     try:
-        listed = conn.execute("PRAGMA table_list").fetchall()
+        listed = conn.execute("PRAGMA table_list").fetchall()  # (schema, name, type, ncol, wr)
         kinds = {name: kind for schema, name, kind, *_ in listed if schema == "main"}
+        rowless = {name for schema, name, _, _, wr, *_ in listed if schema == "main" and wr}
         made = conn.execute("SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL "
                             "ORDER BY rowid").fetchall()
         unknown = sorted(name for _, name, _ in made
@@ -152,9 +154,7 @@ def dump(path: Path) -> tuple[list[str], dict[str, dict[str, Any]]]:
             if kind not in ("table", "shadow") or name in _INTERNAL:
                 continue
             columns = [row[1] for row in conn.execute(f'PRAGMA table_info("{name}")')]
-            order = "" if conn.execute(
-                "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_schema WHERE name = ?",
-                (name,)).fetchone()[0] else " ORDER BY rowid"
+            order = "" if name in rowless else " ORDER BY rowid"
             rows = [[_baked_value(v) for v in row]
                     for row in conn.execute(f'SELECT * FROM "{name}"{order}')]
             tables[name] = {"kind": kind, "columns": columns, "rows": rows}
@@ -182,11 +182,26 @@ def content(revision: str, first: tuple[list[str], dict[str, dict[str, Any]]],
             if all(a == b for a, b in pairs):
                 continue
             fresh.setdefault(name, {})[column] = _kind(name, column, pairs)
+    for name, columns in fresh.items():  # (a stand-in for what each new file makes)
+        at = {tables[name]["columns"].index(column): kind for column, kind in columns.items()}
+        tables[name]["rows"] = [[_stand_in(v, at[i]) if i in at else v for i, v in enumerate(row)]
+                                for row in tables[name]["rows"]]
     return {"revision": revision, "library": library(), "schema": schema, "fresh": fresh,
             "tables": {name: {"columns": spec["columns"], "rows": spec["rows"],
                               **({"shadow": True} if spec["kind"] == "shadow" else {})}
                        for name, spec in tables.items()
                        if spec["rows"] and name not in _MADE_WITH}}
+
+
+def _stand_in(value: str, kind: str) -> str:
+    """A per-database value as the baked file keeps it: its form only (with or without a
+    fraction of a second; the text before the token and the token's length), so that a bake
+    writes the same file each time and ships no key."""
+    if kind == "time":
+        return "1970-01-01 00:00:00" + (".000000" if "." in value else "")
+    tail = _HEX_TAIL.search(value)
+    assert tail is not None  # (:func:`_kind` made it a token)
+    return value[:tail.start()] + "0" * len(tail.group())
 
 
 def _kind(table: str, column: str, pairs: list[tuple[Any, Any]]) -> str:

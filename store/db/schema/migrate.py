@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 __all__ = [
+    "bake",
     "check",
     "current",
     "downgrade",
-    "bake",
     "ensure_at_head",
     "head",
     "known_revision",
