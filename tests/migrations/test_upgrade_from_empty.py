@@ -44,7 +44,7 @@ EXPECTED_COLUMNS = {
     },
     "context_summary": {
         "session_id", "item", "day", "model", "raw_name", "calls", "results", "error_results",
-        "result_chars",
+        "result_chars", "agent",
     },
     "usage_summary": {
         "session_id", "item", "day", "model", "responses", "input_tokens", "output_tokens",
@@ -157,7 +157,9 @@ EXPECTED_INDEXES: dict[str, dict[str, tuple[list[str], bool]]] = {
         ["agent", "raw_name", "action", "session_id", "calls", "invalid_calls", "error_calls",
          "unanswered_calls", "first_at", "last_at"], False)},
     "usage_summary": {},
-    "context_summary": {},
+    "context_summary": {"ix_context_summary_totals": (
+        ["agent", "raw_name", "day", "model", "session_id", "calls", "results", "result_chars",
+         "error_results"], False)},
     "findings": {"ix_findings_rule": (["rule_id"], False)},
     "tombstones": {},
     "chain_heads": {},

@@ -249,6 +249,32 @@ class TestSameAnswers:
         assert report["first"].responses + report["again"].responses == 4  # 5 rows, one twice
 
 
+def test_tools_usage_by_reads_the_summaries_sums_in_their_index(filled):
+    """``tools usage --by`` over the whole store or an agent's sessions sums
+    ``context_summary`` from ``ix_context_summary_totals`` (revision 0028) and gives what the
+    calls give: every key, stale and unsummarized sessions mixed in, a call without a usage
+    row counted under its session's model (the join of those rows only)."""
+    filled.append("o3-1", _timed([  # (a session's model, and a call without usage)
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("o3-m", "bash", {"command": "make m"})]}], 80), model="o3", agent="goose",
+        keys=["m"])
+    filled.update_search_index()
+    _replies(filled, "cc-1", [81])  # (stale: read from its calls)
+    with filled.engine.connect() as conn:
+        kept = conn.execute(text("SELECT t.agent = s.agent, t.model IS NULL, count(*) "
+                                 "FROM context_summary t JOIN sessions s "
+                                 "ON s.session_id = t.session_id GROUP BY 1, 2")).all()
+        plan = " ".join(str(row[-1]) for row in conn.execute(text(
+            "EXPLAIN QUERY PLAN SELECT t.agent, t.raw_name, t.day, sum(t.calls) "
+            "FROM context_summary AS t GROUP BY t.agent, t.raw_name, t.day"))
+        ) if conn.dialect.name == "sqlite" else "ix_context_summary_totals"
+    assert {(bool(same), bool(null)) for same, null, _ in kept} == {(True, True), (True, False)}
+    assert "ix_context_summary_totals" in plan and "TEMP B-TREE" not in plan, plan
+    by_model = {(t.key, t.tool): t.calls for t in tool_context(filled, by="model")}
+    assert by_model[("o3", "bash")] == 1 and by_model[("(unknown)", "bash")] == 3, by_model
+    _answers_alike(filled)
+
+
 class TestKept:
     def test_erasing_a_session_erases_its_summary(self, filled):
         filled.update_search_index()
@@ -275,11 +301,14 @@ class TestKept:
                               "WHERE session_id = 'oh-1'"))
             conn.execute(text("UPDATE context_summary SET result_chars = result_chars + 1 "
                               "WHERE session_id = 'oh-2'"))
+            conn.execute(text("UPDATE context_summary SET agent = NULL "  # (revision 0028)
+                              "WHERE session_id = 'cp-1'"))
         report = filled.verify()
         found = {(p.session_id, p.detail) for p in report.errors if p.check == "summary"}
         assert found == {
             ("oh-1", "the tool usage summary is not what its rows give"),
             ("oh-1", "the tool usage summary does not name its session's agent"),
+            ("cp-1", "the tool context summary does not name its session's agent"),
             ("goose-1", "the token usage summary is not what its rows give"),
             ("oh-2", "the tool context summary is not what its rows give"),
             ("cc-2", "a response stored twice is not marked (repeats)")}

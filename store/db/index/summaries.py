@@ -13,7 +13,8 @@ took 1.3 s and 1.7 s. Revision 0022 keeps that fold per session:
   the tiered-price threshold, the last response time (:func:`usage_rows_sql`);
 * ``context_summary`` (revision 0027): per (session, UTC day, model, raw name): calls, their
   results, error results and the results' stored size (:func:`context_rows_sql`, for
-  ``tools usage --by``);
+  ``tools usage --by``), and the session's agent (revision 0028: ``ix_context_summary_totals``
+  sums them without a join);
 * ``session_summaries``: the stamp: the session's ``next_position`` and ``chain_digest``
   when summarized (every append, truncation or rewrite changes one of them; the chain covers
   every column the summaries read), :data:`VERSION` (what the rows mean: the editor tools'
@@ -267,9 +268,10 @@ def summarize(conn: Connection, ids: Sequence[str]) -> None:
         "g.last_at FROM (" + usage_rows_sql(pg, in_ids(pg, "u.session_id")) + ") AS g", param)
     conn.exec_driver_sql(
         "INSERT INTO context_summary (session_id, item, day, model, raw_name, calls, results, "
-        "error_results, result_chars) SELECT g.s, row_number() OVER (PARTITION BY g.s ORDER BY "
-        "g.day, g.model, g.raw), g.day, g.model, g.raw, g.calls, g.results, g.errors, g.chars "
-        "FROM (" + context_rows_sql(pg, in_ids(pg, "c.session_id")) + ") AS g", param)
+        "error_results, result_chars, agent) SELECT g.s, row_number() OVER (PARTITION BY g.s "
+        "ORDER BY g.day, g.model, g.raw), g.day, g.model, g.raw, g.calls, g.results, g.errors, "
+        "g.chars, a.agent FROM (" + context_rows_sql(pg, in_ids(pg, "c.session_id"))
+        + ") AS g JOIN sessions AS a ON a.session_id = g.s", param)
 
 
 def forget_summaries(conn: Connection, session_id: str | None = None) -> None:
@@ -326,11 +328,12 @@ def check_summaries(conn: Connection, session_id: str | None = None
             for sid in chunk:
                 if kept.get(sid, []) != given.get(sid, []):
                     out.append((sid, f"the {what} summary is not what its rows give"))
-        for (sid,) in conn.exec_driver_sql(
-                "SELECT DISTINCT t.session_id FROM tool_summary AS t JOIN sessions AS s ON "
-                f"s.session_id = t.session_id WHERE {in_ids(pg, 't.session_id')} AND "
-                f"t.agent IS {'DISTINCT FROM' if pg else 'NOT'} s.agent", param).all():
-            out.append((str(sid), "the tool usage summary does not name its session's agent"))
+        for table, what in (("tool_summary", "tool usage"), ("context_summary", "tool context")):
+            for (sid,) in conn.exec_driver_sql(
+                    f"SELECT DISTINCT t.session_id FROM {table} AS t JOIN sessions AS s ON "
+                    f"s.session_id = t.session_id WHERE {in_ids(pg, 't.session_id')} AND "
+                    f"t.agent IS {'DISTINCT FROM' if pg else 'NOT'} s.agent", param).all():
+                out.append((str(sid), f"the {what} summary does not name its session's agent"))
         for sid in sorted(sharing_sessions(conn, chunk)):
             if not current[sid]:
                 out.append((sid, "a response stored twice is not marked (repeats)"))

@@ -45,8 +45,8 @@ from store.db.reading.usage import (
 from store.db.schema.sqlitefile import read_time, stored_time
 from store.usage.prices import TIER_TOKENS
 
-__all__ = ["DaySums", "ToolGroups", "summary_context_rows", "summary_tool_groups",
-           "summary_usage_days", "summary_usage_groups"]
+__all__ = ["DaySums", "ToolGroups", "summary_context_rows", "summary_context_totals",
+           "summary_tool_groups", "summary_usage_days", "summary_usage_groups"]
 
 def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:
     where, params = scope_where(conn, since=None, until=None, agent=agent, cwd=cwd)
@@ -77,6 +77,58 @@ def _others(conn: Any, agent: str | None, cwd: str | None
     if len(others) > _MOSTLY_UNSUMMARIZED * len(rows):
         return None
     return others
+
+
+#: ``tools usage --by``: what each key reads of ``ix_context_summary_totals`` (revision 0028)
+#: as (key, grouping): a prefix of the index, so that the database sums in its order.
+_CONTEXT_GRAIN = {"day": ("t.day", "t.day"), "week": ("t.day", "t.day"),
+                  "agent": ("t.agent", ""), "model": ("t.model", "t.day, t.model")}
+
+
+def summary_context_totals(conn: Any, *, by: str | None, agent: str | None
+                           ) -> tuple[list[tuple[Any, ...]], list[str]] | None:
+    """``tools usage --by`` over the whole store or one agent's sessions from
+    ``ix_context_summary_totals`` in its order (revision 0028): rows (key, agent, raw name,
+    calls, results, result size, error results), several per key and tool (the caller adds
+    them up), of every summarized session; and the ids of the others (not summarized, or
+    their summary no longer holds: the caller reads their calls). By model, a call whose
+    message has no usage row (model NULL) takes its session's model, through a join of
+    those rows only. ``None`` where no summaries are kept or most sessions are not
+    summarized."""
+    if not keeps_summaries(conn):
+        return None
+    others = _others(conn, agent, None)
+    if others is None:
+        return None
+    pg = conn.dialect.name == "postgresql"
+    mark = "%s" if pg else "?"
+    ids = sorted(sid for sid, _, _ in others)
+    where: list[str] = []
+    params: list[Any] = []
+    if agent is not None:
+        where.append(f"t.agent = {mark}")
+        params.append(agent)
+    if ids:
+        where.append(f"NOT ({in_ids(pg, 't.session_id')})")
+        params.append(ids_param(pg, ids))
+    key, grain = _CONTEXT_GRAIN.get(by or "", ("''", ""))
+    sums = "sum(t.calls), sum(t.results), sum(t.result_chars), sum(t.error_results)"
+    group = " GROUP BY t.agent, t.raw_name" + (f", {grain}" if grain else "")
+    if by == "model":
+        rows = [tuple(row) for row in conn.exec_driver_sql(
+            f"SELECT {key}, t.agent, t.raw_name, {sums} FROM context_summary AS t WHERE "
+            + " AND ".join([*where, "t.model IS NOT NULL"]) + group, tuple(params)).all()]
+        rows += [tuple(row) for row in conn.exec_driver_sql(
+            f"SELECT s.model, t.agent, t.raw_name, {sums} FROM context_summary AS t JOIN "
+            "sessions AS s ON s.session_id = t.session_id WHERE "
+            + " AND ".join([*where, "t.model IS NULL"])
+            + " GROUP BY t.agent, t.raw_name, s.model", tuple(params)).all()]
+    else:
+        rows = [tuple(row) for row in conn.exec_driver_sql(
+            f"SELECT {key}, t.agent, t.raw_name, {sums} FROM context_summary AS t"
+            + (" WHERE " + " AND ".join(where) if where else "") + group,
+            tuple(params)).all()]
+    return rows, ids
 
 
 class ToolGroups:
