@@ -59,8 +59,16 @@ def test_a_fitted_table_is_drawn_as_rich_draws_it(seed: int, monkeypatch) -> Non
 def test_a_natural_table_is_drawn_as_rich_draws_it(seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(40):
-        columns = ["tool", "raw names", "calls", "first seen"]
+        # (a wide header over one-column cells, and cells of several lines, as the usage
+        # reports' models: a column is measured and padded as a whole where it can be)
+        columns = rng.choice([["tool", "raw names", "calls", "first seen"],
+                              ["工具", "raw · names", "calls 🚀", "first seen"]])
         rows = [_cells(rng, 4) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.5:
+            rows = [["\n".join(cell.split(" ", 2)[:2]) if rng.random() < 0.5 else cell
+                     for cell in row] for row in rows]
+        if rng.random() < 0.3:  # (every cell plain ASCII)
+            rows = [[cell.encode("ascii", "ignore").decode() for cell in row] for row in rows]
         table = DrawnTable(rng.choice(["tool usage", "a title longer than any table " * 3]),
                            columns, rows, justify=["left", "left", "right", "left"])
         for width in (30, 80, 200):
