@@ -19,7 +19,15 @@ import click
 import orjson
 
 import store
-from store.cli.plain import ELLIPSIS, PlainConsole, cells, cut, plain_stdout, quiet_stdout
+from store.cli.plain import (
+    ELLIPSIS,
+    PlainConsole,
+    cells,
+    cut,
+    one_column_each,
+    plain_stdout,
+    quiet_stdout,
+)
 from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
@@ -354,7 +362,11 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
     Cells are plain text (made :func:`visible`, never read as markup). Printed on a rich
     console, it is drawn as rich's ``Table`` draws it (:class:`store.cli.drawn.DrawnTable`)."""
     lines = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
-    widths = [max([cells(column.header), *(cells(row[i]) for row in lines)])
+    # (a column whose every character takes one column, most of them, is measured and cut
+    # by length, with no test per cell)
+    simple = [one_column_each(column.header + "".join(row[i] for row in lines))
+              for i, column in enumerate(columns)]
+    widths = [max(map(len if simple[i] else cells, [column.header, *(row[i] for row in lines)]))
               for i, column in enumerate(columns)]
     if not wide:
         room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
@@ -373,7 +385,7 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
     from store.cli.drawn import DrawnTable
 
     return DrawnTable(title, [c.header for c in columns],
-                      [[cut(cell, width) for cell, width in zip(row, widths, strict=True)]
+                      [[cut(cell, widths[i], simple[i]) for i, cell in enumerate(row)]
                        for row in lines], justify=[c.justify for c in columns], widths=widths)
 
 

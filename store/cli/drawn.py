@@ -49,14 +49,13 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
              for i in range(len(columns))]
     simple = [one_column_each(c + "".join(column)) for c, column in zip(columns, lines,
                                                                         strict=True)]
+    natural = [max(map(len if simple[i] else cells, [c, *column]))
+               for i, (c, column) in enumerate(zip(columns, lines, strict=True))]
     if widths is None:
-        found = [max(map(len if simple[i] else cells, [c, *column]))
-                 for i, (c, column) in enumerate(zip(columns, lines, strict=True))]
+        found = natural
     else:
         found = list(widths)
-        if any(cells(c) > w for c, w in zip(columns, found, strict=True)) or any(
-                cells(line) > found[i] for row_cells, _ in split
-                for i, cell in enumerate(row_cells) for line in cell):
+        if any(n > w for n, w in zip(natural, found, strict=True)):
             return None  # (rich would cut or wrap it)
     width = sum(found) + 3 * len(found) + 1
     room = out.width if max_width is None else max_width

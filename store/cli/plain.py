@@ -80,11 +80,12 @@ def cells(text: str) -> int:
     return cell_len(text)
 
 
-def cut(text: str, width: int) -> str:
+def cut(text: str, width: int, simple: bool = False) -> str:
     """``text`` in at most ``width`` columns: as it is when it fits, else its first
     ``width - 1`` columns and an ellipsis (rich's ``set_cell_size`` for the rest, where a wide
-    character can leave a column of padding)."""
-    if one_column_each(text):
+    character can leave a column of padding). ``simple``: the caller knows that
+    :func:`one_column_each` holds for ``text``."""
+    if simple or one_column_each(text):
         return text if len(text) <= width else text[:max(0, width - 1)] + ELLIPSIS
     from rich.cells import cell_len, set_cell_size
 
