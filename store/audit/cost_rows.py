@@ -162,19 +162,22 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     groups: Iterable[UsageSums] | None = None
     days: DaySums | None = None
     if since is None and until is None and session_id is None:
-        # (the per-session summaries: store/db/index/summaries.py; a period's report has
-        # them summed per day and model by the database)
-        if by in _PERIODS:
-            days = summary_usage_days(conn, agent=agent, cwd=cwd)
+        # (the per-session summaries: store/db/index/summaries.py; a report by period,
+        # folder or agent has them summed per key and model by the database, a subagent
+        # apart: it counts under its root's)
+        if by in _PERIODS or by in _PLACES:
+            days = summary_usage_days(conn, agent=agent, cwd=cwd,
+                                      per="day" if by in _PERIODS else by,
+                                      apart=() if by in _PERIODS else sorted(roots))
             groups = days.rest if days is not None else None
         else:
             groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
                               cwd=cwd, session_id=session_id)
-    if by in _BY_TIME_OR_MODEL:
-        # A row's key does not depend on the session: each model's groups of a key are
-        # summed first (integers: in any order), then priced once (no price per session).
+    if by in _PER_MODEL:
+        # Each model's groups of a key are summed first (integers: in any order), then
+        # priced once (no price per session or day).
         _fold_per_model(totals, by, groups, table, roots, days)
     else:
         # (folded in one order whatever order the database gave: costs are floats, and a
@@ -196,31 +199,35 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     return rows
 
 
-#: The reports whose keys are the groups' own (a period, a model), not their sessions'.
-_BY_TIME_OR_MODEL = frozenset({"day", "week", "month", "model"})
+#: The reports folded per (key, model) and priced once per pair: all but ``session``.
+_PER_MODEL = frozenset({"day", "week", "month", "model", "project", "agent"})
 _PERIODS = frozenset({"day", "week", "month"})
+#: The reports whose key is the session's (or its root's) folder or agent.
+_PLACES = frozenset({"project", "agent"})
 
 
 def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[UsageSums],
                     table: PriceTable, roots: dict[str, tuple[str, str | None, str | None]],
                     days: DaySums | None = None) -> None:
-    """:func:`report_rows`'s fold when a key is a period or a model: the groups' sums per
-    (key, model) first, each then counted once (its cost at the model's price over the
-    summed tokens, which tiered prices allow: see :class:`UsageSums`), in one order.
-    ``days``: sums per (day, model) the database made, with their sessions, folded first
-    (a period's key: ``by`` is a period)."""
+    """:func:`report_rows`'s fold when a key is a period, a model, a folder or an agent: the
+    groups' sums per (key, model) first, each then counted once (its cost at the model's
+    price over the summed tokens, which tiered prices allow: see :class:`UsageSums`), in one
+    order. ``days``: sums per (day, folder or agent; model) the database made, with their
+    sessions, folded first (``by`` a period, ``project`` or ``agent``)."""
     sums: dict[tuple[str, str | None], list[Any]] = {}
     sessions: dict[str, set[str]] = {}
     rolled: dict[str, set[str]] = {}
     latest: dict[str, datetime] = {}
     periods: dict[str, str] = {}  # (a day's period, made once per day)
 
-    def key_of(day: str, model: str | None) -> str:
+    def key_of(day: str | None, model: str | None) -> str:
         if by == "model":
             return model or UNKNOWN
-        key = periods.get(day)
+        if by in _PLACES:  # (a folder or agent the database summed per: ``day`` holds it)
+            return day or UNKNOWN
+        key = periods.get(day or "")
         if key is None:
-            key = periods[day] = _day_key(by, day)
+            key = periods[day or ""] = _day_key(by, day or "")
         return key
 
     def add(key: str, model: str | None, responses: int, counts: tuple[int, ...],
@@ -244,8 +251,10 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
     for day, model, responses, counts, tiered, last_at, sids in days.sums if days else ():
         add(key_of(day, model), model, responses, counts, tiered, last_at, sids)
     for group in groups:
-        add(key_of(group.day, group.model), group.model, group.responses, group.counts,
-            group.tiered, group.last_at, (group.session_id,))
+        key = (_key(by, group, roots.get(group.session_id)) if by in _PLACES
+               else key_of(group.day, group.model))
+        add(key, group.model, group.responses, group.counts, group.tiered, group.last_at,
+            (group.session_id,))
     for (key, model), got in sorted(sums.items(), key=lambda item: (
             item[0][0], item[0][1] is not None, item[0][1] or "")):
         row = totals.get(key)

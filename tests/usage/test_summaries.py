@@ -18,6 +18,7 @@ from sqlalchemy import text
 
 from store import (
     Message,
+    SessionLink,
     TextPart,
     TranscriptStore,
     normalize_message,
@@ -273,6 +274,30 @@ def test_tools_usage_by_reads_the_summaries_sums_in_their_index(filled):
     by_model = {(t.key, t.tool): t.calls for t in tool_context(filled, by="model")}
     assert by_model[("o3", "bash")] == 1 and by_model[("(unknown)", "bash")] == 3, by_model
     _answers_alike(filled)
+
+
+def test_a_subagent_counts_under_its_roots_folder_and_agent(store):
+    """``usage project|agent`` (rolled up) sum the summarized sessions per folder or agent
+    and model in the database, a subagent apart (it counts under its root's folder and
+    agent); before and after the catch-up, as the usage rows give, and priced once per key
+    and model as the periods are."""
+    _replies(store, "root", [1, 2], agent="openhands", cwd="/w/root")
+    _replies(store, "child", [3, 4], agent="goose", cwd="/w/child")
+    _replies(store, "other", [5], agent="goose", cwd="/w/child")
+    store.link_session("child", SessionLink("root", "subagent", "toolu_x"))
+    for summarized in (False, True):
+        if summarized:
+            store.update_search_index()
+            assert set(_stamps(store)) == {"root", "child", "other"}
+        for by, root_key, other_key in (("project", "/w/root", "/w/child"),
+                                        ("agent", "openhands", "goose")):
+            rolled = usage_report(store, by=by, rollup=True)
+            assert {t.key: (t.responses, t.sessions, t.rolled_up) for t in rolled} == {
+                root_key: (4, {"root", "child"}, {"child"}), other_key: (1, {"other"}, set())}
+            assert rolled == usage_report(store, by=by, rollup=True, since=EPOCH)
+            own = usage_report(store, by=by)
+            assert {t.key: t.responses for t in own} == {root_key: 2, other_key: 3}
+            assert own == usage_report(store, by=by, since=EPOCH)
 
 
 class TestKept:

@@ -353,31 +353,54 @@ def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
 
 
 class DaySums(NamedTuple):
-    """The usage in scope for a report whose keys are periods: the summarized sessions'
-    summed by the database per (day, model) (``sums``: day, model, responses, the five
-    counts, the four tiered sums, the last time, the sessions), and the groups of the
-    sessions read from their usage rows (``rest``)."""
+    """The usage in scope for a report whose keys are periods, folders or agents: the
+    summarized sessions' summed by the database per (day, folder or agent; model) (``sums``:
+    that key, model, responses, the five counts, the four tiered sums, the last time, the
+    sessions), and the groups of the sessions read from their usage rows or kept apart
+    (``rest``)."""
 
-    sums: list[tuple[str, str | None, int, tuple[int, int, int, int, int],
+    sums: list[tuple[str | None, str | None, int, tuple[int, int, int, int, int],
                      tuple[int, int, int, int], datetime, list[str]]]
     rest: list[UsageSums]
 
 
-def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None) -> DaySums | None:
+#: What :func:`summary_usage_days` sums per: a summary row's day, its session's folder or
+#: agent.
+_PER = {"day": "t.day", "project": "s.cwd", "agent": "s.agent"}
+
+
+def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: str = "day",
+                       apart: Sequence[str] = ()) -> DaySums | None:
     """What :func:`summary_usage_groups` gives, summed per (day, model) by the database for
     the summarized sessions (660 rows at 10^6 messages instead of 9,400, each with its
-    sessions as one JSON array); ``None`` where no summaries are kept."""
+    sessions as one JSON array), or per (folder, model) or (agent, model) (``per``:
+    ``project`` or ``agent``: 80 rows); the sessions ``apart`` (subagents, counted under
+    their root's folder or agent) are left out of the sums and given as their groups.
+    ``None`` where no summaries are kept."""
     split = _split(conn, agent, cwd)
     if split is None:
         return None
-    summed = ", ".join(f"sum(t.{column})" for column in _SUM_COLUMNS)
-    ids = "json_agg(t.session_id)" if split.pg else "json_group_array(t.session_id)"
+    pg = split.pg
+    where, params = split.where, list(split.params)
+    kept: list[UsageSums] = []
+    if apart:
+        among = (ids_param(pg, sorted(apart)),)
+        kept = [usage_sums(row) for row in conn.exec_driver_sql(
+            f"SELECT t.day, t.session_id, s.agent, s.cwd, t.model, {_SUMS}, t.last_at "
+            f"{_USAGE_FROM}{where} AND {in_ids(pg, 't.session_id')}",
+            (*params, *among)).all()]
+        where += f" AND NOT ({in_ids(pg, 't.session_id')})"
+        params.extend(among)
+    column = _PER[per]
+    summed = ", ".join(f"sum(t.{name})" for name in _SUM_COLUMNS)
+    ids = "json_agg(t.session_id)" if pg else "json_group_array(t.session_id)"
     sums = []
-    for day, model, *values, last, sessions in conn.exec_driver_sql(
-            f"SELECT t.day, t.model, {summed}, max(t.last_at), {ids} "
-            f"{_USAGE_FROM}{split.where} GROUP BY t.day, t.model", tuple(split.params)).all():
+    for key, model, *values, last, sessions in conn.exec_driver_sql(
+            f"SELECT {column}, t.model, {summed}, max(t.last_at), {ids} "
+            f"{_USAGE_FROM}{where} GROUP BY {column}, t.model", tuple(params)).all():
         n = [int(v or 0) for v in values]
-        sums.append((str(day), model, n[0], (n[1], n[2], n[3], n[4], n[5]),
-                     (n[6], n[7], n[8], n[9]), read_time(last),
+        sums.append((None if key is None else str(key), model, n[0],
+                     (n[1], n[2], n[3], n[4], n[5]), (n[6], n[7], n[8], n[9]),
+                     read_time(last),
                      loads_json(sessions) if isinstance(sessions, str) else sessions))
-    return DaySums(sums, _rest(conn, split, agent, cwd))
+    return DaySums(sums, [*kept, *_rest(conn, split, agent, cwd)])
