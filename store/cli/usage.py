@@ -18,8 +18,9 @@ from store.cli._common import (
     open_store,
     scope_options,
     time_options,
+    visible,
 )
-from store.cli._common import safe_markup as escape
+from store.cli.drawn import DrawnTable
 from store.cli.usage_reports import REPORTS
 
 #: The JSON name of a row's key where the shared vocabulary has one (else the --by value).
@@ -138,25 +139,34 @@ def usage(ctx: click.Context, db_url: str | None, by_given: tuple[str, ...],
             "run: transcript-store usage daily --breakdown")
     by = by_given[0] if by_given else "day"
     prices = _prices(prices_file)
-    with open_store(db_url, read_only=True) as opened:
-        if by == "tool":
-            rows, unpriced = _tool_rows(opened, prices, since, until, agent, cwd)
-        else:
-            totals = store.usage_report(opened, by=by, since=since, until=until, agent=agent,
-                                        cwd=cwd,
-                                        prices=prices)
-            unpriced = set().union(*(t.unpriced_models for t in totals)) if totals else set()
-            name = JSON_KEYS.get(by, by)
-            rows = [{name: t.key, **({"cwd": t.key} if by == "project" else {}),
-                     "input_tokens": t.input_tokens,
-                     "output_tokens": t.output_tokens,
-                     "cache_creation_tokens": t.cache_creation_tokens,
-                     "cache_read_tokens": t.cache_read_tokens,
-                     "reasoning_tokens": t.reasoning_tokens, "total_tokens": t.total_tokens,
-                     "responses": t.responses,
-                     "cost_usd": round(t.cost_usd, 6) if t.models - t.unpriced_models else None,
-                     "models": sorted(t.models), "unpriced_models": sorted(t.unpriced_models)}
-                    for t in totals]
+    totals: list[store.UsageTotals] | None = None
+    if by != "tool":  # (an SQLite file or PostgreSQL at head: the stdlib reader's report)
+        from store.audit.lite_costs import lite_usage_report
+        from store.db.schema.revisions import default_url
+
+        found = lite_usage_report(db_url or default_url(), by=by, table=prices, since=since,
+                                  until=until, agent=agent, cwd=cwd)
+        totals = None if found is None else found[0]
+    if totals is None:
+        with open_store(db_url, read_only=True) as opened:
+            if by == "tool":
+                rows, unpriced = _tool_rows(opened, prices, since, until, agent, cwd)
+            else:
+                totals = store.usage_report(opened, by=by, since=since, until=until,
+                                            agent=agent, cwd=cwd, prices=prices)
+    if totals is not None:
+        unpriced = set().union(*(t.unpriced_models for t in totals)) if totals else set()
+        name = JSON_KEYS.get(by, by)
+        rows = [{name: t.key, **({"cwd": t.key} if by == "project" else {}),
+                 "input_tokens": t.input_tokens,
+                 "output_tokens": t.output_tokens,
+                 "cache_creation_tokens": t.cache_creation_tokens,
+                 "cache_read_tokens": t.cache_read_tokens,
+                 "reasoning_tokens": t.reasoning_tokens, "total_tokens": t.total_tokens,
+                 "responses": t.responses,
+                 "cost_usd": round(t.cost_usd, 6) if t.models - t.unpriced_models else None,
+                 "models": sorted(t.models), "unpriced_models": sorted(t.unpriced_models)}
+                for t in totals]
     if as_json:
         emit_json(rows)
     else:
@@ -167,28 +177,25 @@ def usage(ctx: click.Context, db_url: str | None, by_given: tuple[str, ...],
 
 
 def _table(by: str, rows: list[dict[str, Any]], prices: store.PriceTable) -> None:
-    from rich.table import Table
-
     estimated = by == "tool"
-    table = Table(title="tool context (estimated: result size / 4)" if estimated
-                  else f"token usage by {by}",
-                  caption="prices: " + "; ".join(prices.sources))
     columns = ["tool", "calls", "context tokens (est.)", "cost (est.)"] if estimated else [
         by, "input", "output", "cache create", "cache read", "total", "cost"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in (by, "tool") else "right")
+    cells: list[list[str]] = []
     for row in rows:
         if estimated:
-            table.add_row(escape(row["tool"]), f"{row['calls']:,}",
-                          f"{row['input_tokens']:,}", _money(row["cost_usd"]))
+            cells.append([visible(row["tool"]), f"{row['calls']:,}", f"{row['input_tokens']:,}",
+                          _money(row["cost_usd"])])
         else:
             cost = _money(row["cost_usd"]) + (" (part: no price)" if row["unpriced_models"]
                                               and row["cost_usd"] is not None else "")
-            table.add_row(escape(str(row[JSON_KEYS.get(by, by)])), f"{row['input_tokens']:,}",
+            cells.append([visible(str(row[JSON_KEYS.get(by, by)])), f"{row['input_tokens']:,}",
                           f"{row['output_tokens']:,}", f"{row['cache_creation_tokens']:,}",
                           f"{row['cache_read_tokens']:,}", f"{row['total_tokens']:,}",
-                          cost if row["cost_usd"] is not None else "no price")
-    console().print(table)
+                          cost if row["cost_usd"] is not None else "no price"])
+    console().print(DrawnTable(
+        "tool context (estimated: result size / 4)" if estimated else f"token usage by {by}",
+        columns, cells, justify=["left" if c in (by, "tool") else "right" for c in columns],
+        caption="prices: " + "; ".join(prices.sources)))
 
 
 for _report in REPORTS.values():

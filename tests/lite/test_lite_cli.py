@@ -18,6 +18,7 @@ READS = [
     ["calls", "search", "--tool", "nothing-such"], ["usage", "daily"], ["usage", "model", "--json"],
     ["usage", "session"], ["search", "file"], ["tools", "usage", "--by", "day"],
     ["aliases", "list"], ["sessions", "tree", "oh-1"],
+    ["usage", "--by", "project"], ["usage", "--by", "agent", "--json"],  # (the earlier form)
 ]
 
 

@@ -64,6 +64,7 @@ def test_the_commonest_reads_import_no_sqlalchemy(pg_url: str) -> None:
     for argv in (("sessions", "list"), ("sessions", "list", "--json"),
                  ("sessions", "show", "s"), ("tools", "usage"), ("tools", "usage", "--json"),
                  ("usage", "daily"), ("usage", "model", "--json"),
+                 ("usage", "--by", "project"), ("usage", "--by", "agent"),
                  ("calls", "search", "--text", "push"), ("calls", "search", "--tool", "bash"),
                  ("calls", "search", "--command", "git push", "--limit", "0", "--json")):
         modules, out = _loaded(*argv, "--db", pg_url)
