@@ -86,11 +86,21 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
 
     blank = [" " * (w + 2) for w in found]
     indexes = range(len(found))
+    right = [side != "left" for side in justify]
+    # Every column one column a character: a line is one str.format (padding in C); a
+    # right-justified cell is stripped first, as rich strips it.
+    form = ("│" + "│".join(f" {{:{'>' if right[i] else '<'}{found[i]}}} " for i in indexes)
+            + "│\n") if all(simple) else None
 
     def plain_row(row_cells: list[list[str]], edge: str) -> None:
         # (no style: each line one piece, the same characters; a year of days is 1,300
         # lines of ten cells, and rich renders each segment)
         for at in range(max(map(len, row_cells))):
+            if form is not None and edge == "│":
+                add((form.format(*[("" if at >= len(cell) else cell[at].rstrip() if right[i]
+                                    else cell[at]) for i, cell in enumerate(row_cells)]),
+                     None))
+                continue
             add((edge + edge.join([blank[i] if at >= len(row_cells[i])
                                    else " " + laid(i, row_cells[i][at]) + " "
                                    for i in indexes]) + edge + "\n", None))
