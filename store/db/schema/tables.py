@@ -381,8 +381,7 @@ context_summary = Table(
            doc="the results' stored JSON, in characters (tools usage --by: context tokens)"),
     Column("agent", String, doc="the session's agent (revision 0028: the totals' index)"),
     ForeignKeyConstraint(["session_id"], ["sessions.session_id"], ondelete="CASCADE"),
-    # ``tools usage --by`` over the whole store (or an agent's sessions): the sums per (agent,
-    # raw name[, day[, model]]) read in this index's order, no join and no sort (revision 0028).
+    # ``tools usage --by``: its sums read in this index's order, no join, no sort (rev. 0028).
     Index("ix_context_summary_totals", "agent", "raw_name", "day", "model", "session_id",
           "calls", "results", "result_chars", "error_results"),
 )
