@@ -81,18 +81,6 @@ class UsageTotals:
         """Whether any model counted here has a price (else ``cost_usd`` means nothing)."""
         return bool(self.models - self.unpriced_models)
 
-    def add_group(self, group: UsageSums, prices: PriceTable, *,
-                  rolled_up: bool = False) -> None:
-        """Count a :class:`UsageSums` (many responses summed in the database) as
-        each of its responses counts: tokens, responses, cost at the model's price (tiered
-        prices included), the model (unpriced when it has no price), the session, the time."""
-        self.add_sums(group.model, group.responses, group.counts, group.tiered, prices)
-        self.sessions.add(group.session_id)
-        if rolled_up:
-            self.rolled_up.add(group.session_id)
-        if self.last_at is None or group.last_at > self.last_at:
-            self.last_at = group.last_at
-
     def add_sums(self, model_name: str | None, responses: int,
                  counts: tuple[int, int, int, int, int], tiered: tuple[int, int, int, int],
                  prices: PriceTable) -> None:
@@ -175,20 +163,9 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
                               cwd=cwd, session_id=session_id)
-    if by in _PER_MODEL:
-        # Each model's groups of a key are summed first (integers: in any order), then
-        # priced once (no price per session or day).
-        _fold_per_model(totals, by, groups, table, roots, days)
-    else:
-        # (folded in one order whatever order the database gave: costs are floats, and a
-        # sum taken in another order can differ in its last digit)
-        for group in sorted(groups, key=_group_order):
-            root = roots.get(group.session_id)
-            key = _key(by, group, root)
-            found = totals.get(key)
-            if found is None:
-                found = totals[key] = UsageTotals(key)
-            found.add_group(group, table, rolled_up=root is not None)
+    # Each model's groups of a key are summed first (integers: in any order), then priced
+    # once (no price per session or day), in one order whatever order the database gave.
+    _fold_per_model(totals, by, groups, table, roots, days)
     rows = list(totals.values())
     if by in ("model", "agent", "project"):
         rows.sort(key=lambda t: (-t.cost_usd, -t.total_tokens, t.key))
@@ -199,21 +176,21 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     return rows
 
 
-#: The reports folded per (key, model) and priced once per pair: all but ``session``.
-_PER_MODEL = frozenset({"day", "week", "month", "model", "project", "agent"})
 _PERIODS = frozenset({"day", "week", "month"})
 #: The reports whose key is the session's (or its root's) folder or agent.
 _PLACES = frozenset({"project", "agent"})
+#: The reports whose key is the session's (or its root's): itself, its folder or agent.
+_BY_SESSION = _PLACES | {"session"}
 
 
 def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[UsageSums],
                     table: PriceTable, roots: dict[str, tuple[str, str | None, str | None]],
                     days: DaySums | None = None) -> None:
-    """:func:`report_rows`'s fold when a key is a period, a model, a folder or an agent: the
-    groups' sums per (key, model) first, each then counted once (its cost at the model's
-    price over the summed tokens, which tiered prices allow: see :class:`UsageSums`), in one
-    order. ``days``: sums per (day, folder or agent; model) the database made, with their
-    sessions, folded first (``by`` a period, ``project`` or ``agent``)."""
+    """:func:`report_rows`'s fold: the groups' sums per (key, model) first, each then
+    counted once (its cost at the model's price over the summed tokens, which tiered prices
+    allow: see :class:`UsageSums`), in one order. ``days``: sums per (day, folder or agent;
+    model) the database made, with their sessions, folded first (``by`` a period,
+    ``project`` or ``agent``)."""
     sums: dict[tuple[str, str | None], list[Any]] = {}
     sessions: dict[str, set[str]] = {}
     rolled: dict[str, set[str]] = {}
@@ -251,7 +228,7 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
     for day, model, responses, counts, tiered, last_at, sids in days.sums if days else ():
         add(key_of(day, model), model, responses, counts, tiered, last_at, sids)
     for group in groups:
-        key = (_key(by, group, roots.get(group.session_id)) if by in _PLACES
+        key = (_key(by, group, roots.get(group.session_id)) if by in _BY_SESSION
                else key_of(group.day, group.model))
         add(key, group.model, group.responses, group.counts, group.tiered, group.last_at,
             (group.session_id,))
@@ -264,10 +241,6 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
                                             last_at=latest[key])
         row.add_sums(model, got[0], (got[1], got[2], got[3], got[4], got[5]),
                      (got[6], got[7], got[8], got[9]), table)
-
-
-def _group_order(group: UsageSums) -> tuple[str, str, bool, str]:
-    return (group.day, group.session_id, group.model is not None, group.model or "")
 
 
 def missing_rows(conn: Any, *, since: datetime | None, until: datetime | None,
