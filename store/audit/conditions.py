@@ -34,6 +34,7 @@ import orjson
 
 from store.core.arguments import dumps_json, loads_json
 from store.core.errors import UsageError
+from store.db.index.search_schema import like_pattern
 
 if TYPE_CHECKING:  # (the conditions are built without SQLAlchemy: store.audit.lite_search)
     from sqlalchemy.sql.elements import TextClause
@@ -326,14 +327,17 @@ def sql_condition(dialect: str, number: int, condition: ArgumentCondition,
 
 
 def view_sql(dialect: str, number: int, condition: ViewCondition, column: str) -> str:
-    """The SQL predicate of a view condition on the view text in ``column`` (bound parameter
-    ``view_value_<number>``: see :func:`view_params`)."""
+    """The SQL predicate of a view condition on the view text in ``column`` (its bound
+    parameters: :func:`view_params`)."""
     v = f"view_value_{number}"
     if dialect == "postgresql":
+        # (LIKE, not strpos: the planner estimates a LIKE pattern's rows from its letters,
+        # a strpos condition at a third of the table, and then hash-joined every call: at
+        # 10^6 messages 166-184 ms -> 54-60 ms for `--command 'git push'`)
         if condition.op == "contains":
-            return f"strpos({column}, :{v}) > 0"
+            return f"{column} LIKE :view_like_{number} ESCAPE '\\'"
         if condition.op == "icontains":
-            return f"strpos(lower({column}), lower(:{v})) > 0"
+            return f"lower({column}) LIKE lower(:view_like_{number}) ESCAPE '\\'"
         return f"{column} ~ :{v}"
     if condition.op == "contains":
         return f"instr({column}, :{v}) > 0"
@@ -342,6 +346,11 @@ def view_sql(dialect: str, number: int, condition: ViewCondition, column: str) -
     return f"{column} REGEXP :{v}"
 
 
-def view_params(number: int, condition: ViewCondition) -> dict[str, Any]:
-    """The bound parameters of :func:`view_sql`."""
+def view_params(dialect: str, number: int, condition: ViewCondition) -> dict[str, Any]:
+    """The bound parameters of :func:`view_sql` on ``dialect`` (PostgreSQL's substring
+    conditions bind the value as a LIKE pattern, ``view_like_<number>``) and the view's
+    name (``view_name_<number>``)."""
+    if dialect == "postgresql" and condition.op != "regex":
+        return {f"view_like_{number}": like_pattern(condition.value),
+                f"view_name_{number}": condition.view}
     return {f"view_value_{number}": condition.value, f"view_name_{number}": condition.view}

@@ -82,7 +82,7 @@ def view_condition_sql(conn: Any, number: int, view: ViewCondition,
     the catch-up) and the calls the catch-up has not reached yet or whose rows ``trust`` does
     not vouch for (``view_tail``), matched by the same SQL predicate."""
     dialect = conn.dialect.name
-    params = view_params(number, view)
+    params = view_params(dialect, number, view)
     scope = ""
     if session_id is not None:
         scope = f" AND session_id = :view_sid_{number}"
