@@ -409,6 +409,9 @@ def one_line(text: str | None, limit: int = 60) -> str:
     characters made :func:`visible`. Not escaped for markup (see :func:`safe_markup`)."""
     if not text:
         return ""
+    if text.isprintable():  # (most cells: no control character, no line break)
+        first = text.strip()
+        return first if len(first) <= limit else first[:limit - 1] + ELLIPSIS
     lines = visible(text).splitlines()
     if len(lines) == 1:  # (most cells: one line, nothing after it)
         first = lines[0].strip()
