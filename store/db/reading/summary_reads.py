@@ -101,34 +101,23 @@ def summary_context_totals(conn: Any, *, by: str | None, agent: str | None
     if others is None:
         return None
     pg = conn.dialect.name == "postgresql"
-    mark = "%s" if pg else "?"
     ids = sorted(sid for sid, _, _ in others)
-    where: list[str] = []
-    params: list[Any] = []
-    if agent is not None:
-        where.append(f"t.agent = {mark}")
-        params.append(agent)
-    if ids:
-        where.append(f"NOT ({in_ids(pg, 't.session_id')})")
-        params.append(ids_param(pg, ids))
+    where, params = _kept_where(pg, agent, ids)
     key, grain = _CONTEXT_GRAIN.get(by or "", ("''", ""))
     sums = "sum(t.calls), sum(t.results), sum(t.result_chars), sum(t.error_results)"
-    group = " GROUP BY t.agent, t.raw_name" + (f", {grain}" if grain else "")
-    if by == "model":
-        rows = [tuple(row) for row in conn.exec_driver_sql(
-            f"SELECT {key}, t.agent, t.raw_name, {sums} FROM context_summary AS t WHERE "
-            + " AND ".join([*where, "t.model IS NOT NULL"]) + group, tuple(params)).all()]
-        rows += [tuple(row) for row in conn.exec_driver_sql(
-            f"SELECT s.model, t.agent, t.raw_name, {sums} FROM context_summary AS t JOIN "
-            "sessions AS s ON s.session_id = t.session_id WHERE "
-            + " AND ".join([*where, "t.model IS NULL"])
-            + " GROUP BY t.agent, t.raw_name, s.model", tuple(params)).all()]
-    else:
-        rows = [tuple(row) for row in conn.exec_driver_sql(
-            f"SELECT {key}, t.agent, t.raw_name, {sums} FROM context_summary AS t"
-            + (" WHERE " + " AND ".join(where) if where else "") + group,
-            tuple(params)).all()]
-    return rows, ids
+
+    def summed(key: str, joined: str, more: list[str], grouped: str) -> list[tuple[Any, ...]]:
+        terms = [*where, *more]
+        return [tuple(row) for row in conn.exec_driver_sql(
+            f"SELECT {key}, t.agent, t.raw_name, {sums} FROM context_summary AS t{joined}"
+            + (" WHERE " + " AND ".join(terms) if terms else "")
+            + f" GROUP BY t.agent, t.raw_name{grouped}", tuple(params)).all()]
+
+    if by != "model":
+        return summed(key, "", [], f", {grain}" if grain else ""), ids
+    return [*summed(key, "", ["t.model IS NOT NULL"], f", {grain}"),
+            *summed("s.model", " JOIN sessions AS s ON s.session_id = t.session_id",
+                    ["t.model IS NULL"], ", s.model")], ids
 
 
 class ToolGroups:
@@ -256,6 +245,18 @@ def _totals(pg: bool, agent: str | None, others: list[str]) -> tuple[str, list[A
     agent's sessions, from ``ix_tool_summary_totals`` in its order (revision 0026): the rows
     of every session but ``others`` (not summarized, or their summary no longer holds: read
     from their calls instead), whose agent each row keeps."""
+    where, params = _kept_where(pg, agent, others)
+    return ("SELECT t.agent, t.raw_name, t.action, sum(t.calls), count(*), "
+            "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
+            "min(t.first_at), max(t.last_at) FROM tool_summary AS t"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " GROUP BY t.agent, t.raw_name, t.action", params)
+
+
+def _kept_where(pg: bool, agent: str | None, others: list[str]
+                ) -> tuple[list[str], list[Any]]:
+    """The terms (over a summary table ``t`` that keeps its session's agent) and parameters
+    of the rows of one agent's sessions, or all, but ``others`` (read from their calls)."""
     mark = "%s" if pg else "?"
     where: list[str] = []
     params: list[Any] = []
@@ -265,11 +266,7 @@ def _totals(pg: bool, agent: str | None, others: list[str]) -> tuple[str, list[A
     if others:
         where.append(f"NOT ({in_ids(pg, 't.session_id')})")
         params.append(ids_param(pg, others))
-    return ("SELECT t.agent, t.raw_name, t.action, sum(t.calls), count(*), "
-            "sum(t.invalid_calls), sum(t.error_calls), sum(t.unanswered_calls), "
-            "min(t.first_at), max(t.last_at) FROM tool_summary AS t"
-            + (" WHERE " + " AND ".join(where) if where else "")
-            + " GROUP BY t.agent, t.raw_name, t.action", params)
+    return where, params
 
 
 def _bound(pg: bool, value: datetime) -> Any:
@@ -284,6 +281,9 @@ _SUM_COLUMNS = ("responses", "input_tokens", "output_tokens", "cache_creation_to
                 "cache_read_tokens", "reasoning_tokens", "input_past", "output_past",
                 "cache_creation_past", "cache_read_past")
 _SUMS = ", ".join(f"t.{column}" for column in _SUM_COLUMNS)
+#: The summarized groups (per session, day and model) as ``usage_sums`` reads them.
+_GROUP_ROWS = (f"SELECT t.day, t.session_id, s.agent, s.cwd, t.model, {_SUMS}, t.last_at "
+               f"{_USAGE_FROM}")
 
 
 class _Split(NamedTuple):
@@ -346,9 +346,7 @@ def summary_usage_groups(conn: Any, *, agent: str | None, cwd: str | None
     split = _split(conn, agent, cwd)
     if split is None:
         return None
-    rows = conn.exec_driver_sql(
-        f"SELECT t.day, t.session_id, s.agent, s.cwd, t.model, {_SUMS}, t.last_at "
-        f"{_USAGE_FROM}{split.where}", tuple(split.params)).all()
+    rows = conn.exec_driver_sql(f"{_GROUP_ROWS}{split.where}", tuple(split.params)).all()
     return [*map(usage_sums, rows), *_rest(conn, split, agent, cwd)]
 
 
@@ -386,9 +384,7 @@ def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: st
     if apart:
         among = (ids_param(pg, sorted(apart)),)
         kept = [usage_sums(row) for row in conn.exec_driver_sql(
-            f"SELECT t.day, t.session_id, s.agent, s.cwd, t.model, {_SUMS}, t.last_at "
-            f"{_USAGE_FROM}{where} AND {in_ids(pg, 't.session_id')}",
-            (*params, *among)).all()]
+            f"{_GROUP_ROWS}{where} AND {in_ids(pg, 't.session_id')}", (*params, *among)).all()]
         where += f" AND NOT ({in_ids(pg, 't.session_id')})"
         params.extend(among)
     column = _PER[per]
