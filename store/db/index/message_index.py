@@ -6,7 +6,8 @@ the call index of ``store/db/index/search_index.py`` and kept the same way:
 * **Rows**: ``message_search`` holds up to three rows per message (``store.records.messagetext``:
   its visible text under its role, ``thinking``, ``tool``), the redacted text as written
   (``body``). SQLite indexes it with ``message_fts`` (FTS5, ``unicode61``, an external-content
-  table; a trigger takes a deleted row's text out), PostgreSQL with the GIN over ``tsv``
+  table over ``body`` and ``role``, revision 0029: a search by role asks the index alone; a
+  trigger takes a deleted row's text out), PostgreSQL with the GIN over ``tsv``
   (a stored ``to_tsvector('simple', body)``). Rows cascade away with their message (a
   deleted, erased or truncated session leaves none).
 * **Watermark**: ``sessions.message_indexed_position`` (the messages before it are indexed)
@@ -283,8 +284,8 @@ def insert_sqlite_rows(cursor: Any, rows: Sequence[tuple[str, int, str, str]]) -
     numbered = [(first + i, *row) for i, row in enumerate(rows)]
     cursor.executemany(f"INSERT INTO {MESSAGE_SEARCH} (id, session_id, position, role, "
                        "body) VALUES (?, ?, ?, ?, ?)", numbered)
-    cursor.executemany(f"INSERT INTO {MESSAGE_FTS} (rowid, body) VALUES (?, ?)",
-                       [(row[0], row[4]) for row in numbered])
+    cursor.executemany(f"INSERT INTO {MESSAGE_FTS} (rowid, body, role) VALUES (?, ?, ?)",
+                       [(row[0], row[4], row[3]) for row in numbered])
 
 
 def rebuild_message_index(conn: Connection) -> None:

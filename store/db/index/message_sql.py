@@ -8,8 +8,9 @@ prefix*, -word), matches it with the backend's own full-text engine over
 ``message_search`` (``store/db/index/message_index.py``) and returns one
 :class:`~store.core.textquery.MessageHit` per message, its best-ranked part:
 
-* SQLite: ``message_fts MATCH`` (every term a quoted FTS5 string), ranked by ``bm25()``
-  (negated: higher is better), the snippet by ``snippet()``.
+* SQLite: ``message_fts MATCH`` (every term a quoted FTS5 string, in the ``body`` column;
+  a role, the ``role`` column's word: the index alone answers, revision 0029), ranked by
+  ``bm25()`` of ``body`` (negated: higher is better), the snippet by ``snippet()``.
 * PostgreSQL: ``tsv @@`` a tsquery built from ``phraseto_tsquery('simple', term)`` (a prefix:
   ``to_tsquery('simple', 'stem:*')``) with ``&&`` and ``&& !!``, ranked by ``ts_rank(tsv,
   query, 1)`` (length-normalised), the snippet by ``ts_headline``.
@@ -60,6 +61,11 @@ _AS_SPACES = str.maketrans(PUNCTUATION, " " * len(PUNCTUATION))
 _SPACED = "translate(s.body, :punctuation, :spaces)"
 #: The words before a PostgreSQL headline (which starts at the match) a snippet shows.
 _LEAD = re.compile(r"(?:\S+\s+){0,6}\S*$")
+#: SQLite: ``message_fts``'s columns (revision 0029: the row's role beside its text).
+MESSAGE_FTS_BODY = "body"
+MESSAGE_FTS_ROLE = "role"
+#: SQLite: a row's score, higher is better: bm25 of its text alone (the role weighs nothing).
+_RANK = f"-bm25({MESSAGE_FTS}, 1.0, 0.0)"
 #: Below any score (the cut when fewer rows match than it counts).
 _FLOOR = -1e308
 
@@ -102,13 +108,22 @@ def _pg_tsquery(parsed: TextQuery, params: dict[str, Any]) -> str:
     return f"(({found}) && !!({' || '.join(left_out)}))"
 
 
+def _fts_match(parsed: TextQuery, role: str | None) -> str:
+    """SQLite: the ``MATCH`` of ``parsed`` in the rows' text (``body``: a query's word never
+    matches a row's role), and ``role`` as one more term (revision 0029)."""
+    found = f"{MESSAGE_FTS_BODY} : ({fts5_match(parsed)})"
+    if role is None:
+        return found
+    return f'{found} AND {MESSAGE_FTS_ROLE} : "{role}"'  # (one of SEARCH_ROLES: a word)
+
+
 def _scored(pg: bool, parsed: TextQuery, role: str | None, session_id: str | None,
             params: dict[str, Any], *, keyed: bool) -> str:
     """The matching index rows with their score: ``key`` (SQLite: the row id; PostgreSQL: the
-    role) and ``score``, and unless ``keyed`` (SQLite only, with no role or session) the
-    row's ``session_id``, ``position`` and ``role``."""
+    role) and ``score``, and unless ``keyed`` (SQLite only, with no session or other
+    filter) the row's ``session_id``, ``position`` and ``role``."""
     scope = ""
-    if role is not None:
+    if role is not None and pg:
         scope += " AND s.role = :role"
         params["role"] = role
     if session_id is not None:
@@ -119,12 +134,11 @@ def _scored(pg: bool, parsed: TextQuery, role: str | None, session_id: str | Non
                 f"ts_rank(s.tsv, {_pg_tsquery(parsed, params)}, 1) AS score "
                 f"FROM {MESSAGE_SEARCH} AS s "
                 f"WHERE s.tsv @@ {_pg_tsquery(parsed, params)}{scope}")
-    params["match"] = fts5_match(parsed)
+    params["match"] = _fts_match(parsed, role)
     if keyed:  # (the index alone: its rows are read for the best ones only)
-        return (f"SELECT {MESSAGE_FTS}.rowid AS key, -bm25({MESSAGE_FTS}) AS score "
+        return (f"SELECT {MESSAGE_FTS}.rowid AS key, {_RANK} AS score "
                 f"FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH :match")
-    return (f"SELECT s.id AS key, s.session_id, s.position, s.role, "
-            f"-bm25({MESSAGE_FTS}) AS score "
+    return (f"SELECT s.id AS key, s.session_id, s.position, s.role, {_RANK} AS score "
             f"FROM {MESSAGE_FTS} JOIN {MESSAGE_SEARCH} AS s ON s.id = {MESSAGE_FTS}.rowid "
             f"WHERE {MESSAGE_FTS} MATCH :match{scope}")
 
@@ -144,7 +158,7 @@ def search_sql(pg: bool, parsed: TextQuery, *, role: str | None, session_id: str
     params: dict[str, Any] = {}
     filtered = since is not None or until is not None or agent is not None \
         or project is not None
-    keyed = not pg and role is None and session_id is None and not filtered
+    keyed = not pg and session_id is None and not filtered
     scored = _scored(pg, parsed, role, session_id, params, keyed=keyed)
     if keyed:
         found = f"SELECT f.key, f.score FROM ({scored}) AS f"
@@ -288,7 +302,7 @@ def _snippets(conn: Any, parsed: TextQuery, rows: list[Any]
                      "AND s.role = k.role", params)]
     else:
         ids = [int(r[0]) for r in rows]
-        params.update(match=fts5_match(parsed), start=HIT_START, end=HIT_END)
+        params.update(match=_fts_match(parsed, None), start=HIT_START, end=HIT_END)
         marks = ", ".join(f":id_{i}" for i in range(len(ids)))
         params.update({f"id_{i}": value for i, value in enumerate(ids)})
         found = [tuple(row) for row in _run(conn,
