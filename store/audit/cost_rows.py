@@ -18,7 +18,6 @@ from store.db.reading.summary_reads import (
     summary_context_rows,
     summary_context_totals,
     summary_usage_days,
-    summary_usage_groups,
 )
 from store.db.reading.usage import UsageSums, scope_where, usage_groups
 from store.usage.prices import TIER_TOKENS, PriceTable
@@ -150,16 +149,13 @@ def report_rows(conn: Any, *, by: str, since: datetime | None, until: datetime |
     groups: Iterable[UsageSums] | None = None
     days: DaySums | None = None
     if since is None and until is None and session_id is None:
-        # (the per-session summaries: store/db/index/summaries.py; a report by period,
-        # folder or agent has them summed per key and model by the database, a subagent
-        # apart: it counts under its root's)
-        if by in _PERIODS or by in _PLACES:
-            days = summary_usage_days(conn, agent=agent, cwd=cwd,
-                                      per="day" if by in _PERIODS else by,
-                                      apart=() if by in _PERIODS else sorted(roots))
-            groups = days.rest if days is not None else None
-        else:
-            groups = summary_usage_groups(conn, agent=agent, cwd=cwd)
+        # (the per-session summaries: store/db/index/summaries.py, summed per key and model
+        # by the database, a model's report per day and model; a subagent apart: it counts
+        # under its root's)
+        keyed = by in _BY_SESSION  # (else a period or a model: summed per day and model)
+        days = summary_usage_days(conn, agent=agent, cwd=cwd, per=by if keyed else "day",
+                                  apart=sorted(roots) if keyed else ())
+        groups = days.rest if days is not None else None
     if groups is None:
         groups = usage_groups(conn, tier=TIER_TOKENS, since=since, until=until, agent=agent,
                               cwd=cwd, session_id=session_id)
@@ -200,8 +196,8 @@ def _fold_per_model(totals: dict[str, UsageTotals], by: str, groups: Iterable[Us
     def key_of(day: str | None, model: str | None) -> str:
         if by == "model":
             return model or UNKNOWN
-        if by in _PLACES:  # (a folder or agent the database summed per: ``day`` holds it)
-            return day or UNKNOWN
+        if by in _BY_SESSION:  # (a session, folder or agent the database summed per:
+            return day or UNKNOWN  # ``day`` holds it)
         key = periods.get(day or "")
         if key is None:
             key = periods[day or ""] = _day_key(by, day or "")

@@ -59,6 +59,14 @@ class ModelPrice:
     cache_creation: float = 0.0
     cache_read: float = 0.0
     above: tuple[tuple[str, float], ...] = ()
+    #: Per count (``_COUNTS``' order): its price and its price past the tier, if it differs.
+    _rates: tuple[tuple[float, float | None], ...] = field(init=False, compare=False,
+                                                            repr=False)
+
+    def __post_init__(self) -> None:
+        tiered = dict(self.above)
+        object.__setattr__(self, "_rates", tuple(
+            (float(getattr(self, name)), tiered.get(name)) for name in _COUNTS))
 
     def cost_of_sums(self, totals: Sequence[int], past: Sequence[int]) -> float:
         """What many responses cost together, from their summed input, output, cache creation
@@ -70,11 +78,8 @@ class ModelPrice:
             return (0.0 + totals[0] * float(self.input) + totals[1] * float(self.output)
                     + totals[2] * float(self.cache_creation)
                     + totals[3] * float(self.cache_read))
-        tiered = dict(self.above)
         total = 0.0
-        for name, tokens, beyond in zip(_COUNTS, totals, past, strict=True):
-            base = float(getattr(self, name))
-            high = tiered.get(name)
+        for (base, high), tokens, beyond in zip(self._rates, totals, past, strict=True):
             total += tokens * base
             if high is not None and beyond:
                 total += beyond * (high - base)
