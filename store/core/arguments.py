@@ -274,6 +274,8 @@ def _has_nonfinite(value: object) -> bool:
         elif kind is float:
             if not math.isfinite(item):  # type: ignore[arg-type]
                 return True
+        elif kind is str or kind is int or kind is bool or item is None:
+            continue  # (most values: no ABC check for them)
         elif isinstance(item, Mapping):
             extend(item.values())
         elif isinstance(item, list | tuple):

@@ -182,8 +182,9 @@ class TestDumpsArguments:
             {"a": None, "b": [1.5, {"c": math.nan}]},
             {"a": OrderedDict({"b": None, "c": -math.inf})},
             {"x": None, "y": (1, (math.inf,))},
+            {"s": "text", "t": True, "n": 3, "z": None, "l": ["x", False, 7, None, math.nan]},
         ],
-        ids=["nested", "mapping", "tuple"],
+        ids=["nested", "mapping", "tuple", "after scalars"],
     )
     def test_a_non_finite_number_beside_nulls_is_refused(self, value):
         # (orjson writes both as null: the nulls must not hide it)
