@@ -13,7 +13,7 @@ stored twice), so a role is one more term of the match (``role : "tool"``) and t
 gives the role's matches alone. The query's own words are matched in ``body`` only (a word
 like ``tool`` never matches a row's role), and the rank weighs ``body`` alone (bm25 counts
 a row's length over both columns, so a row's role is one word more of it: the scores move
-by a few percent at most, for the shortest rows).
+by about 1 %).
 
 SQLite only (PostgreSQL's ``tsv`` filter by role was never a lookup per match). The upgrade
 drops the FTS5 table and its delete trigger, creates them with the role and builds the index
