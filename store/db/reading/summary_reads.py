@@ -363,7 +363,7 @@ class DaySums(NamedTuple):
 
 
 #: What :func:`summary_usage_days` sums per: a summary row's day, its session's folder or
-#: agent.
+#: agent, or its session.
 _PER = {"day": "t.day", "project": "s.cwd", "agent": "s.agent", "session": "t.session_id"}
 
 

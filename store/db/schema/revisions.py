@@ -16,7 +16,7 @@ from store.core.errors import DatabaseError
 __all__ = ["HEAD_REVISION", "default_url", "script_location", "scripted_head", "shipped_head"]
 
 #: The head revision of the scripts this library ships, written out so that the stdlib readers
-#: (``ReadOnlyStore``, the command line's read commands) check a file without reading the 27
+#: (``ReadOnlyStore``, the command line's read commands) check a file without reading the
 #: scripts (3-7 ms of a read-only open). A test keeps it equal to :func:`scripted_head` and to
 #: Alembic's head; a new revision script fails that test until it is moved here.
 HEAD_REVISION = "0029"
