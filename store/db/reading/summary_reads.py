@@ -363,8 +363,8 @@ class DaySums(NamedTuple):
 
 
 #: What :func:`summary_usage_days` sums per: a summary row's day, its session's folder or
-#: agent, or its session.
-_PER = {"day": "t.day", "project": "s.cwd", "agent": "s.agent", "session": "t.session_id"}
+#: agent.
+_PER = {"day": "t.day", "project": "s.cwd", "agent": "s.agent"}
 
 
 def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: str = "day",
@@ -372,9 +372,8 @@ def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: st
     """What :func:`summary_usage_groups` gives, summed per (day, model) by the database for
     the summarized sessions (660 rows at 10^6 messages instead of 9,400, each with its
     sessions as one JSON array), or per (folder, model) or (agent, model) (``per``:
-    ``project`` or ``agent``: 80 rows), or per (session, model) (``session``); the sessions
-    ``apart`` (subagents, counted under their root's session, folder or agent) are left out
-    of the sums and given as their groups.
+    ``project`` or ``agent``: 80 rows); the sessions ``apart`` (subagents, counted under
+    their root's folder or agent) are left out of the sums and given as their groups.
     ``None`` where no summaries are kept."""
     split = _split(conn, agent, cwd)
     if split is None:
@@ -390,9 +389,7 @@ def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: st
         params.extend(among)
     column = _PER[per]
     summed = ", ".join(f"sum(t.{name})" for name in _SUM_COLUMNS)
-    one = per == "session"  # (a key is one session: no list of them to make)
-    ids = ("NULL" if one else "json_agg(t.session_id)" if pg
-           else "json_group_array(t.session_id)")
+    ids = "json_agg(t.session_id)" if pg else "json_group_array(t.session_id)"
     sums = []
     for key, model, *values, last, sessions in conn.exec_driver_sql(
             f"SELECT {column}, t.model, {summed}, max(t.last_at), {ids} "
@@ -401,6 +398,5 @@ def summary_usage_days(conn: Any, *, agent: str | None, cwd: str | None, per: st
         sums.append((None if key is None else str(key), model, n[0],
                      (n[1], n[2], n[3], n[4], n[5]), (n[6], n[7], n[8], n[9]),
                      read_time(last),
-                     [str(key)] if one else
                      loads_json(sessions) if isinstance(sessions, str) else sessions))
     return DaySums(sums, [*kept, *_rest(conn, split, agent, cwd)])
