@@ -118,3 +118,22 @@ def test_a_deleted_session_leaves_nothing_in_the_index(sqlite_engine: Engine,
         assert conn.execute(text("SELECT count(*) FROM message_fts_docsize")).scalar_one() == 0
         conn.execute(text("INSERT INTO message_fts (message_fts, rank) "
                           "VALUES ('integrity-check', 1)"))
+
+
+def test_a_role_outside_the_list_matches_nothing_and_breaks_no_query(
+        sqlite_new_url: str) -> None:
+    """``search_sql`` is public: a role it is given is quoted as one FTS5 string, so a role
+    with a quote in it finds no row instead of failing the match (the CLI checks roles
+    first, ``UsageError``)."""
+    import sqlite3
+
+    from store.core.textquery import parse_text_query
+    from store.db.index.message_sql import search_sql
+
+    _filled(sqlite_new_url)
+    with sqlite3.connect(sqlite_new_url.removeprefix("sqlite:///")) as conn:
+        for role, found in (('to"ol', 0), ("tool", 2)):
+            sql, params = search_sql(False, parse_text_query("deploy"), role=role,
+                                     session_id=None, since=None, until=None, agent=None,
+                                     project=None, limit=20, offset=0)
+            assert len(conn.execute(sql, params).fetchall()) == found

@@ -62,8 +62,7 @@ _SPACED = "translate(s.body, :punctuation, :spaces)"
 #: The words before a PostgreSQL headline (which starts at the match) a snippet shows.
 _LEAD = re.compile(r"(?:\S+\s+){0,6}\S*$")
 #: SQLite: ``message_fts``'s columns (revision 0029: the row's role beside its text).
-MESSAGE_FTS_BODY = "body"
-MESSAGE_FTS_ROLE = "role"
+_BODY, _ROLE = "body", "role"
 #: SQLite: a row's score, higher is better: bm25 of its text alone (the role weighs nothing).
 _RANK = f"-bm25({MESSAGE_FTS}, 1.0, 0.0)"
 #: Below any score (the cut when fewer rows match than it counts).
@@ -111,10 +110,11 @@ def _pg_tsquery(parsed: TextQuery, params: dict[str, Any]) -> str:
 def _fts_match(parsed: TextQuery, role: str | None) -> str:
     """SQLite: the ``MATCH`` of ``parsed`` in the rows' text (``body``: a query's word never
     matches a row's role), and ``role`` as one more term (revision 0029)."""
-    found = f"{MESSAGE_FTS_BODY} : ({fts5_match(parsed)})"
+    found = f"{_BODY} : ({fts5_match(parsed)})"
     if role is None:
         return found
-    return f'{found} AND {MESSAGE_FTS_ROLE} : "{role}"'  # (one of SEARCH_ROLES: a word)
+    quoted = role.replace('"', '""')  # (a string, whatever the caller of search_sql gave)
+    return f'{found} AND {_ROLE} : "{quoted}"'
 
 
 def _scored(pg: bool, parsed: TextQuery, role: str | None, session_id: str | None,
