@@ -54,6 +54,9 @@ class DelayProxy:
         self.upstream = upstream
         self.delay = delay
         self.round_trips = 0
+        #: What clients sent, when :attr:`recording` (a test's look at the statements).
+        self.recording = False
+        self.sent: list[bytes] = []
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -108,6 +111,8 @@ class DelayProxy:
                         with self._lock:
                             if from_client and state["heard"]:
                                 self.round_trips += 1
+                            if from_client and self.recording:
+                                self.sent.append(data)
                             state["heard"] = not from_client
                     await queue.put((self._loop.time() + self.delay, data))
                     if not data:

@@ -47,6 +47,7 @@ from store.audit.sql import (
 )
 from store.db.base import alias_table, reads_once
 from store.db.index.gaps_cache import cached_gaps
+from store.db.index.reads import one_read, statement_by_statement
 from store.db.index.search_index import (
     has_search_index,
 )
@@ -89,15 +90,18 @@ def search_calls(
     """
     check_page(limit, offset)
     query = query or CallQuery()
-    catch_up(store, query)
-    with connect(store) as conn:
-        return list(_matches(conn, query, limit, offset, preview_chars, redactor, warn))
+    with one_read():
+        catch_up(store, query)
+        with connect(store) as conn:
+            return list(_matches(statement_by_statement(conn), query, limit, offset,
+                                 preview_chars, redactor, warn))
 
 
 @reads_once
 def count_calls(store: TranscriptStore, query: CallQuery | None = None) -> int:
     """How many calls match ``query`` (for "showing N of M")."""
     with connect(store) as conn:
+        statement_by_statement(conn)
         statement = search_statement(conn, alias_table(conn), query or CallQuery(),
                                      counting=True)
         if statement is None:

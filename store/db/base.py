@@ -31,6 +31,7 @@ from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
 )
+from store.db.index.reads import idle_now
 from store.db.reading.loaded import session_info
 from store.db.schema.engine import redact_url
 from store.db.writing.checkpoint import Checkpointer
@@ -393,11 +394,19 @@ def alias_table(conn: Connection) -> AliasTable:
     """The persisted alias table (``tool_aliases``: global and per-agent rows), read on
     ``conn`` (one compiled statement on the driver cursor; the table is rebuilt only when its
     rows changed)."""
+    state = idle_now(conn.engine)  # (PostgreSQL, in a read operation: store.db.index.reads)
+    if state is not None:
+        kept = _ALIASES_AT.get(conn.engine)
+        if kept is not None and kept[0] == state:
+            return kept[1]
     cursor = conn.connection.cursor()
     try:
-        return _read_aliases(conn.engine, cursor, statements(conn.dialect.name))
+        table = _read_aliases(conn.engine, cursor, statements(conn.dialect.name))
     finally:
         cursor.close()
+    if state is not None:
+        _ALIASES_AT[conn.engine] = (state, table)
+    return table
 
 
 def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
@@ -405,6 +414,10 @@ def _read_aliases(engine: Engine, cursor: Any, st: Statements) -> AliasTable:
     return aliases_from_text(engine, cursor.fetchone()[0])
 
 
+#: The alias table last read per engine at a known database state (PostgreSQL's WAL
+#: position: it moves with every write, an alias's too).
+_ALIASES_AT: weakref.WeakKeyDictionary[Engine, tuple[Any, AliasTable]] = (
+    weakref.WeakKeyDictionary())
 #: The alias table last built per engine from the JSON text a load reads.
 _ALIASES_TEXT: weakref.WeakKeyDictionary[Engine, tuple[str | None, AliasTable]] = (
     weakref.WeakKeyDictionary())

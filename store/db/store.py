@@ -55,7 +55,7 @@ from store.db.base import (
 from store.db.index.gaps_cache import idle_state, remember_idle
 from store.db.index.message_index import MessageIndexUpdate, catch_up_messages
 from store.db.index.message_search import MessageSearchMixin
-from store.db.index.reads import short_reads
+from store.db.index.reads import short_reads, statement_by_statement
 from store.db.index.search_index import IndexUpdate, catch_up, settle
 from store.db.index.summaries import catch_up_summaries
 from store.db.proofs.transparency import LogMixin
@@ -384,10 +384,12 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
             workers = default_workers()
         try:
             with self._engine.connect() as conn:
-                with short_reads(conn):
+                with short_reads(statement_by_statement(conn)):
                     unchanged, before = idle_state(conn)
                 if unchanged:
                     return IndexUpdate()  # (nothing committed since nothing was to do)
+                if conn.dialect.name == "postgresql":  # (the catch-up reads in transactions)
+                    conn.execution_options(isolation_level=conn.default_isolation_level)
                 calls = catch_up(self._retrying, conn, progress=progress,
                                  workers=workers)
 

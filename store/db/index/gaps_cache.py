@@ -36,6 +36,7 @@ from weakref import WeakKeyDictionary
 from sqlalchemy import event
 
 from store.db.index.index_check import index_gaps
+from store.db.index.reads import idle_now, note_idle
 from store.db.schema.distribute import is_citus
 
 if TYPE_CHECKING:
@@ -78,7 +79,8 @@ def _state(conn: Connection, kept: _EngineGaps) -> Any:
         dbapi = conn.connection.dbapi_connection
         # the connection itself, held by the key: an id could be a later connection's
         return (dbapi, version, getattr(dbapi, "total_changes", None), kept.commits)
-    return conn.exec_driver_sql(_LSN).scalar()
+    known = idle_now(conn.engine)  # (this read operation found it a moment ago)
+    return known if known is not None else conn.exec_driver_sql(_LSN).scalar()
 
 
 def _kept(conn: Connection) -> _EngineGaps:
@@ -100,7 +102,10 @@ def idle_state(conn: Connection) -> tuple[bool, Any]:
         return False, None
     state = _state(conn, kept)
     with kept.lock:
-        return state is not None and kept.idle == state, state
+        unchanged = state is not None and kept.idle == state
+    if unchanged and conn.dialect.name == "postgresql":
+        note_idle(conn.engine, state)
+    return unchanged, state
 
 
 def remember_idle(conn: Connection, state: Any) -> None:

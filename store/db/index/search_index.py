@@ -50,7 +50,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from store.core.logs import logger
-from store.db.index.reads import read_briefly, short_reads
+from store.db.index.reads import idle_now, read_briefly, short_reads
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
 from store.records.itemtexts import (
     call_made,
@@ -145,6 +145,8 @@ def lagging(conn: Connection, *, limit: int | None = None, session_id: str | Non
             ) -> list[tuple[str, int, int]]:
     """Sessions with messages not indexed yet: (session_id, indexed_position, next_position)
     (``ix_sessions_search_behind``); with ``session_id``, that session if it is lagging."""
+    if idle_now(conn.engine) is not None:
+        return []  # (this read operation found the state where a catch-up found none)
     params: tuple[str, ...] = ()
     sql = _LAGGING
     if session_id is not None:
