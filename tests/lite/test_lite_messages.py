@@ -53,3 +53,56 @@ def test_the_command_reads_without_sqlalchemy_and_falls_back_where_it_declines(
     # (a prefix that names no session: the store's worded error)
     done = CliRunner().invoke(cli, ["search", "file", "--session", "no-such", "--db", lite_url])
     assert done.exit_code != 0 and "no-such" in done.output
+
+
+def test_a_page_is_ranked_from_its_best_rows_and_from_every_row_when_ties_pass_them(
+        tmp_path: Any) -> None:
+    """SQLite keeps only the best rows a page can need (a sorter, instead of a table of every
+    match and its sort: a common word at 10^6 messages 374 -> 185 ms of SQL); rows tied at
+    the cut past those it kept make it rank every row instead. Both give exactly the page
+    of the whole ranking (ties in score: the newer message first)."""
+    import sqlite3
+
+    from store.core.textquery import SEARCH_ROLES, parse_text_query
+    from store.db.index.message_sql import _WIDE, search_messages, search_sql
+    from store.db.reading.driver import DriverConnection
+
+    path = tmp_path / "ties.sqlite"
+    with store.TranscriptStore.open(f"sqlite:///{path}") as db:
+        same = [{"role": "user", "content": "deploy the release train",
+                 "metadata": {"timestamp": f"2026-02-01T10:{n // 60:02d}:{n % 60:02d}Z"}}
+                for n in range(300)]  # 300 rows of one score
+        varied = [{"role": "assistant",
+                   "content": "rollout " + " ".join(["word"] * n) + " rollout" * (n % 3),
+                   "metadata": {"timestamp": f"2026-02-02T10:00:{n:02d}Z"}}
+                  for n in range(40)]  # scores of many values
+        db.append("s-ties", same + varied, keys=[f"k{n}" for n in range(340)])
+        db.update_search_index()
+    conn = sqlite3.connect(path)
+    ranked: list[str] = []
+    conn.set_trace_callback(lambda sql: ranked.append(sql) if "bm25(" in sql else None)
+    driver = DriverConnection(conn)
+
+    def whole(query: str) -> list[tuple[str, int, float]]:
+        sql, params = search_sql(False, parse_text_query(query), role=None, session_id=None,
+                                 since=None, until=None, agent=None, project=None,
+                                 limit=1000, offset=0)
+        return [(r[1], r[2], r[4]) for r in driver.exec_driver_sql(sql, params).all()]
+
+    paths = set()
+    for query in ("rollout", "release"):
+        everything = whole(query)
+        assert len(everything) == (40 if query == "rollout" else 300)
+        for limit, offset in ((5, 0), (20, 0), (3, 17), (10, 290), (10, 400)):
+            ranked.clear()
+            page = [(h.session_id, h.position, h.rank) for h in
+                    search_messages(driver, query, limit=limit, offset=offset)]
+            assert page == everything[offset:offset + limit], (query, limit, offset)
+            kept = _WIDE * (limit + offset) * len(SEARCH_ROLES)
+            tied_past = query == "release" and kept < 300  # (all 300 score alike)
+            # (an empty page past the first cannot tell whether the rows kept were all)
+            assert len(ranked) == (2 if tied_past or (not page and offset) else 1), (
+                query, limit, offset)
+            paths.add(len(ranked))
+    assert paths == {1, 2}
+    conn.close()
