@@ -60,11 +60,13 @@ def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any
 _MOSTLY_UNSUMMARIZED = 0.25
 
 
-def _others(conn: Any, agent: str | None, cwd: str | None
+def _others(conn: Any, agent: str | None, cwd: str | None,
+            current: dict[str, str | None] | None = None
             ) -> list[tuple[str, str | None, str | None]] | None:
     """The (session, agent, folder) of the sessions in scope not summarized (or whose
     summary no longer holds); ``None`` when they are more than :data:`_MOSTLY_UNSUMMARIZED`
-    of the scope's sessions."""
+    of the scope's sessions. ``current``, when given, gets the agent of each of the others
+    (the sessions whose summary holds)."""
     mark = "%s" if conn.dialect.name == "postgresql" else "?"
     scope, params = _scope(conn, agent, cwd)
     rows = conn.exec_driver_sql(
@@ -76,6 +78,8 @@ def _others(conn: Any, agent: str | None, cwd: str | None
               if not kept]
     if len(others) > _MOSTLY_UNSUMMARIZED * len(rows):
         return None
+    if current is not None:
+        current.update((str(sid), agent_name) for sid, agent_name, _, kept in rows if kept)
     return others
 
 
@@ -201,7 +205,8 @@ def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None,
             f"WHERE {current_sql(mark)}{scope}")
     current = (kept, [VERSION, *params])
     live: list[tuple[Any, ...]] = []
-    others = _others(conn, agent, cwd)
+    held: dict[str, str | None] = {}  # (the sessions whose summary holds, and their agents)
+    others = _others(conn, agent, cwd, held)
     if others is None:
         return None
     agents = {sid: agent_name for sid, agent_name, _ in others}
@@ -210,25 +215,25 @@ def summary_tool_groups(conn: Any, *, agent: str | None, cwd: str | None,
     if since is not None or until is not None:
         low = None if since is None else _bound(pg, since)
         high = None if until is None else _bound(pg, until)
-        inside = " AND ".join([*(["min(x.first_at) >= " + mark] if low is not None else []),
-                               *(["max(x.last_at) < " + mark] if high is not None else [])])
-        touches = " AND ".join([*(["max(x.last_at) >= " + mark] if low is not None else []),
-                                *(["min(x.first_at) < " + mark] if high is not None else [])])
-        edges = [v for v in (low, high) if v is not None]
-        spans = ("SELECT x.session_id FROM tool_summary AS x GROUP BY x.session_id "
-                 "HAVING {}")
-        current = (f"{kept} AND t.session_id IN ({spans.format(inside)})",
-                   [VERSION, *params, *edges])
-        # the summarized sessions with calls on both sides of an edge: their calls in range
-        for sid, agent_name in conn.exec_driver_sql(
-                f"SELECT s.session_id, s.agent FROM session_summaries AS ss JOIN sessions AS s "
-                f"ON s.session_id = ss.session_id WHERE {current_sql(mark)}{scope} AND "
-                f"s.session_id IN ({spans.format(touches)}) AND s.session_id NOT IN "
-                f"({spans.format(inside)})", (VERSION, *params, *edges, *edges)).all():
-            agents[str(sid)] = agent_name
+        # Each summarized session's span of calls, read once (the statements had grouped the
+        # summaries three times over): all inside the range, its summary counts; on both
+        # sides of an edge, its calls in range are read; all outside, nothing.
+        inside: list[str] = []
+        for sid, first, last in conn.exec_driver_sql(
+                "SELECT session_id, min(first_at), max(last_at) FROM tool_summary "
+                "GROUP BY session_id").all():
+            sid = str(sid)
+            if sid not in held:
+                continue
+            if (low is None or first >= low) and (high is None or last < high):
+                inside.append(sid)
+            elif (low is None or last >= low) and (high is None or first < high):
+                agents[sid] = held[sid]
+        current = (f"{kept} AND {in_ids(pg, 't.session_id')}",
+                   [VERSION, *params, ids_param(pg, inside)])
         timed = [*(["m.created_at >= " + mark] if low is not None else []),
                  *(["m.created_at < " + mark] if high is not None else [])]
-        bounds = edges
+        bounds = [v for v in (low, high) if v is not None]
     if agents:
         condition = " AND ".join([in_ids(pg, "tool_calls.session_id"), *timed])
         for row in conn.exec_driver_sql(tool_rows_sql(pg, condition),
