@@ -31,7 +31,7 @@ from store.core.times import as_utc
 from store.core.transcript import (
     SessionInfo,
 )
-from store.db.index.reads import idle_now
+from store.db.index.reads import idle_now, statement_by_statement
 from store.db.reading.loaded import session_info
 from store.db.schema.engine import redact_url
 from store.db.writing.checkpoint import Checkpointer
@@ -215,11 +215,14 @@ class StoreBase:
         """A pooled connection for reads. A connection that died under them (the server
         dropped it) is invalidated, so that the pool closes it rather than resetting it (no
         "Exception during reset"), and :class:`~store.core.errors.ConnectionLost` is raised:
-        the read methods (:func:`reads`) run once more on a new connection."""
+        the read methods (:func:`reads`) run once more on a new connection. On PostgreSQL
+        its statements run one by one, without a ``BEGIN`` and a ``ROLLBACK`` round trip
+        around them (``store.db.index.reads.statement_by_statement``: none of these reads
+        streams or sets ``SET LOCAL``)."""
         try:
             with self._engine.connect() as conn:
                 try:
-                    yield conn
+                    yield statement_by_statement(conn)
                 except self._errors as exc:
                     if self._dropped(exc, conn):
                         conn.invalidate(exc)

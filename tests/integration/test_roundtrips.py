@@ -396,10 +396,11 @@ def _sent_during(proxy: DelayProxy, fn, *, warm: bool = True) -> list[bytes]:
     return list(proxy.sent)
 
 
-def test_a_search_sends_no_begin_or_rollback_and_leaves_its_connection_as_it_was(proxied):
-    """A search's reads run statement by statement (autocommit): each would otherwise pay a
-    BEGIN round trip before its first statement and a ROLLBACK after its last (a search of
-    every call that found nothing: 6.8 ms against the raw driver's 0.5 ms). The connection
+def test_a_read_sends_no_begin_or_rollback_and_leaves_its_connection_as_it_was(proxied):
+    """A search's reads, and the store's other reads, run statement by statement
+    (autocommit): each would otherwise pay a BEGIN round trip before its first statement and
+    a ROLLBACK after its last (a search of every call that found nothing: 6.8 ms against the
+    raw driver's 0.5 ms). The connection
     goes back to the pool in transactions again, and the answers are the same. (The searches
     run on a read-only store: a writable one's catch-up, which writes in transactions, runs
     whenever the server's WAL moved, and other tests move it.)"""
@@ -426,13 +427,17 @@ def test_a_search_sends_no_begin_or_rollback_and_leaves_its_connection_as_it_was
                                                count_calls(ro, CallQuery(text="git push"))),
             "messages": lambda: found.__setitem__("messages", [
                 (h.session_id, h.position) for h in ro.search_messages("pushed")]),
+            # (the store's other reads too: a listing, a session, its count)
+            "sessions": lambda: found.__setitem__("sessions", [
+                (info.session_id, ro.get_session(info.session_id).message_count,
+                 ro.count_sessions()) for info in ro.list_sessions()]),
         }
         for name, search in searches.items():
             sent = b"".join(_sent_during(proxy, search))
             assert b"BEGIN" not in sent and b"ROLLBACK" not in sent, name
             assert b"SELECT" in sent, name  # (the recording saw the search's statements)
         assert found == {"calls": [("rt", 0, "bash", "pushed")], "nothing": [], "count": 1,
-                         "messages": [("rt", 1)]}
+                         "messages": [("rt", 1)], "sessions": [("rt", 2, 1)]}
         for store in (db, ro):  # the pool's connections are back in transactions
             with store.engine.connect() as conn:
                 assert conn.connection.dbapi_connection.autocommit is False

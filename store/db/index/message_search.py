@@ -12,7 +12,7 @@ from store.core.textquery import MessageHit
 from store.db.base import StoreBase, driver_reason
 from store.db.index.message_index import has_message_index, messages_behind
 from store.db.index.message_sql import MAX_LIMIT, SNIPPET_WORDS, check_search, search_messages
-from store.db.index.reads import one_read, statement_by_statement
+from store.db.index.reads import one_read
 from store.db.index.search_index import IndexUpdate
 
 __all__ = ["MAX_LIMIT", "SNIPPET_WORDS", "MessageSearchMixin", "check_search",
@@ -48,10 +48,10 @@ class MessageSearchMixin(StoreBase):
                 self.update_search_index()
             try:
                 with self._read() as conn:
-                    return search_messages(statement_by_statement(conn), query, agent=agent,
-                                           project=project, since=since, until=until,
-                                           role=role, session_id=session_id, limit=limit,
-                                           offset=offset, present=has_message_index(conn))
+                    return search_messages(conn, query, agent=agent, project=project,
+                                           since=since, until=until, role=role,
+                                           session_id=session_id, limit=limit, offset=offset,
+                                           present=has_message_index(conn))
             except self._errors as exc:
                 raise DatabaseError(f"{self.url}: {driver_reason(exc)}") from exc
 
