@@ -490,3 +490,29 @@ def test_a_search_at_a_state_already_caught_up_takes_two_round_trips(proxied):
              "function": {"name": "bash", "arguments": '{"command": "none"}'}}]}],
             keys=["d"])
         assert [m.position for m in search_calls(db, CallQuery(text="none"))] == [3]
+
+
+def test_the_command_lines_reader_asks_its_settings_and_the_revision_in_one_flight(proxied):
+    """The command line's PostgreSQL reader (``store.db.reading.pgread.open_pg``) sends its
+    settings (read-only, one snapshot, UTC, no JIT) and the revision check as one message:
+    one round trip after connecting, where it took two; a database at another revision
+    still declines."""
+    from store.db.reading.pgread import open_pg
+    from store.db.schema.revisions import shipped_head
+
+    proxy, url = proxied
+    proxy.sent.clear()
+    proxy.recording = True
+    try:
+        reader = open_pg(url, shipped_head)
+    finally:
+        proxy.recording = False
+    assert reader is not None
+    with reader:
+        assert reader.execute("SHOW TimeZone").fetchone()[0] == "UTC"
+        assert reader.execute("SHOW transaction_read_only").fetchone()[0] == "on"
+    queries = [chunk for chunk in proxy.sent if chunk[:1] == b"Q"]
+    assert len(queries) == 1
+    assert b"SET default_transaction_read_only = on" in queries[0]
+    assert b"SELECT version_num FROM alembic_version" in queries[0]
+    assert open_pg(url, lambda: "0006") is None

@@ -40,7 +40,8 @@ __all__ = ["PgDriver", "PgReadError", "PgReader", "driver_of", "is_pg", "is_pg_u
            "libpq_url", "open_pg", "pg_named"]
 
 _SCHEMES = ("postgresql+psycopg", "postgresql")
-#: One round trip after connecting: what the store's read-only engine and usage reads set.
+#: What the store's read-only engine and usage reads set, sent with the revision check: one
+#: round trip after connecting.
 _SETTINGS = ("SET default_transaction_read_only = on; "
              "SET default_transaction_isolation = 'repeatable read'; "
              "SET TimeZone = 'UTC'; SET jit = off")
@@ -205,8 +206,12 @@ def open_pg(url: str, head: Callable[[], str | None]) -> PgReader | None:
     except (psycopg.Error, ValueError):
         return None  # (the store connects again and words why it cannot)
     try:
-        connection.execute(_SETTINGS)
-        found = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+        # (the settings and the revision in one round trip: a simple-query message whose
+        # last result is the revision's rows)
+        cursor = connection.execute(_SETTINGS + "; SELECT version_num FROM alembic_version")
+        while cursor.description is None and cursor.nextset():
+            pass
+        found = cursor.fetchall()
         wanted = head()
         if wanted is not None and [row[0] for row in found] == [wanted]:
             return PgReader(connection)
