@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from store.core.errors import UsageError
@@ -262,20 +263,17 @@ def search_messages(conn: Any, query: str, *, agent: str | None = None,
     if limit == 0:
         return []
     pg = _pg(conn)
+    page = partial(search_sql, pg, parsed, role=role, session_id=session_id, since=since,
+                   until=until, agent=agent, project=project, limit=limit, offset=offset)
     rows: list[Any] | None = None
     if not pg:  # the best rows kept by a sorter (search_sql's ``wide``)
-        sql, params = search_sql(pg, parsed, role=role, session_id=session_id, since=since,
-                                 until=until, agent=agent, project=project, limit=limit,
-                                 offset=offset, wide=_WIDE * (limit + offset) * len(SEARCH_ROLES))
-        kept = [tuple(row) for row in _run(conn, sql, params).all()]
+        kept = [tuple(row) for row in
+                _run(conn, *page(wide=_WIDE * (limit + offset) * len(SEARCH_ROLES))).all()]
         # (an empty page past the first: whether the rows kept were all is not told)
         if all(row[-1] for row in kept) and (kept or not offset):
             rows = [row[:-1] for row in kept]
     if rows is None:  # PostgreSQL; or rows tied at the cut past the ones kept: every row
-        sql, params = search_sql(pg, parsed, role=role, session_id=session_id, since=since,
-                                 until=until, agent=agent, project=project, limit=limit,
-                                 offset=offset)
-        rows = list(_run(conn, sql, params).all())
+        rows = list(_run(conn, *page()).all())
     snippets = _snippets(conn, parsed, rows)
     return [MessageHit(str(sid), int(pos), str(found_role), as_utc(_time(created)), agent_,
                        cwd, title, snippets.get((str(sid), int(pos), str(found_role)), ""),

@@ -65,8 +65,8 @@ def _others(conn: Any, agent: str | None, cwd: str | None,
             ) -> list[tuple[str, str | None, str | None]] | None:
     """The (session, agent, folder) of the sessions in scope not summarized (or whose
     summary no longer holds); ``None`` when they are more than :data:`_MOSTLY_UNSUMMARIZED`
-    of the scope's sessions. ``current``, when given, gets the agent of each of the others
-    (the sessions whose summary holds)."""
+    of the scope's sessions. ``current``, when given, gets the agent of each session in
+    scope whose summary holds (read by the same statement)."""
     mark = "%s" if conn.dialect.name == "postgresql" else "?"
     scope, params = _scope(conn, agent, cwd)
     rows = conn.exec_driver_sql(
