@@ -42,6 +42,23 @@ class TestVerify:
         tamper(store, "UPDATE tool_calls SET call_id = 'other'")
         assert {p.check for p in store.verify().errors} == {"wire", "chain"}
 
+    def test_arguments_holding_an_integer_past_64_bits_verify(self, store):
+        """The queryable copy is parsed exactly, as the wire text is: an integer past 64 bits
+        is the same value in both (verify reported "the queryable copy of the arguments
+        differs" for such a sound call on SQLite, reading the copy through the JSON type)."""
+        store.append("s", [
+            {"role": "assistant", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {
+                    "name": "bash", "arguments": '{"n":12345678901234567890123,"m":-2}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"}])
+        report = store.verify()
+        assert report.ok, report.problems
+        assert report.calls == 1
+        # ... and a copy that really differs is still found
+        tamper(store, "UPDATE tool_calls SET arguments = '{\"n\": 12345678901234567890124, "
+                      "\"m\": -2}'")
+        assert [p.check for p in store.verify().problems] == ["arguments"]
+
     def test_an_orphan_result_is_a_warning(self, store):
         store.append("s", [{"role": "tool", "tool_call_id": "nobody", "content": "x"}])
         report = store.verify()

@@ -36,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, Text, cast, select, text
 
 from store.core.arguments import loads_json
 from store.core.depth import MAX_DEPTH, text_depth, text_within
@@ -207,7 +207,9 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
         select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
                tool_calls.c.id_minted, tool_calls.c.raw_name, tool_calls.c.wire_json,
                tool_calls.c.arguments_status, tool_calls.c.arguments_error,
-               tool_calls.c.arguments)
+               # (as text, parsed exactly below: the JSON type's own parse took an integer
+               # past 64 bits for another value, and verify reported a sound copy)
+               cast(tool_calls.c.arguments, Text))
         .where(tool_calls.c.session_id == sid)
     ).all()
     counts["calls"] += len(crows)
