@@ -206,6 +206,7 @@ class RawStore:
     # The workload's sessions name no agent: the global rows apply.
     SELECT_ALIASES = "SELECT raw_name, current_name FROM tool_aliases WHERE agent = ''"
     COUNT_BY_TOOL = "SELECT raw_name, count(*) FROM tool_calls GROUP BY raw_name"
+    WIRE_TEXTS = "SELECT session_id, position, call_index, wire_json FROM tool_calls"
     FIND_CALLS = (
         "SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
         "WHERE instr(wire_json, ?) > 0 ORDER BY session_id, position, call_index"
@@ -419,8 +420,7 @@ class RawStore:
         """(session, call position, call index, decoded text) of every call and result: what
         a hand-written store would feed a text index in bulk (same decoded text as ours)."""
         with self._read():
-            calls = self._all("SELECT session_id, position, call_index, wire_json "
-                              "FROM tool_calls", ())
+            calls = self._all(self.WIRE_TEXTS, ())
             results = self._all("SELECT session_id, call_position, call_index, content_json "
                                 "FROM tool_results", ())
         return [*((s, p, i, call_search_text(w)) for s, p, i, w in calls),

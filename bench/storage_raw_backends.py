@@ -163,8 +163,25 @@ class RawSQLite(RawStore):
                            [(r, c, self._time(datetime.now(UTC)), a)
                             for a, r, c in SEED_ALIASES])
 
+    # A call's wire text stored once, as the store stores it (revision 0030): '' where the
+    # row's id, name and arguments rebuild it exactly, rebuilt where it is read.
+    _REBUILT = ("json_object('id', {p}call_id, 'type', 'function', 'function', "
+                "json_object('name', {p}raw_name, 'arguments', {p}arguments))")
+    _WIRE = "CASE WHEN {p}wire_json <> '' THEN {p}wire_json ELSE " + _REBUILT + " END"
+    INSERT_CALL = (
+        "INSERT INTO tool_calls (session_id, position, call_index, call_id, id_minted, raw_name, "
+        "wire_json, arguments_status, arguments_error, arguments, extras_json, source, "
+        "wire_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, CASE WHEN substr(?10, 1, 1) = '{' AND "
+        "?7 = json_object('id', ?4, 'type', 'function', 'function', json_object('name', ?6, "
+        "'arguments', ?10)) THEN '' ELSE ?7 END, ?8, ?9, ?10, NULL, ?11, 1)"
+    )
+    SELECT_CALLS = RawStore.SELECT_CALLS.replace("wire_json", _WIRE.format(p=""), 1)
+    FIND_CALLS = RawStore.FIND_CALLS.replace("instr(wire_json, ?)",
+                                             f"instr({_WIRE.format(p='')}, ?)")
+    WIRE_TEXTS = RawStore.WIRE_TEXTS.replace("wire_json", _WIRE.format(p=""))
     FULL_TEXT = (
-        "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, c.wire_json, "
+        "SELECT c.session_id, c.position, c.call_index, c.call_id, c.raw_name, "
+        + _WIRE.format(p="c.") + ", "
         "m.created_at FROM (SELECT DISTINCT session_id, call_position, call_index FROM "
         "raw_search WHERE id IN (SELECT rowid FROM raw_fts WHERE raw_fts MATCH ?)) h "
         "JOIN tool_calls c ON c.session_id = h.session_id AND c.position = h.call_position "

@@ -22,6 +22,7 @@ from store.audit.sql import aware, connect, time_filters
 from store.core.errors import UsageError
 from store.db.base import alias_table
 from store.db.schema.tables import messages, sessions, tool_calls
+from store.db.schema.wiretext import wire_column
 from store.redaction.redact import Redactor
 from store.rules.engine import RuleSet
 from store.rules.events import CallRecord
@@ -118,7 +119,7 @@ def iter_call_records(
         columns = [c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
                    cast(c.c.arguments, Text)]
         if search_text:
-            columns.append(c.c.wire_json)
+            columns.append(wire_column(c, conn.dialect.name == "postgresql"))
         calls = select(*columns)
         timed = time_filters(since, until)
         if timed:

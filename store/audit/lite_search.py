@@ -32,6 +32,7 @@ from store.db.reading.actions_sql import action_sql
 from store.db.reading.lite import Reader, lite_session_id, open_reader
 from store.db.reading.pgread import driver_of, is_pg
 from store.db.schema.sqlitefile import register_functions, stored_time
+from store.db.schema.wiretext import wire_sql
 from store.tools.actions import ACTION_ARGUMENT, split_action_key
 from store.tools.names import AliasTable
 
@@ -44,9 +45,11 @@ _CHUNK = 250  # calls per follow-up query for their results (as store.audit.sear
 _VALID = "('ok', 'empty')"
 _LINKED = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
            "AND r.call_index = tool_calls.call_index")
-_COLUMNS = ("tool_calls.session_id, tool_calls.position, tool_calls.call_index, "
+def _columns(pg: bool) -> str:
+    """A page's call columns (SQLite: the wire text rebuilt where it is stored once)."""
+    return ("tool_calls.session_id, tool_calls.position, tool_calls.call_index, "
             "tool_calls.call_id, tool_calls.raw_name, tool_calls.arguments_status, "
-            "tool_calls.arguments_error, tool_calls.wire_json, tool_calls.extras_json, "
+            f"tool_calls.arguments_error, {wire_sql(pg, 'tool_calls')}, tool_calls.extras_json, "
             "tool_calls.source, tool_calls.id_minted")
 
 
@@ -228,12 +231,13 @@ class LiteCalls:
         return lite_session_id(self._reader, prefix)
 
     def statement(self, query: CallQuery, warn: Callable[[str], None] | None = None,
-                  columns: str = _COLUMNS, counting: bool = False
+                  columns: str | None = None, counting: bool = False
                   ) -> tuple[str, _Params] | None:
         """``store.audit.search.search_statement`` as SQL text (``None``: nothing can
         match); ``columns``: the calls' columns selected (before the message's time);
         ``counting``: the keys alone, unordered (no messages joined without a time range)."""
         conn, aliases, p = self._conn, self.aliases(), _Params(self._pg)
+        columns = _columns(self._pg) if columns is None else columns
         timed = query.since is not None or query.until is not None
         m = "messages" if timed else "m"
         where: list[str] = []
@@ -354,7 +358,7 @@ class LiteCalls:
             condition = " OR ".join(["(tool_calls.session_id = ? AND tool_calls.position = ? "
                                      "AND tool_calls.call_index = ?)"] * len(part))
             for row in self._reader.execute(
-                    f"SELECT {_COLUMNS}, m.created_at FROM tool_calls JOIN messages AS m"
+                    f"SELECT {_columns(self._pg)}, m.created_at FROM tool_calls JOIN messages AS m"
                     f"{self._by_time} ON m.session_id = tool_calls.session_id "
                     f"AND m.position = tool_calls.position WHERE {condition}",
                     [value for key in part for value in key]):

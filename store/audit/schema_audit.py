@@ -26,6 +26,7 @@ from store.core.errors import ParametersError
 from store.core.model import InvalidToolCall
 from store.db.base import alias_table, reads_once
 from store.db.schema.tables import tool_calls, tool_definitions
+from store.db.schema.wiretext import wire_column
 from store.normalize.definitions import normalize_tool_definitions
 from store.records.codec import decode_call
 from store.redaction.redact import Redactor
@@ -153,7 +154,8 @@ def _violations(
     c = tool_calls
     aliases = alias_table(conn)
     statement = select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
-                       c.c.arguments_status, c.c.arguments_error, c.c.wire_json,
+                       c.c.arguments_status, c.c.arguments_error,
+                       wire_column(c, conn.dialect.name == "postgresql"),
                        c.c.extras_json, c.c.source, c.c.id_minted)
     if session_id is not None:
         statement = statement.where(c.c.session_id == session_id)

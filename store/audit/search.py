@@ -56,6 +56,7 @@ from store.db.index.search_schema import (
 )
 from store.db.reading.lineage import descendant_ids
 from store.db.schema.tables import sessions, tool_calls, tool_results
+from store.db.schema.wiretext import wire_column
 from store.db.sessions import sessions_where
 from store.redaction.redact import Redactor
 from store.tools.actions import ACTION_ARGUMENT, split_action_key
@@ -239,7 +240,8 @@ def search_statement(conn: Connection, aliases: AliasTable, query: CallQuery, *,
             source).where(*conditions)
     return (
         select(c.c.session_id, c.c.position, c.c.call_index, c.c.call_id, c.c.raw_name,
-               c.c.arguments_status, c.c.arguments_error, c.c.wire_json, c.c.extras_json,
+               c.c.arguments_status, c.c.arguments_error,
+               wire_column(c, conn.dialect.name == "postgresql"), c.c.extras_json,
                c.c.source, c.c.id_minted, m.c.created_at)
         .select_from(source)
         .where(*conditions)

@@ -225,7 +225,8 @@ _LARGE_LOG = 64 << 20
                    "stays in the file, for later rows).")
 def db_compact(db_url: str | None, no_vacuum: bool) -> None:
     """Make an SQLite store smaller: pack each message's metadata and extras written before
-    packing (a chunk of messages per transaction: writers go on between them), then VACUUM
+    packing (a chunk of messages per transaction: writers go on between them), store once
+    each call's wire text written before revision 0030 that its row rebuilds, then VACUUM
     the file (as much free disk as the database needed; the file's write lock is held while
     it runs), and fold the write-ahead log into the file and truncate it. Every answer and
     every chain stays the same."""
@@ -234,7 +235,8 @@ def db_compact(db_url: str | None, no_vacuum: bool) -> None:
         if not no_vacuum:
             click.echo("packing, then VACUUM (it rewrites the file) ...", err=True)
         report = store.compact_database(opened, vacuum=not no_vacuum)
-    click.echo(f"{report.url}: {report.packed} values packed in {report.messages} messages; "
+    click.echo(f"{report.url}: {report.packed} values packed in {report.messages} messages, "
+               f"{report.wires} call wire texts stored once; "
                f"{_size(report.bytes_before)} -> {_size(report.bytes_after)}"
                f"{'' if report.vacuumed else ' (not vacuumed)'} ({report.seconds:.1f} s)")
 

@@ -5,7 +5,11 @@ rows written before stay text, and a file never shrinks by itself (SQLite keeps 
 for later rows). :func:`compact_database` packs those rows, a chunk of messages per write
 transaction (a writer such as ``watch`` goes on between chunks), then ``VACUUM`` rewrites the
 file without its free pages. Digests are over the text, so every chain verifies as before.
-``transcript-store db compact`` runs it.
+Since revision 0030 a call's wire text is stored once where the row's own columns rebuild it
+(``store/db/schema/wiretext.py``); the calls written before keep theirs, and
+:func:`compact_database` stores those once too (a chunk of calls per transaction, each row
+elided only when SQLite rebuilds its text byte for byte). ``transcript-store db compact``
+runs it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from store.core.errors import DatabaseError, UsageError
 from store.db.packing import packed
 from store.db.reading.sizes import wal_bytes
 from store.db.schema.sqlitefile import SQLITE_BUSY_TIMEOUT_MS
+from store.db.schema.wiretext import ELIDE_SQL
 
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
@@ -29,6 +34,8 @@ __all__ = ["CompactReport", "compact_database"]
 
 #: Messages read and rewritten per write transaction.
 CHUNK = 2000
+#: Calls whose wire text is stored once per write transaction.
+CALL_CHUNK = 20000
 #: How long VACUUM waits for another process's write to end (ms) before it gives up.
 VACUUM_WAIT_MS = SQLITE_BUSY_TIMEOUT_MS
 
@@ -37,7 +44,8 @@ VACUUM_WAIT_MS = SQLITE_BUSY_TIMEOUT_MS
 class CompactReport:
     """What :func:`compact_database` did: the values it packed (metadata and extras) of how
     many messages, the database's size on disk (its pages and its write-ahead log) before and
-    after, whether it vacuumed."""
+    after, whether it vacuumed; ``wires``: the calls whose wire text it stored once (their
+    own columns rebuild it: revision 0030)."""
 
     url: str
     messages: int
@@ -46,6 +54,7 @@ class CompactReport:
     bytes_after: int
     vacuumed: bool
     seconds: float
+    wires: int = 0
 
 
 def _size(conn: Any) -> int:
@@ -58,10 +67,11 @@ def _size(conn: Any) -> int:
 def compact_database(store: TranscriptStore, *, vacuum: bool = True,
                      progress: Callable[[int, int], None] | None = None) -> CompactReport:
     """Pack every message's metadata and extras still stored as text (when packing makes
-    them shorter), then, with ``vacuum``, ``VACUUM`` the file (it needs as much free disk as
-    the database, and holds the file's write lock while it runs). ``progress(messages
-    read, values packed)`` after each chunk. SQLite only: PostgreSQL stores these columns as
-    text (``UsageError``); a read-only store refuses (``UsageError``)."""
+    them shorter) and store once each call's wire text its row's columns rebuild, then, with
+    ``vacuum``, ``VACUUM`` the file (it needs as much free disk as the database, and holds the
+    file's write lock while it runs). ``progress(messages read, values packed)`` after each
+    chunk. SQLite only: PostgreSQL stores these columns as text (``UsageError``); a read-only
+    store refuses (``UsageError``)."""
     if store.dialect != "sqlite":
         raise UsageError("db compact packs SQLite files; PostgreSQL keeps these columns as text "
                          "(its VACUUM FULL gives space back)")
@@ -72,6 +82,7 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
     with engine.connect() as conn:
         before = _size(conn)
     writing = engine.execution_options(sqlite_begin="IMMEDIATE")
+    wires = _elide_wires(writing)  # (first: ``progress`` is called after the last write)
     last, seen, count = -1, 0, 0
     while True:
         with writing.begin() as conn:
@@ -122,4 +133,24 @@ def compact_database(store: TranscriptStore, *, vacuum: bool = True,
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         after = _size(conn)
     return CompactReport(store.url, seen, count, before, after, vacuum,
-                         time.perf_counter() - started)
+                         time.perf_counter() - started, wires)
+
+
+def _elide_wires(writing: Any) -> int:
+    """Store once the wire text of every call written before revision 0030 that its row's
+    columns rebuild exactly (a chunk of calls per write transaction); how many."""
+    last, elided = -1, 0
+    while True:
+        with writing.begin() as conn:
+            bounds = conn.exec_driver_sql(
+                "SELECT max(rowid), count(*) FROM (SELECT rowid FROM tool_calls WHERE rowid > ? "
+                f"ORDER BY rowid LIMIT {CALL_CHUNK})", (last,)).one()
+            if not bounds[1]:
+                break
+            elided += conn.exec_driver_sql(
+                f"UPDATE tool_calls SET wire_json = '' WHERE rowid > ? AND rowid <= ? AND "
+                f"{ELIDE_SQL}", (last, int(bounds[0]))).rowcount
+            last = int(bounds[0])
+        if bounds[1] < CALL_CHUNK:
+            break
+    return elided

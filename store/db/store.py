@@ -69,6 +69,7 @@ from store.db.schema.engine import Durability, create_store_engine, default_url,
 from store.db.schema.migrate import current, ensure_at_head, head, known_revision, newer_database
 from store.db.schema.seeds import seed_vocabulary
 from store.db.schema.tables import tool_calls
+from store.db.schema.wiretext import wire_sql
 from store.db.sessions import SessionsMixin
 from store.db.writing.anchored import Anchor
 from store.db.writing.compiled import (
@@ -493,7 +494,7 @@ class TranscriptStore(SessionsMixin, LineageMixin, SourcesMixin, TrustMixin,
         postgres = self.dialect == "postgresql"
         # Driver SQL on the DBAPI cursor, as load does: building a Core statement per call
         # cost more than the query on a small store.
-        test = "strpos(wire_json, %s) > 0" if postgres else "instr(wire_json, ?) > 0"
+        test = "strpos(wire_json, %s) > 0" if postgres else f"instr({wire_sql(False)}, ?) > 0"
         sql = ("SELECT session_id, position, call_index, call_id, raw_name FROM tool_calls "
                f"WHERE {test} ORDER BY session_id, position, call_index")
         params: tuple[Any, ...] = (needle,)

@@ -46,6 +46,7 @@ from store.db.index.search_index import (
 )
 from store.db.index.search_schema import MIN_TEXT, fts_trigrams, unindexed_sql
 from store.db.index.secrets import SecretRow, secret_rows, store_key
+from store.db.schema.wiretext import wire_sql
 from store.records.searchtext import call_search_text, fold, result_search_text
 from store.trust.secrets import index_text
 
@@ -290,7 +291,8 @@ def _compare_chunk(cursor: Any, pg: bool, chunk: Sequence[str], scope: _Scope,
               f"WHERE t.session_id {test} AND ")
     below = joined + "t.position < s.indexed_position"
     cursor.execute("SELECT t.session_id, t.position, t.call_index, t.raw_name, t.arguments, "
-                   f"t.wire_json, t.search_body, t.search_id FROM tool_calls AS t {below}",
+                   f"{wire_sql(pg, 't')}, t.search_body, t.search_id FROM tool_calls AS t "
+                   f"{below}",
                    params)
     want_views: dict[tuple[str, int, int, str], str] = {}
     want_secrets: dict[tuple[Any, ...], set[SecretRow]] = {}

@@ -41,6 +41,7 @@ from store.db.index.message_sql import (
 )
 from store.db.index.reads import read_briefly, short_reads
 from store.db.schema.distribute import is_citus
+from store.db.schema.wiretext import wire_sql
 from store.records.messagetext import message_rows
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def _fetched(cursor: Any, pg: bool, sid: str, start: int, stop: int
     found = cursor.fetchall()
     calls: dict[int, list[tuple[str, str]]] = {}
     results: dict[int, list[str]] = {}
-    cursor.execute(f"SELECT position, raw_name, wire_json FROM tool_calls {where} "
+    cursor.execute(f"SELECT position, raw_name, {wire_sql(pg)} FROM tool_calls {where} "
                    "ORDER BY position, call_index", params)
     for pos, raw_name, wire in cursor.fetchall():
         calls.setdefault(int(pos), []).append((str(raw_name), str(wire)))

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from store.core.logs import logger
 from store.db.index.reads import idle_now, read_briefly, short_reads
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
+from store.db.schema.wiretext import wire_sql
 from store.records.itemtexts import (
     call_made,
     make_items,
@@ -160,7 +161,7 @@ def lagging(conn: Connection, *, limit: int | None = None, session_id: str | Non
 #: text, the argument views the raw name and the queryable arguments; the catch-up also what
 #: the row holds already (``stored``: a row caught up again keeps its id, its old entry leaves
 #: the full-text index).
-_TEXT = "wire_json"
+_TEXT = "{wire}"  # (the wire text: :func:`_rows` spells it for the backend)
 _VIEWS = "raw_name, arguments"
 _STORED = "search_body, search_id"
 
@@ -172,6 +173,7 @@ def _rows(cursor: Any, pg: bool, sid: str, start: int, stop: int | None,
     params = (sid, start, stop) if stop is not None else (sid, start)
     if stored:
         columns += f", {_STORED}"
+    columns = columns.replace(_TEXT, wire_sql(pg))
     cursor.execute(f"SELECT position, call_index, {columns} FROM tool_calls "
                    f"WHERE session_id = {p} AND position >= {p}{bound}", params)
     calls = cursor.fetchall()

@@ -24,6 +24,7 @@ from store.db.schema.tables import (
     tool_calls,
     tool_results,
 )
+from store.db.schema.wiretext import wire_column
 from store.trust.chain import (
     GENESIS,
     HeadEntry,
@@ -46,7 +47,8 @@ def _contents(conn: Connection, sid: str
     calls: dict[int, list[Any]] = {}
     for row in conn.execute(
         select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
-               tool_calls.c.id_minted, tool_calls.c.raw_name, tool_calls.c.wire_json,
+               tool_calls.c.id_minted, tool_calls.c.raw_name,
+               wire_column(tool_calls, conn.dialect.name == "postgresql"),
                tool_calls.c.arguments_status, tool_calls.c.arguments_error,
                tool_calls.c.extras_json, tool_calls.c.source, tool_calls.c.wire_version)
         .where(tool_calls.c.session_id == sid)

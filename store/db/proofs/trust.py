@@ -52,6 +52,7 @@ from store.db.proofs.tlog import (
     prepare_removal,
 )
 from store.db.schema.tables import messages, session_holds, sessions, tombstones, tool_calls
+from store.db.schema.wiretext import wire_sql
 from store.records.searchtext import call_search_text, result_search_text
 from store.tlog.bundle import hold_entry, release_entry, tombstone_entry
 from store.tlog.merkle import root_hash
@@ -361,7 +362,7 @@ def _tail_with_secret(conn: Connection, value: str) -> set[tuple[str, int, int]]
     return found
 
 
-_TAIL_CALLS = {False: "SELECT position, call_index, wire_json FROM tool_calls "
+_TAIL_CALLS = {False: f"SELECT position, call_index, {wire_sql(False)} FROM tool_calls "
                       "WHERE session_id = ? AND position >= ?",
                True: "SELECT position, call_index, wire_json FROM tool_calls "
                      "WHERE session_id = %s AND position >= %s"}

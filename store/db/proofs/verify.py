@@ -48,6 +48,7 @@ from store.db.index.summaries import check_summaries
 from store.db.proofs.chains import ChainCheck, check_chain, check_head
 from store.db.proofs.tlog import check_log
 from store.db.schema.tables import messages, sessions, tool_calls, tool_results
+from store.db.schema.wiretext import wire_column
 from store.records.codec import decode_call
 from store.records.searchtext import call_search_text, result_search_text
 from store.tlog.note import Checkpoint
@@ -205,7 +206,8 @@ def _verify_session(conn: Any, sid: str, next_position: int, problems: list[Veri
         )
     crows = conn.execute(
         select(tool_calls.c.position, tool_calls.c.call_index, tool_calls.c.call_id,
-               tool_calls.c.id_minted, tool_calls.c.raw_name, tool_calls.c.wire_json,
+               tool_calls.c.id_minted, tool_calls.c.raw_name,
+               wire_column(tool_calls, conn.dialect.name == "postgresql"),
                tool_calls.c.arguments_status, tool_calls.c.arguments_error,
                # (as text, parsed exactly below: the JSON type's own parse took an integer
                # past 64 bits for another value, and verify reported a sound copy)

@@ -38,6 +38,7 @@ from store.db.reading.loaded import (
 )
 from store.db.reading.pgread import is_pg
 from store.db.schema.sqlitefile import read_time
+from store.db.schema.wiretext import wire_sql
 from store.tools.names import AliasTable
 
 __all__ = ["LiteSession", "open_show"]
@@ -52,7 +53,7 @@ _LOAD = (
     "SELECT 1, position, NULL, NULL, NULL, message_key, role, source, parts_json, extras_json, "
     f"metadata_json, message_id, {_NULLS}, created_at, NULL, NULL, NULL, NULL FROM messages "
     "WHERE session_id = ? AND position >= ?",
-    "SELECT 2, position, call_index, NULL, NULL, call_id, wire_json, arguments_status, "
+    "SELECT 2, position, call_index, NULL, NULL, call_id, {wire}, arguments_status, "
     f"arguments_error, extras_json, source, NULL, {_NULLS}, {_NULLS}, id_minted "
     "FROM tool_calls WHERE session_id = ? AND position >= ?",
     "SELECT 3, position, result_index, call_position, call_index, call_id, content_json, name, "
@@ -103,8 +104,9 @@ class LiteSession:
         last turns from a start moved back until no result in the window lacks its call."""
         start = 0 if last_turns is None else self._window_start(session_id, last_turns)
         rows: list[Any] = []
+        wire = wire_sql(is_pg(self._conn))
         for number, sql in enumerate(_LOAD):
-            rows += self._conn.execute(sql, (session_id,) if number == 0
+            rows += self._conn.execute(sql.replace("{wire}", wire), (session_id,) if number == 0
                                        else (session_id, start)).fetchall()
         if rows:
             aliases = _PG_ALIASES if is_pg(self._conn) else _ALIASES

@@ -19,7 +19,7 @@ __all__ = ["HEAD_REVISION", "default_url", "script_location", "scripted_head", "
 #: (``ReadOnlyStore``, the command line's read commands) check a file without reading the
 #: scripts (3-7 ms of a read-only open). A test keeps it equal to :func:`scripted_head` and to
 #: Alembic's head; a new revision script fails that test until it is moved here.
-HEAD_REVISION = "0029"
+HEAD_REVISION = "0030"
 
 
 def default_url() -> str:

@@ -59,6 +59,7 @@ from store.db.schema.tables import (
     tool_results,
     written_columns,
 )
+from store.db.schema.wiretext import insert_value_sql, wire_column
 
 __all__ = ["LOAD_ALIASES", "LOAD_CALLS", "LOAD_MESSAGES", "LOAD_RESULTS", "LOAD_SESSION",
            "Compiled", "Statements", "statements"]
@@ -138,10 +139,14 @@ class Statements:
         )
         self.insert_messages = self._compile(messages.insert())
         # (every column but the derived search text, which the catch-up fills: revision 0023)
-        self.insert_calls = self._compile(_insert(tool_calls))
+        # (SQLite: a call's wire text is stored once, '' where its columns rebuild it exactly:
+        # store/db/schema/wiretext.py)
+        self.insert_calls = (self._compile(_insert(tool_calls)) if self.postgres
+                             else _sqlite_calls_insert(indexed=False))
         self.insert_results = self._compile(_insert(tool_results))
         #: The same with the search text an import made (store/db/writing/indexing.py).
-        self.insert_calls_indexed = self._compile(_insert(tool_calls, indexed=True))
+        self.insert_calls_indexed = (self._compile(_insert(tool_calls, indexed=True))
+                                     if self.postgres else _sqlite_calls_insert(indexed=True))
         self.insert_results_indexed = self._compile(_insert(tool_results, indexed=True))
         self.existing_keys = self._compile(
             select(messages.c.message_key).where(and_(
@@ -168,7 +173,8 @@ class Statements:
             ))
         )
         self.stored_calls = self._compile(
-            select(tool_calls.c.position, tool_calls.c.wire_json, tool_calls.c.extras_json)
+            select(tool_calls.c.position, wire_column(tool_calls, self.postgres),
+                   tool_calls.c.extras_json)
             .where(and_(tool_calls.c.session_id == sid,
                         tool_calls.c.position.in_(bindparam("positions", expanding=True))))
             .order_by(tool_calls.c.position, tool_calls.c.call_index)
@@ -249,6 +255,21 @@ def _insert(table: Table, *, indexed: bool = False) -> ClauseElement:
     if indexed:
         names += ["search_body", "search_id"]
     return table.insert().values({name: bindparam(name) for name in names})
+
+
+def _sqlite_calls_insert(*, indexed: bool) -> Compiled:
+    """SQLite's INSERT of a call row (the columns of :func:`_insert`, numbered parameters in
+    that order): ``wire_json`` is ``''`` where the row's id, name and arguments rebuild the
+    given wire text exactly (the comparison made by SQLite, with the function that rebuilds
+    it on read), else the text."""
+    names = [c.name for c in written_columns(tool_calls)]
+    if indexed:
+        names += ["search_body", "search_id"]
+    at = {name: f"?{i}" for i, name in enumerate(names, 1)}
+    values = [insert_value_sql(at["wire_json"], at["call_id"], at["raw_name"], at["arguments"])
+              if name == "wire_json" else at[name] for name in names]
+    return Compiled(f"INSERT INTO tool_calls ({', '.join(names)}) VALUES ({', '.join(values)})",
+                    tuple(names))
 
 
 def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
@@ -345,7 +366,8 @@ def _load_statement(postgres: bool, *, windowed: bool) -> ClauseElement:
                      m.metadata_json, m.message_id], [m.created_at], []))
         .where(and_(m.session_id == sid, m.position >= start)),
         select(*row(LOAD_CALLS, [c.position, c.call_index],
-                    [c.call_id, c.wire_json, c.arguments_status, c.arguments_error,
+                    [c.call_id, wire_column(tool_calls, postgres), c.arguments_status,
+                     c.arguments_error,
                      c.extras_json, c.source], [], [c.id_minted]))
         .where(and_(c.session_id == sid, c.position >= start)),
         select(*row(LOAD_RESULTS, [r.position, r.result_index, r.call_position, r.call_index],

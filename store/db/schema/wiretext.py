@@ -1,0 +1,67 @@
+"""A call's wire text on SQLite, stored once (persistence; issue 39, "a database no bigger than
+the files").
+
+``tool_calls.wire_json`` holds the canonical wire record, exact text:
+``{"id":...,"type":"function","function":{"name":...,"arguments":"<the argument text>"}}``.
+Its argument text is also the row's queryable copy (``arguments``), and its id and name are
+the row's ``call_id`` and ``raw_name``: for almost every call the wire text is those three
+columns again (172.7 MB of 3,215 MB at 10^6 messages, every call of the scale benchmark's
+home). Since revision 0030, SQLite's writer stores ``''`` instead when the wire text is
+exactly what :data:`REBUILT` makes of the row's own columns: the comparison runs in the
+INSERT itself, with the same SQLite function that rebuilds it on read, so a row is elided
+only when its rebuilt text is byte for byte the text given. An argument text that is not an
+object (a bare number would be stored as a number: the column's affinity), a minted id, a
+name or an argument text the wire form holds otherwise (a provider's spaces in the argument
+text, say) keep their wire text whole.
+
+Every reader asks for :func:`wire_sql` / :func:`wire_column` instead of the column: the
+stored text where there is one, else the rebuilt one. ``''`` is never a wire text (a wire
+record is a JSON object). PostgreSQL stores the text: its queryable copy is JSONB, which keeps
+no argument text (its own key order and spacing), so there the wire text is its only copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ELIDE_SQL", "REBUILT", "wire_column", "wire_sql"]
+
+#: The wire text made of a call row's columns (SQLite's ``json_object``: compact, as the
+#: writer's ``orjson``; ``{p}``: the table's alias and a dot, or nothing).
+REBUILT = ("json_object('id', {p}call_id, 'type', 'function', 'function', "
+           "json_object('name', {p}raw_name, 'arguments', {p}arguments))")
+
+#: Whether the stored row's wire text can be elided: it is the rebuilt text, and its
+#: arguments are an object held as text (``db compact`` elides older rows by it).
+ELIDE_SQL = ("wire_json <> '' AND typeof(arguments) = 'text' AND substr(arguments, 1, 1) = '{' "
+             "AND wire_json = " + REBUILT.format(p=""))
+
+
+def wire_sql(postgres: bool, alias: str = "") -> str:
+    """The SQL of a call row's wire text (``alias``: the table's name or alias in the
+    statement, default none)."""
+    p = f"{alias}." if alias else ""
+    if postgres:
+        return f"{p}wire_json"
+    return (f"CASE WHEN {p}wire_json <> '' THEN {p}wire_json ELSE {REBUILT.format(p=p)} END")
+
+
+def wire_column(table: Any, postgres: bool) -> Any:
+    """:func:`wire_sql` as a Core column labelled ``wire_json`` for ``table`` (the
+    ``tool_calls`` table or an alias of it). (SQLAlchemy imported here: the command line's
+    stdlib readers import this module for :func:`wire_sql`.)"""
+    from sqlalchemy import literal_column
+
+    if postgres:
+        return table.c.wire_json.label("wire_json")
+    return literal_column(wire_sql(False, table.name)).label("wire_json")
+
+
+def insert_value_sql(wire: str, call_id: str, raw_name: str, arguments: str) -> str:
+    """SQLite's INSERT value of ``wire_json`` from the statement's (numbered) parameters: ``''``
+    where the given wire text is the one rebuilt from the given id, name and arguments (an
+    object's text), else the text."""
+    rebuilt = (f"json_object('id', {call_id}, 'type', 'function', 'function', "
+               f"json_object('name', {raw_name}, 'arguments', {arguments}))")
+    return (f"CASE WHEN substr({arguments}, 1, 1) = '{{' AND {wire} = {rebuilt} THEN '' "
+            f"ELSE {wire} END")
