@@ -7,7 +7,8 @@ page_count`` x ``page_size``), reported as one object of kind ``file``. The free
 file (``<file>-wal``: pages not folded into the file yet, or the log's high-water mark, which
 SQLite reuses rather than shrinks; ``db compact`` truncates it) as kind ``wal``. PostgreSQL:
 ``pg_table_size`` per table of the schema (its heap, TOAST and maps), ``pg_relation_size``
-per index. Read-only on both: nothing is created or changed.
+per index; on Citus, a distributed or reference table's shards on the workers (its
+coordinator's table is an empty shell). Read-only on both: nothing is created or changed.
 """
 
 from __future__ import annotations
@@ -108,5 +109,41 @@ _PG = text(
 
 
 def _postgresql(conn: Connection) -> list[ObjectSize]:
-    return [ObjectSize(name, "index" if kind == "i" else "table", table, int(size))
-            for name, kind, table, size in conn.execute(_PG)]
+    found = [ObjectSize(name, "index" if kind == "i" else "table", table, int(size))
+             for name, kind, table, size in conn.execute(_PG)]
+    from store.db.schema.citusprobe import is_citus
+
+    return _citus(conn, found) if is_citus(conn) else found
+
+
+#: Citus: a distributed or reference table's rows live in its shards on the workers (the
+#: coordinator's table is an empty shell): its size and each of its indexes' are the sums
+#: over its placements (every replica of a reference table counts: bytes on disk), asked of
+#: each table's placements in one command (a shard's index is ``<index>_<shard id>``).
+_CITUS_TABLES = text("SELECT logicalrelid::regclass::text FROM pg_dist_partition")
+_PLACEMENT = ("SELECT json_build_array(pg_table_size('%1$s'), (SELECT coalesce(json_agg("
+              "json_build_array(c.relname, pg_relation_size(i.indexrelid))), '[]') FROM "
+              "pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+              "WHERE i.indrelid = '%1$s'::regclass))")
+
+
+def _citus(conn: Connection, found: list[ObjectSize]) -> list[ObjectSize]:
+    import orjson
+
+    sizes: dict[str, int] = {}
+    tables = [str(name).strip('"') for (name,) in conn.execute(_CITUS_TABLES)]
+    for table in tables:
+        for (answer,) in conn.execute(text(
+                "SELECT result FROM run_command_on_placements(CAST(:t AS regclass), :c) "
+                "WHERE success"), {"t": table, "c": _PLACEMENT}):
+            size, shard_indexes = orjson.loads(answer)
+            sizes[table] = sizes.get(table, 0) + int(size)
+            for shard_index, index_size in shard_indexes:
+                name = str(shard_index).rpartition("_")[0]  # (<index>_<shard id>)
+                sizes[name] = sizes.get(name, 0) + int(index_size)
+    out = []
+    for o in found:
+        if (o.table in tables) and o.name in sizes:
+            o = ObjectSize(o.name, o.kind, o.table, sizes[o.name])
+        out.append(o)
+    return out
