@@ -45,6 +45,8 @@ _CHUNK = 250  # calls per follow-up query for their results (as store.audit.sear
 _VALID = "('ok', 'empty')"
 _LINKED = ("r.session_id = tool_calls.session_id AND r.call_position = tool_calls.position "
            "AND r.call_index = tool_calls.call_index")
+
+
 def _columns(pg: bool) -> str:
     """A page's call columns (SQLite: the wire text rebuilt where it is stored once)."""
     return ("tool_calls.session_id, tool_calls.position, tool_calls.call_index, "
