@@ -172,6 +172,8 @@ class RawSQLite(RawStore):
         "INSERT INTO tool_calls (session_id, position, call_index, call_id, id_minted, raw_name, "
         "wire_json, arguments_status, arguments_error, arguments, extras_json, source, "
         "wire_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, CASE WHEN substr(?10, 1, 1) = '{' AND "
+        "NOT ?4 GLOB '*[^ -~]*' AND NOT ?6 GLOB '*[^ -~]*' AND instr(?10, char(127)) = 0 AND "
+        "instr(?10, char(8232)) = 0 AND instr(?10, char(8233)) = 0 AND "
         "?7 = json_object('id', ?4, 'type', 'function', 'function', json_object('name', ?6, "
         "'arguments', ?10)) THEN '' ELSE ?7 END, ?8, ?9, ?10, NULL, ?11, 1)"
     )

@@ -13,7 +13,8 @@ From this revision SQLite's writer stores ``''`` where SQLite's ``json_object`` 
 given text byte for byte from those columns (the comparison is made in the INSERT by the
 function every reader rebuilds it with: ``store/db/schema/wiretext.py``); a text that does not
 rebuild (a minted id, a provider's spacing in the argument text, an argument text that is not
-an object) stays whole.
+an object), or whose rebuild another SQLite release might escape otherwise (an id or name past
+printable ASCII, a DEL, U+2028 or U+2029 in the argument text), stays whole.
 
 No table changes: the revision marks that a row's ``wire_json`` may be ``''`` (a release
 before it would read such a row wrongly, and refuses a database past its head). The rows

@@ -12,7 +12,10 @@ INSERT itself, with the same SQLite function that rebuilds it on read, so a row 
 only when its rebuilt text is byte for byte the text given. An argument text that is not an
 object (a bare number would be stored as a number: the column's affinity), a minted id, a
 name or an argument text the wire form holds otherwise (a provider's spaces in the argument
-text, say) keep their wire text whole.
+text, say) keep their wire text whole; so do an id or a name past printable ASCII and an
+argument text holding a DEL, U+2028 or U+2029, whose escaping a later SQLite could spell
+otherwise: a rebuilt text must be the same text whatever release reads the file (the chains'
+digests are over it).
 
 Every reader asks for :func:`wire_sql` / :func:`wire_column` instead of the column: the
 stored text where there is one, else the rebuilt one. ``''`` is never a wire text (a wire
@@ -31,10 +34,19 @@ __all__ = ["ELIDE_SQL", "REBUILT", "wire_column", "wire_sql"]
 REBUILT = ("json_object('id', {p}call_id, 'type', 'function', 'function', "
            "json_object('name', {p}raw_name, 'arguments', {p}arguments))")
 
-#: Whether the stored row's wire text can be elided: it is the rebuilt text, and its
-#: arguments are an object held as text (``db compact`` elides older rows by it).
-ELIDE_SQL = ("wire_json <> '' AND typeof(arguments) = 'text' AND substr(arguments, 1, 1) = '{' "
-             "AND wire_json = " + REBUILT.format(p=""))
+#: What a row must hold for its wire text to be elided, beyond the rebuilt text being the
+#: one given (``{i}``, ``{n}``, ``{a}``: the id, the name and the argument text): arguments
+#: that are an object, and nothing whose escaping another SQLite release might spell
+#: otherwise (an id or name past printable ASCII, a DEL, U+2028 or U+2029 in the argument
+#: text), so that the rebuilt text stays the same text whatever SQLite reads the file.
+_PLAIN = ("substr({a}, 1, 1) = '{{' AND NOT {i} GLOB '*[^ -~]*' AND NOT {n} GLOB '*[^ -~]*' "
+          "AND instr({a}, char(127)) = 0 AND instr({a}, char(8232)) = 0 "
+          "AND instr({a}, char(8233)) = 0")
+
+#: Whether the stored row's wire text can be elided (``db compact`` elides older rows by it).
+ELIDE_SQL = ("wire_json <> '' AND typeof(arguments) = 'text' AND "
+             + _PLAIN.format(i="call_id", n="raw_name", a="arguments")
+             + " AND wire_json = " + REBUILT.format(p=""))
 
 
 def wire_sql(postgres: bool, alias: str = "") -> str:
@@ -60,8 +72,8 @@ def wire_column(table: Any, postgres: bool) -> Any:
 def insert_value_sql(wire: str, call_id: str, raw_name: str, arguments: str) -> str:
     """SQLite's INSERT value of ``wire_json`` from the statement's (numbered) parameters: ``''``
     where the given wire text is the one rebuilt from the given id, name and arguments (an
-    object's text), else the text."""
+    object's text, and nothing another release might escape otherwise), else the text."""
     rebuilt = (f"json_object('id', {call_id}, 'type', 'function', 'function', "
                f"json_object('name', {raw_name}, 'arguments', {arguments}))")
-    return (f"CASE WHEN substr({arguments}, 1, 1) = '{{' AND {wire} = {rebuilt} THEN '' "
-            f"ELSE {wire} END")
+    plain = _PLAIN.format(i=call_id, n=raw_name, a=arguments)
+    return f"CASE WHEN {plain} AND {wire} = {rebuilt} THEN '' ELSE {wire} END"
