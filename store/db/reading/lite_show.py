@@ -60,6 +60,9 @@ _LOAD = (
     f"extras_json, source, NULL, NULL, {_NULLS}, {_NULLS}, is_error FROM tool_results "
     "WHERE session_id = ? AND position >= ?",
 )
+#: The branches as each backend reads a call's wire text (SQLite: rebuilt where stored once).
+_LOAD_SQLITE = tuple(sql.replace("{wire}", wire_sql(False)) for sql in _LOAD)
+_LOAD_PG = tuple(sql.replace("{wire}", wire_sql(True)) for sql in _LOAD)
 #: The ``turns``-th last turn's start: a user message whose first part is not a tool result
 #: (``compiled._load_statement``'s window, in SQLite's spelling).
 _TURN = ("SELECT position FROM messages WHERE session_id = ? AND role = 'user' AND parts_json "
@@ -104,9 +107,8 @@ class LiteSession:
         last turns from a start moved back until no result in the window lacks its call."""
         start = 0 if last_turns is None else self._window_start(session_id, last_turns)
         rows: list[Any] = []
-        wire = wire_sql(is_pg(self._conn))
-        for number, sql in enumerate(_LOAD):
-            rows += self._conn.execute(sql.replace("{wire}", wire), (session_id,) if number == 0
+        for number, sql in enumerate(_LOAD_PG if is_pg(self._conn) else _LOAD_SQLITE):
+            rows += self._conn.execute(sql, (session_id,) if number == 0
                                        else (session_id, start)).fetchall()
         if rows:
             aliases = _PG_ALIASES if is_pg(self._conn) else _ALIASES

@@ -131,7 +131,7 @@ def _citus(conn: Connection, found: list[ObjectSize]) -> list[ObjectSize]:
     import orjson
 
     sizes: dict[str, int] = {}
-    tables = [str(name).strip('"') for (name,) in conn.execute(_CITUS_TABLES)]
+    tables = {str(name).strip('"') for (name,) in conn.execute(_CITUS_TABLES)}
     for table in tables:
         for (answer,) in conn.execute(text(
                 "SELECT result FROM run_command_on_placements(CAST(:t AS regclass), :c) "
@@ -143,7 +143,7 @@ def _citus(conn: Connection, found: list[ObjectSize]) -> list[ObjectSize]:
                 sizes[name] = sizes.get(name, 0) + int(index_size)
     out = []
     for o in found:
-        if (o.table in tables) and o.name in sizes:
+        if o.table in tables and o.name in sizes:
             o = ObjectSize(o.name, o.kind, o.table, sizes[o.name])
         out.append(o)
     return out

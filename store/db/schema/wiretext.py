@@ -7,7 +7,7 @@ Its argument text is also the row's queryable copy (``arguments``), and its id a
 the row's ``call_id`` and ``raw_name``: for almost every call the wire text is those three
 columns again (172.7 MB of 3,215 MB at 10^6 messages, every call of the scale benchmark's
 home). Since revision 0030, SQLite's writer stores ``''`` instead when the wire text is
-exactly what :data:`REBUILT` makes of the row's own columns: the comparison runs in the
+exactly what SQLite's ``json_object`` makes of the row's own columns: the comparison runs in the
 INSERT itself, with the same SQLite function that rebuilds it on read, so a row is elided
 only when its rebuilt text is byte for byte the text given. An argument text that is not an
 object (a bare number would be stored as a number: the column's affinity), a minted id, a
@@ -27,26 +27,27 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ELIDE_SQL", "REBUILT", "wire_column", "wire_sql"]
+__all__ = ["ELIDE_SQL", "insert_value_sql", "wire_column", "wire_sql"]
 
-#: The wire text made of a call row's columns (SQLite's ``json_object``: compact, as the
-#: writer's ``orjson``; ``{p}``: the table's alias and a dot, or nothing).
-REBUILT = ("json_object('id', {p}call_id, 'type', 'function', 'function', "
-           "json_object('name', {p}raw_name, 'arguments', {p}arguments))")
+#: The wire text made of a call's id, name and argument text (``{i}``, ``{n}``, ``{a}``: SQL
+#: for each, columns or parameters): SQLite's ``json_object``, compact as the writer's
+#: ``orjson``. The one spelling the writer compares with and every reader rebuilds with.
+_REBUILT = ("json_object('id', {i}, 'type', 'function', 'function', "
+            "json_object('name', {n}, 'arguments', {a}))")
 
 #: What a row must hold for its wire text to be elided, beyond the rebuilt text being the
-#: one given (``{i}``, ``{n}``, ``{a}``: the id, the name and the argument text): arguments
-#: that are an object, and nothing whose escaping another SQLite release might spell
-#: otherwise (an id or name past printable ASCII, a DEL, U+2028 or U+2029 in the argument
-#: text), so that the rebuilt text stays the same text whatever SQLite reads the file.
+#: one given: arguments that are an object, and nothing whose escaping another SQLite release
+#: might spell otherwise (an id or name past printable ASCII, a DEL, U+2028 or U+2029 in the
+#: argument text), so that the rebuilt text stays the same text whatever SQLite reads the file.
 _PLAIN = ("substr({a}, 1, 1) = '{{' AND NOT {i} GLOB '*[^ -~]*' AND NOT {n} GLOB '*[^ -~]*' "
           "AND instr({a}, char(127)) = 0 AND instr({a}, char(8232)) = 0 "
           "AND instr({a}, char(8233)) = 0")
 
+_COLUMNS = {"i": "call_id", "n": "raw_name", "a": "arguments"}
+
 #: Whether the stored row's wire text can be elided (``db compact`` elides older rows by it).
-ELIDE_SQL = ("wire_json <> '' AND typeof(arguments) = 'text' AND "
-             + _PLAIN.format(i="call_id", n="raw_name", a="arguments")
-             + " AND wire_json = " + REBUILT.format(p=""))
+ELIDE_SQL = ("wire_json <> '' AND typeof(arguments) = 'text' AND " + _PLAIN.format(**_COLUMNS)
+             + " AND wire_json = " + _REBUILT.format(**_COLUMNS))
 
 
 def wire_sql(postgres: bool, alias: str = "") -> str:
@@ -55,7 +56,8 @@ def wire_sql(postgres: bool, alias: str = "") -> str:
     p = f"{alias}." if alias else ""
     if postgres:
         return f"{p}wire_json"
-    return (f"CASE WHEN {p}wire_json <> '' THEN {p}wire_json ELSE {REBUILT.format(p=p)} END")
+    rebuilt = _REBUILT.format(**{key: p + column for key, column in _COLUMNS.items()})
+    return f"CASE WHEN {p}wire_json <> '' THEN {p}wire_json ELSE {rebuilt} END"
 
 
 def wire_column(table: Any, postgres: bool) -> Any:
@@ -73,7 +75,6 @@ def insert_value_sql(wire: str, call_id: str, raw_name: str, arguments: str) -> 
     """SQLite's INSERT value of ``wire_json`` from the statement's (numbered) parameters: ``''``
     where the given wire text is the one rebuilt from the given id, name and arguments (an
     object's text, and nothing another release might escape otherwise), else the text."""
-    rebuilt = (f"json_object('id', {call_id}, 'type', 'function', 'function', "
-               f"json_object('name', {raw_name}, 'arguments', {arguments}))")
-    plain = _PLAIN.format(i=call_id, n=raw_name, a=arguments)
-    return f"CASE WHEN {plain} AND {wire} = {rebuilt} THEN '' ELSE {wire} END"
+    given = {"i": call_id, "n": raw_name, "a": arguments}
+    return (f"CASE WHEN {_PLAIN.format(**given)} AND {wire} = {_REBUILT.format(**given)} "
+            f"THEN '' ELSE {wire} END")
