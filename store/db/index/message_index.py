@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine
 
+from store.db.index import fts_bulk
 from store.db.index.message_sql import (
     LAGGING,
     MESSAGE_FTS,
@@ -111,13 +112,17 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     if not waiting:
         return total
     started = time.perf_counter()
+    lagging = [(str(s), int(i), int(n)) for s, i, n in behind]
+    with short_reads(read_conn):  # (SQLite: many messages, the entries written in bulk)
+        bulk = fts_bulk.wanted(read_conn, MESSAGE_FTS, lagging)
+    if bulk:
+        write(partial(fts_bulk.begin, table=MESSAGE_FTS))
     ahead: Ahead[Any] | None = None
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
 
-        ahead = start(workers, [(str(s), int(i), int(n)) for s, i, n in behind],
-                      CHUNK_SESSIONS, read_briefly(read_conn, _read_ahead(read_conn)),
-                      make_rows)
+        ahead = start(workers, lagging, CHUNK_SESSIONS,
+                      read_briefly(read_conn, _read_ahead(read_conn)), make_rows)
     try:
         while True:
             size = (ahead.next_chunk() if ahead is not None else None) or CHUNK_SESSIONS
@@ -132,6 +137,8 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
     finally:
         if ahead is not None:
             ahead.close()
+    if bulk:  # (a catch-up that stopped leaves the settings: the next one finishes)
+        fts_bulk.finish(write, MESSAGE_FTS)
     return MessageIndexUpdate(total.sessions, total.messages, total.rows,
                               time.perf_counter() - started)
 

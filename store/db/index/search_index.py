@@ -50,6 +50,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from store.core.logs import logger
+from store.db.index import fts_bulk
 from store.db.index.reads import idle_now, read_briefly, short_reads
 from store.db.index.secrets import SecretRow, insert_secrets, secret_rows, store_key
 from store.db.schema.wiretext import wire_sql
@@ -217,6 +218,10 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     if not waiting:
         return total
     started = time.perf_counter()
+    with short_reads(read_conn):  # (SQLite: many messages, the entries written in bulk)
+        bulk = has_search_index(read_conn) and fts_bulk.wanted(read_conn, SEARCH_FTS, behind)
+    if bulk:
+        write(partial(fts_bulk.begin, table=SEARCH_FTS))
     ahead: Ahead[Any] | None = None
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
@@ -239,7 +244,10 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
             ahead.close()
             _log.info("index texts made ahead: %d used, %d made in the transaction",
                       ahead.hits, ahead.misses)
-    return total
+    if bulk:  # (a catch-up that stopped leaves the settings: the next one finishes)
+        fts_bulk.finish(write, SEARCH_FTS)
+    return IndexUpdate(total.sessions, total.calls, total.results,
+                       time.perf_counter() - started)
 
 
 def settle(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Connection,
