@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import click
@@ -390,10 +391,23 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
 
 
 def local_time(value: datetime | None) -> str:
-    """A time as a table shows it: local (``TZ``), to the minute; ``-`` for none."""
+    """A time as a table shows it: local (``TZ``), to the minute; ``-`` for none.
+
+    From its whole seconds since the epoch through the C library's ``localtime`` (the zone
+    ``datetime.astimezone()`` itself asks, without making a ``timezone`` per value): a year
+    of sessions is thousands of rows (``usage session``: 4,400 at 10^6 messages)."""
     if value is None:
         return "-"
-    return store.as_utc(value).astimezone().strftime("%Y-%m-%d %H:%M")
+    at = store.as_utc(value)
+    try:
+        return time.strftime(_MINUTE, time.localtime((at - _EPOCH) // _SECOND))
+    except (OverflowError, OSError, ValueError):  # (past the C library's range)
+        return at.astimezone().strftime(_MINUTE)
+
+
+_MINUTE = "%Y-%m-%d %H:%M"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
 
 
 def json_time(value: datetime | None) -> str | None:
