@@ -18,6 +18,7 @@ import click
 
 from store.cli._common import StoreGroup, configure_logging
 from store.cli.plain import quiet_stdout
+from store.core.collecting import fewer_collections
 
 #: The module of each command, imported when the command runs (or ``--help`` lists it): a
 #: command's start-up pays for its own module only. A test keeps this map and the modules'
@@ -141,8 +142,6 @@ def cli(ctx: click.Context, traceback: bool, verbose: int, no_color: bool) -> No
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. A reader that closed the pipe (``| head``) ends the
     command quietly with status 0, also when it closed it before the last flush."""
-    from store.core.collecting import fewer_collections
-
     try:
         # (a command's rows and cells are made and dropped in bulk, rarely in cycles:
         # ``usage session`` at 10^6 messages 2.00 -> 1.85 G instructions; docs/decisions.md)

@@ -25,10 +25,13 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from store.db.index.reads import short_reads
+
 if TYPE_CHECKING:  # (imported by the readers' modules: no SQLAlchemy on a read path)
     from sqlalchemy import Connection
 
-__all__ = ["BULK_MESSAGES", "MERGE_PAGES", "begin", "finish", "left_in_bulk", "wanted"]
+__all__ = ["BULK_MESSAGES", "MERGE_PAGES", "begin", "finish", "left_in_bulk", "started",
+           "wanted"]
 
 #: Messages waiting from which a catch-up writes its index in bulk (ten of the workers'
 #: chunks: below, the defaults' merges cost little).
@@ -43,6 +46,8 @@ BULK_CRISISMERGE = 64
 #: The row of an FTS5 index's ``_data`` table holding its structure (FTS5_STRUCTURE_ROWID):
 #: a merge that did work changed it.
 _STRUCTURE = 10
+#: A catch-up's write: runs a function in a write transaction and gives its value.
+Write = Callable[[Callable[["Connection"], Any]], Any]
 #: At most this many merge steps (a bound, never reached: each step merges or stops).
 _MOST_STEPS = 100_000
 
@@ -86,7 +91,7 @@ def _merge_step(conn: Connection, table: str) -> bool:
     return bool(conn.exec_driver_sql(structure).scalar() != before)
 
 
-def finish(write: Callable[[Callable[[Connection], Any]], Any], table: str) -> int:
+def finish(write: Write, table: str) -> int:
     """After the bulk: FTS5's defaults back, and what waits merged, a write transaction per
     :data:`MERGE_PAGES` pages, until no level holds four segments; the steps that merged."""
     write(partial(_restore, table=table))
@@ -94,3 +99,15 @@ def finish(write: Callable[[Callable[[Connection], Any]], Any], table: str) -> i
     while steps < _MOST_STEPS and write(partial(_merge_step, table=table)):
         steps += 1
     return steps
+
+
+def started(write: Write, read_conn: Connection, table: str,
+            behind: Sequence[tuple[str, int, int]]) -> bool:
+    """Whether a catch-up of the lagging sessions ``behind`` writes ``table`` in bulk
+    (:func:`wanted`, asked in a short read); if so its settings are set (:func:`begin`), and
+    the caller runs :func:`finish` after its last chunk."""
+    with short_reads(read_conn):
+        bulk = wanted(read_conn, table, behind)
+    if bulk:
+        write(partial(begin, table=table))
+    return bulk

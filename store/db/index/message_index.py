@@ -113,10 +113,8 @@ def catch_up_messages(write: Callable[[Callable[[Connection], Any]], Any],
         return total
     started = time.perf_counter()
     lagging = [(str(s), int(i), int(n)) for s, i, n in behind]
-    with short_reads(read_conn):  # (SQLite: many messages, the entries written in bulk)
-        bulk = fts_bulk.wanted(read_conn, MESSAGE_FTS, lagging)
-    if bulk:
-        write(partial(fts_bulk.begin, table=MESSAGE_FTS))
+    # (SQLite: many messages waiting, the full-text entries merged once, at the end)
+    bulk = fts_bulk.started(write, read_conn, MESSAGE_FTS, lagging)
     ahead: Ahead[Any] | None = None
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)

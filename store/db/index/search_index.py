@@ -218,10 +218,10 @@ def catch_up(write: Callable[[Callable[[Connection], Any]], Any], read_conn: Con
     if not waiting:
         return total
     started = time.perf_counter()
-    with short_reads(read_conn):  # (SQLite: many messages, the entries written in bulk)
-        bulk = has_search_index(read_conn) and fts_bulk.wanted(read_conn, SEARCH_FTS, behind)
-    if bulk:
-        write(partial(fts_bulk.begin, table=SEARCH_FTS))
+    with short_reads(read_conn):
+        present = has_search_index(read_conn)
+    # (SQLite: many messages waiting, the full-text entries merged once, at the end)
+    bulk = present and fts_bulk.started(write, read_conn, SEARCH_FTS, behind)
     ahead: Ahead[Any] | None = None
     if workers > 1:
         from store.db.index.ahead import start  # (multiprocessing: not on reads)
