@@ -16,6 +16,7 @@ with the reason it does not apply.
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import os
 import tempfile
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 from conformance_select import select_excluded
+from packaging.version import Version
 
 from store.integrations.openai_agents import TranscriptStoreSession
 
@@ -107,9 +109,9 @@ _CONNECTIONS = ("SQLiteSession's per-thread sqlite3 connection cache (_connectio
                 "tested in tests/integrations/test_openai_agents.py")
 _CORRUPT = ("writes undecodable JSON straight into the SDK's agent_messages table: the store "
             "has its own schema, and refuses a value without an exact JSON form on write")
-_SQLALCHEMY = ("SQLAlchemySession's private engine, session factory, table-init lock or "
-               "dialect registry (_session_factory, _ensure_tables, _init_lock, .engine): "
-               "not part of the Session protocol")
+_SQLALCHEMY = ("SQLAlchemySession's private engine, tables, session factory, table-init lock "
+               "or dialect registry (_messages, _session_factory, _ensure_tables, _init_lock, "
+               ".engine): not part of the Session protocol")
 
 #: node id (relative to the SDK's tree) -> why the test does not apply to the store's session.
 EXCLUDED: dict[str, str] = {
@@ -155,13 +157,19 @@ EXCLUDED: dict[str, str] = {
         "test_create_tables_false_does_not_allocate_shared_init_lock",
         "test_get_items_same_timestamp_consistent_order",
         "test_pop_item_same_timestamp_returns_latest",
-        "test_get_items_orders_by_id_for_ties",
         "test_engine_property_from_url",
         "test_engine_property_is_read_only",
         "test_sqlite_configuration_registry_releases_collected_engines",
         "test_sqlite_configuration_registry_does_not_grow_unbounded",
     )},
 }
+# The list stays strict (each entry names a test of the version run): 0.25.0 dropped one test
+# and added one that backdates a row of the SDK's own table (the store orders a session by its
+# positions, never by a clock: tests/integrations/test_openai_agents.py).
+EXCLUDED["tests/extensions/memory/test_sqlalchemy_session.py::" + (
+    "test_get_items_orders_by_id_for_ties"
+    if Version(importlib.metadata.version("openai-agents")) < Version("0.25")
+    else "test_backdated_append_remains_the_latest_item")] = _SQLALCHEMY
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

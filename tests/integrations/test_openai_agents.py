@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,34 @@ def test_pop_item_removes_the_newest_item(db):
         WINDOW_ITEMS[6], WINDOW_ITEMS[1], WINDOW_ITEMS[0], None]
     assert asyncio.run(session.get_items()) == []
     assert asyncio.run(session.get_items(5)) == []
+
+
+def test_a_backdated_message_remains_the_latest_item(db, store_url):
+    """The session orders its items by position, never by a clock: a message whose stored time
+    is older than the others' (another machine's clock, another time zone) stays the newest
+    (the case of the SDK's own ``test_backdated_append_remains_the_latest_item``, 0.25)."""
+    from sqlalchemy import create_engine, func, select, update
+
+    from store.db.schema.tables import messages
+
+    session = TranscriptStoreSession("backdated", db)
+    for item in WINDOW_ITEMS[:3]:
+        asyncio.run(session.add_items([item]))
+    engine = create_engine(store_url)
+    try:
+        with engine.begin() as conn:
+            last = select(func.max(messages.c.position)).where(
+                messages.c.session_id == "backdated").scalar_subquery()
+            done = conn.execute(update(messages).where(
+                messages.c.session_id == "backdated", messages.c.position == last).values(
+                created_at=datetime(2000, 1, 1, tzinfo=UTC)))
+            assert done.rowcount == 1
+    finally:
+        engine.dispose()
+    assert asyncio.run(session.get_items()) == WINDOW_ITEMS[:3]
+    assert asyncio.run(session.get_items(1)) == [WINDOW_ITEMS[2]]
+    assert asyncio.run(session.pop_item()) == WINDOW_ITEMS[2]
+    assert asyncio.run(session.get_items()) == WINDOW_ITEMS[:2]
 
 
 def test_concurrent_pops_never_remove_one_item_twice(store_url):
