@@ -111,53 +111,87 @@ def is_citus(url: str) -> bool:
 EMPTIED = ("sessions", "tool_aliases", "source_files", "tombstones", "chain_heads", "log_leaves")
 #: URL -> the tables that ``TRUNCATE ... CASCADE`` of :data:`EMPTIED` empties (found once).
 _DOOMED: dict[str, list[str]] = {}
+#: URL -> the engine that empties it (one pooled connection, kept for the run: a new
+#: connection is a new server process, ~10 ms a test).
+_ENGINES: dict[str, Any] = {}
+#: URL -> the alias table's signature as last seeded: a test that left it so (most) needs no
+#: new seeding (600 rows a test).
+_SEEDED: dict[str, str] = {}
+#: The emptying connection's ``application_name`` (tests that count a database's server
+#: processes leave it out).
+EMPTIER = "ts_test_emptier"
+_ALIAS_SIGNATURE = (
+    "SELECT count(*)::text || ':' || coalesce(md5(string_agg(agent || chr(1) || raw_name "
+    "|| chr(1) || current_name || chr(1) || created_at::text, chr(2) ORDER BY agent, "
+    "raw_name)), '') FROM tool_aliases")
 
 
-def _empty(conn: Any, url: str) -> None:
-    """What ``TRUNCATE <EMPTIED> CASCADE`` does, as deletes where it can: a truncate makes
-    every table and index a new file (~0.1 s a test, 1,400 tests), a delete of a test's few
-    rows ~5 ms. Foreign keys are not checked meanwhile (``session_replication_role``: a
-    superuser's, as on the test server); Citus, or a role that cannot, truncates."""
+def _empty(conn: Any, url: str, keep_aliases: bool) -> bool:
+    """What ``TRUNCATE <EMPTIED> CASCADE`` does, as deletes where it can (``tool_aliases``
+    left as it is when ``keep_aliases``), in one round trip: a truncate makes every table and
+    index a new file (~0.1 s a test, 1,400 tests), a delete of a test's few rows ~5 ms.
+    Foreign keys are not checked meanwhile (``session_replication_role``: a superuser's, as on
+    the test server); Citus, or a role that cannot, truncates (and the aliases go too).
+    Whether the aliases were kept."""
     from sqlalchemy import text
 
     truncate = text(f"TRUNCATE {', '.join(EMPTIED)} CASCADE")
     if is_citus(url):
         conn.execute(truncate)
-        return
+        return False
     if url not in _DOOMED:
         _DOOMED[url] = list(conn.execute(text(
             "WITH RECURSIVE doomed(rel) AS ("
             f" SELECT unnest(ARRAY{list(EMPTIED)!r}::regclass[])"
             " UNION SELECT c.conrelid FROM pg_constraint c JOIN doomed d ON c.confrelid = d.rel"
             " WHERE c.contype = 'f') SELECT rel::regclass::text FROM doomed")).scalars())
+    deletes = [f"DELETE FROM {table}" for table in _DOOMED[url]
+               if not (keep_aliases and table == "tool_aliases")]
     try:
         with conn.begin_nested():
-            conn.execute(text("SET LOCAL session_replication_role = replica"))
-            for table in _DOOMED[url]:
-                conn.execute(text(f"DELETE FROM {table}"))
-            conn.execute(text("SET LOCAL session_replication_role = DEFAULT"))
+            # (no parameters: psycopg sends the statements as one simple query)
+            conn.connection.driver_connection.execute(
+                "; ".join(["SET LOCAL session_replication_role = replica", *deletes,
+                           "SET LOCAL session_replication_role = DEFAULT"]))
     except Exception:  # noqa: BLE001 - not a superuser: the truncate
         conn.execute(truncate)
+        return False
+    return keep_aliases
 
 
 def empty_postgres(url: str) -> None:
     """Empty the store's tables of a PostgreSQL (or Citus) test database, the seeded tool
     vocabulary put back (the agents' own ``tools`` rows too: ``alias_seeds`` is kept, so
-    an open would not seed them again)."""
-    from sqlalchemy import create_engine, insert
+    an open would not seed them again). The alias table is left as it is when its rows are
+    the ones last seeded (checked by a signature of every column)."""
+    from sqlalchemy import create_engine, insert, text
 
     from store.agents.registry import vocabulary_rows
     from store.db.schema.tables import tool_aliases
 
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            _empty(conn, url)
-            now = datetime.now(UTC)
-            conn.execute(insert(tool_aliases), [
-                {"agent": agent or "", "raw_name": raw, "current_name": cur,
-                 "created_at": now}
-                for agent, raw, cur in vocabulary_rows()  # (agents' own rows too)
-            ])
-    finally:
+    engine = _ENGINES.get(url)
+    if engine is None:
+        engine = _ENGINES[url] = create_engine(
+            url, pool_size=1, max_overflow=2, pool_pre_ping=True,
+            connect_args={"application_name": EMPTIER})
+    with engine.begin() as conn:
+        seeded = _SEEDED.get(url)
+        unchanged = seeded is not None and conn.execute(text(_ALIAS_SIGNATURE)).scalar() == seeded
+        if _empty(conn, url, keep_aliases=unchanged):
+            return
+        now = datetime.now(UTC)
+        conn.execute(insert(tool_aliases), [
+            {"agent": agent or "", "raw_name": raw, "current_name": cur,
+             "created_at": now}
+            for agent, raw, cur in vocabulary_rows()  # (agents' own rows too)
+        ])
+        _SEEDED[url] = conn.execute(text(_ALIAS_SIGNATURE)).scalar_one()
+
+
+def forget_postgres(url: str) -> None:
+    """Close :func:`empty_postgres`'s connection to ``url`` (before its database is dropped)."""
+    engine = _ENGINES.pop(url, None)
+    _SEEDED.pop(url, None)
+    _DOOMED.pop(url, None)
+    if engine is not None:
         engine.dispose()

@@ -41,6 +41,7 @@ from backends import (  # noqa: E402
     BACKENDS,
     CITUS_URL,
     empty_postgres,
+    forget_postgres,
     scratch_postgres,
 )
 
@@ -60,6 +61,7 @@ def postgres_url() -> Iterator[str]:
     with scratch_postgres(f"ts_test_{os.getpid()}") as url:
         TranscriptStore.open(url).close()
         yield url
+        forget_postgres(url)
 
 
 @pytest.fixture(scope="session")
@@ -76,6 +78,7 @@ def citus_url() -> Iterator[str]:
     upgrade_database(url)
     distribute_database(url, shard_count=CITUS_TEST_SHARDS)
     yield url
+    forget_postgres(url)
     drop_citus_database(url)
 
 
@@ -103,3 +106,34 @@ def store(store_url: str) -> Iterator[TranscriptStore]:
 def db(store: TranscriptStore) -> TranscriptStore:
     """The ``store`` fixture under the name the integration tests use."""
     return store
+
+
+#: The files that take longest (worker seconds, summed over their tests, in a --durations run
+#: of stop 64), run first. ``--dist loadfile`` hands files to the workers in the order of its
+#: queue, which pytest-xdist sorts by the number of tests in a file unless told not to
+#: (``--no-loadscope-reorder``, in scripts/test): a file of a few slow tests (the races, the
+#: frameworks' suites, the benchmark's checks) came last and kept one worker busy while the
+#: other had nothing left (the last 6 % of the tests took a third of the run).
+SLOW_FIRST = (
+    "lossless/test_bad_input.py", "integrations/test_session_races.py", "test_readme.py",
+    "lite/test_lite_search.py", "viewer/test_http.py", "mcp/test_mcp_server.py",
+    "conformance/test_frameworks.py", "usage/test_summaries.py", "integration/test_bench.py",
+    "viewer/test_browser_archive.py", "integration/test_audit.py", "unit/test_detectors.py",
+    "integration/test_lost_connections.py", "integration/test_crash.py",
+    "mcp/test_mcp_http.py", "integration/test_verify_index.py",
+    "integration/test_search_index.py", "viewer/test_browser.py",
+    "agent_files/test_agent_homes.py", "migrations/test_upgrade_from_empty.py",
+    "migrations/test_wheel.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest files first (:data:`SLOW_FIRST`), then the others by their number of tests
+    (xdist's own order), each file's tests in their order."""
+    tests = Path(__file__).resolve().parent
+    rank = {str(tests / name): i for i, name in enumerate(SLOW_FIRST)}
+    count: dict[str, int] = {}
+    for item in items:
+        count[str(item.path)] = count.get(str(item.path), 0) + 1
+    items.sort(key=lambda item: (rank.get(str(item.path), len(SLOW_FIRST)),
+                                 -count[str(item.path)]))

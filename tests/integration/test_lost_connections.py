@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
-from backends import empty_postgres
+from backends import EMPTIER, empty_postgres
 from helpers_lost import LostProxy
 
 import store
@@ -168,7 +168,8 @@ def _terminate(postgres_url: str, database: str) -> int:
     with psycopg.connect(admin, autocommit=True) as conn:
         rows = conn.execute(
             "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()", (database,)).fetchall()
+            "WHERE datname = %s AND pid <> pg_backend_pid() AND application_name <> %s",
+            (database, EMPTIER)).fetchall()
     return len(rows)
 
 

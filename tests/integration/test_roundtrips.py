@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from backends import empty_postgres
+from backends import EMPTIER, empty_postgres
 
 from store import CallQuery, TranscriptStore, count_calls, search_calls
 
@@ -226,7 +226,8 @@ def _kill_connections(url: str) -> int:
     database = url.rsplit("/", 1)[1]
     with psycopg.connect(_dsn(url).replace(f"/{database}", "/postgres"), autocommit=True) as c:
         rows = c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                         "WHERE datname = %s AND pid <> pg_backend_pid()", (database,)).fetchall()
+                         "WHERE datname = %s AND pid <> pg_backend_pid()"
+                         " AND application_name <> %s", (database, EMPTIER)).fetchall()
     return len(rows)
 
 
