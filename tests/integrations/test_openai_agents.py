@@ -243,28 +243,24 @@ def test_pop_item_removes_the_newest_item(db):
     assert asyncio.run(session.get_items(5)) == []
 
 
-def test_a_backdated_message_remains_the_latest_item(db, store_url):
+def test_a_backdated_message_remains_the_latest_item(db):
     """The session orders its items by position, never by a clock: a message whose stored time
     is older than the others' (another machine's clock, another time zone) stays the newest
     (the case of the SDK's own ``test_backdated_append_remains_the_latest_item``, 0.25)."""
-    from sqlalchemy import create_engine, func, select, update
+    from sqlalchemy import func, select, update
 
     from store.db.schema.tables import messages
 
     session = TranscriptStoreSession("backdated", db)
     for item in WINDOW_ITEMS[:3]:
         asyncio.run(session.add_items([item]))
-    engine = create_engine(store_url)
-    try:
-        with engine.begin() as conn:
-            last = select(func.max(messages.c.position)).where(
-                messages.c.session_id == "backdated").scalar_subquery()
-            done = conn.execute(update(messages).where(
-                messages.c.session_id == "backdated", messages.c.position == last).values(
-                created_at=datetime(2000, 1, 1, tzinfo=UTC)))
-            assert done.rowcount == 1
-    finally:
-        engine.dispose()
+    with db.engine.begin() as conn:
+        last = select(func.max(messages.c.position)).where(
+            messages.c.session_id == "backdated").scalar_subquery()
+        done = conn.execute(update(messages).where(
+            messages.c.session_id == "backdated", messages.c.position == last).values(
+            created_at=datetime(2000, 1, 1, tzinfo=UTC)))
+        assert done.rowcount == 1
     assert asyncio.run(session.get_items()) == WINDOW_ITEMS[:3]
     assert asyncio.run(session.get_items(1)) == [WINDOW_ITEMS[2]]
     assert asyncio.run(session.pop_item()) == WINDOW_ITEMS[2]
