@@ -420,7 +420,10 @@ class TestCheckedOncePerState:
         for _ in range(3):
             assert found(filled, "rm -rf") == ["c1"]
         distinct = len(dict.fromkeys(states))
-        assert counted == [None] * (3 if every else distinct) and (every or distinct >= 1)
+        # (a search at a state it saw before reuses its statement, key check included:
+        # store.audit.search._statement; each state may be read twice, by that and the check)
+        assert counted == [None] * 3 if every else (
+            set(counted) == {None} and 1 <= len(counted) <= distinct)
         if filled.engine.dialect.name == "sqlite":
             assert distinct == 1  # (only this test writes to its file)
         counted.clear()

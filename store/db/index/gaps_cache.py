@@ -20,6 +20,12 @@ again):
 Nothing is written: the state is kept in memory, the check is the same SQL. A tampering
 process commits like any other writer, so it moves the state and the next search checks.
 
+A long-lived process asks the same searches again (an agent over MCP, the viewer's pages):
+:func:`database_state`, :func:`built` and :func:`keep_built` keep what a search built from the
+database (its statement, the alias table it resolved names with, the warnings its key check
+gave) per engine and per state, so that the same query at the same state runs the statement
+it built before instead of building it again (``store.audit.search``).
+
 A writable store brings its indexes up to date before each search
 (``TranscriptStore.update_search_index``); with nothing to do, the statements that find it out
 (the calls' and the messages' watermarks, the summaries' stamps) took 3.5 ms a search at 10^6
@@ -42,7 +48,8 @@ from store.db.schema.distribute import is_citus
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
-__all__ = ["cached_gaps", "idle_state", "remember_idle"]
+__all__ = ["built", "cached_gaps", "database_state", "idle_state", "keep_built",
+           "remember_idle"]
 
 #: Sessions (or the whole store, ``None``) whose answer an engine remembers.
 _KEPT = 64
@@ -58,6 +65,7 @@ class _EngineGaps:
         self.cacheable = cacheable
         self.answers: dict[tuple[str | None, Any], dict[str, str]] = {}
         self.idle: Any = None  # the state at which a catch-up last found nothing to do
+        self.built: dict[Any, Any] = {}  # what searches built, by (what was asked, state)
         self.lock = threading.Lock()
         event.listen(engine, "commit", self._committed)
 
@@ -65,6 +73,7 @@ class _EngineGaps:
         with self.lock:
             self.commits += 1
             self.answers.clear()
+            self.built.clear()
             self.idle = None
 
 
@@ -137,3 +146,28 @@ def cached_gaps(conn: Connection, session_id: str | None) -> dict[str, str]:
             kept.answers.clear()
         kept.answers[key] = dict(gaps)
     return gaps
+
+
+def database_state(conn: Connection) -> Any:
+    """The database's state as ``conn`` sees it (what :func:`built` is kept by), or ``None``
+    where it cannot be told (Citus, a standby): then nothing is kept."""
+    kept = _kept(conn)
+    return _state(conn, kept) if kept.cacheable else None
+
+
+def built(conn: Connection, key: Any) -> Any:
+    """What :func:`keep_built` kept under ``key`` (which holds a :func:`database_state`), or
+    ``None``."""
+    kept = _kept(conn)
+    with kept.lock:
+        return kept.built.get(key)
+
+
+def keep_built(conn: Connection, key: Any, value: Any) -> None:
+    """Keep ``value`` (built from the database at the state ``key`` holds) until a commit
+    through this engine (a commit elsewhere moves the state: the key is not asked again)."""
+    kept = _kept(conn)
+    with kept.lock:
+        if len(kept.built) >= _KEPT:
+            kept.built.clear()
+        kept.built[key] = value
