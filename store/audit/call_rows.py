@@ -144,7 +144,7 @@ def first_results(
             "SELECT session_id, call_position, call_index, is_error, content_json "
             f"FROM tool_results WHERE {condition} ORDER BY session_id, position, result_index",
             tuple(value for key in keys for value in key))
-    for sid, pos, idx, is_error, content in rows:
+    for sid, pos, idx, is_error, content in rows.fetchall():  # (not a fetch per row)
         out.setdefault((sid, pos, idx), (bool(is_error), content))
     return out
 

@@ -38,7 +38,6 @@ from store.audit.sql import (
     action_column,
     calls_with_time,
     check_page,
-    chunks,
     connect,
     exists_row,
     linked,
@@ -165,7 +164,7 @@ def _matches(
             else conn).execute(statement)
     try:
         scoped = aliases.scoped_names  # (built once per alias table, not per search)
-        for chunk in chunks(rows, _CHUNK):
+        while chunk := rows.fetchmany(_CHUNK):  # (a driver fetch per chunk, not per row)
             results = first_results(conn, [(r[0], r[1], r[2]) for r in chunk])
             places = _places(conn, {r[0] for r in chunk})
             for row in chunk:
@@ -405,4 +404,4 @@ def _places(conn: Connection, session_ids: set[str]
         return {}
     return {str(row[0]): (row[1], row[2]) for row in conn.execute(
         select(sessions.c.session_id, sessions.c.agent, sessions.c.cwd)
-        .where(sessions.c.session_id.in_(sorted(session_ids))))}
+        .where(sessions.c.session_id.in_(sorted(session_ids)))).fetchall()}

@@ -4,7 +4,6 @@ time filters and paging checks."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,7 @@ from store.db.schema.tables import messages, tool_calls
 if TYPE_CHECKING:
     from store.db.store import TranscriptStore
 
-__all__ = ["LookupAlias", "action_column", "aware", "calls_with_time", "check_page", "chunks",
+__all__ = ["LookupAlias", "action_column", "aware", "calls_with_time", "check_page",
            "connect", "exists_row", "linked", "message_side", "time_filters"]
 
 
@@ -125,17 +124,6 @@ def aware(value: Any) -> datetime:
 def check_page(limit: int | None, offset: int) -> None:
     if (limit is not None and limit < 0) or offset < 0:
         raise UsageError("limit and offset must not be negative")
-
-
-def chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def action_column() -> ColumnElement[Any]:
