@@ -25,6 +25,8 @@ from store.cli.plain import (
     PlainConsole,
     cells,
     cut,
+    markup_escape,
+    markup_plain,
     one_column_each,
     plain_stdout,
     quiet_stdout,
@@ -259,10 +261,8 @@ def safe_markup(text: object) -> str:
     """:func:`visible` text escaped for rich markup (tables, ``console().print``)."""
     shown = visible(text)
     if "[" not in shown and not shown.endswith("\\"):
-        return shown  # (what rich's escape leaves as it is, without loading rich)
-    from rich.markup import escape
-
-    return escape(shown)
+        return shown  # (what rich's escape leaves as it is)
+    return markup_escape(shown)
 
 
 def print_markup(out: Console | PlainConsole, text: str) -> None:
@@ -271,13 +271,20 @@ def print_markup(out: Console | PlainConsole, text: str) -> None:
     first: the markup made a ``Text`` and its segments printed as they are. The same
     characters (a test compares them, with colour and without); a long transcript's
     ``sessions show`` spent two thirds of its time in that pass (0.87 s of 1.2 s for 3,700
-    messages)."""
+    messages). Emoji codes (``:smile:``) are text like any other: a transcript is shown as it
+    was written. To a pipe (no colour) the text is made without rich
+    (:func:`store.cli.plain.markup_plain`) where it can be."""
+    if isinstance(out, PlainConsole):  # (no colour: the segments' text is the Text's)
+        plain = markup_plain(text, out.tab_size)
+        if plain is not None:
+            out.write(plain + "\n")
+            return
     from rich.markup import render
 
-    made = render(text)
+    made = render(text, emoji=False)
     if "\t" in text:
         made.expand_tabs(out.tab_size)  # (as rich's own pass does)
-    if isinstance(out, PlainConsole):  # (no colour: the segments' text is the Text's)
+    if isinstance(out, PlainConsole):
         out.write(made.plain + "\n")
         return
     from rich.segment import Segments
@@ -308,7 +315,9 @@ def rich_console(width: int | None = None) -> Console:
             raise SystemExit(0)
 
     plain = no_color()
-    return QuietConsole(soft_wrap=False, width=width,
+    # emoji=False: a stored text's ":smile:" or ":rocket:" is printed as written (rich's
+    # default turned it into the emoji; so did the plain path, to print what rich printed)
+    return QuietConsole(soft_wrap=False, width=width, emoji=False,
                         no_color=plain or None, color_system=None if plain else "auto")
 
 

@@ -4,9 +4,12 @@ Importing ``rich.console`` costs a read command ~25-30 ms of its start-up, a six
 ``usage daily``'s 150 ms budget at 10^6 messages, and where the output is not a terminal rich
 prints no escape codes: the text of a table (:class:`store.cli.drawn.Drawn`) or of a plain
 line is then all it writes. :class:`PlainConsole` writes those itself, the same characters
-(a test prints each through both), and hands everything else (markup, a line rich would
-wrap, a renderable it does not know, a keyword argument) to a rich ``Console`` made on first
-use with the settings :func:`store.cli._common.console` gives it.
+(a test prints each through both), and so the text of rich markup (:func:`markup_plain`:
+``sessions show``'s transcript, ``sessions tree``'s lines; importing ``rich.markup`` cost
+~58 M instructions, ``rich.console`` ~85 M, of a ~470 M command), and hands everything else
+(markup it does not read as rich would, a control code, a line rich would wrap, a renderable
+it does not know, a keyword argument) to a rich ``Console`` made on first use with the
+settings :func:`store.cli._common.console` gives it.
 
 :func:`plain_stdout` is rich's own rule for "not a terminal" (``TTY_COMPATIBLE``,
 ``FORCE_COLOR``, ``isatty``), answering "no" wherever rich would think again (Jupyter, IDLE).
@@ -24,14 +27,24 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "one_column_each", "plain_stdout",
-           "quiet_stdout"]
+__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "markup_escape", "markup_plain",
+           "one_column_each", "plain_stdout", "quiet_stdout"]
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
 ELLIPSIS = "\u2026"
-#: What rich would not print as given: markup (``[``, ``\\``), control codes it strips or expands
-#: (everything below a space but the newline), and an emoji code's colons (``:name:``).
-_NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]|:\S*?:")
+#: What rich would not print as given: markup (``[``, ``\\``) and control codes it strips or
+#: expands (everything below a space but the newline). (An emoji code, ``:name:``, is printed
+#: as written: the console is made with ``emoji=False``, see
+#: :func:`store.cli._common.rich_console`.)
+_NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]")
+#: The control codes rich strips or expands when it prints.
+_CONTROL_CODES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+#: rich's markup tags (``rich.markup.RE_TAGS``) and what its ``escape`` escapes.
+_TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+_ESCAPED = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+#: The control codes rich's ``Text`` drops (``rich.control.STRIP_CONTROL_CODES``: bell,
+#: backspace, vertical tab, form feed, carriage return).
+_STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
 
 
 def quiet_stdout() -> None:
@@ -63,6 +76,67 @@ def plain_stdout() -> bool:
         return isatty is None or not isatty()
     except ValueError:  # (a closed file)
         return True
+
+
+def markup_escape(text: str) -> str:
+    """``text`` escaped so that rich reads no markup in it: what ``rich.markup.escape`` gives
+    (a test compares them), without loading rich."""
+    text = _ESCAPED.sub(lambda found: f"{found[1]}{found[1]}\\{found[2]}", text)
+    if text.endswith("\\") and not text.endswith("\\\\"):
+        return text + "\\"
+    return text
+
+
+def markup_plain(markup: str, tab_size: int = 8) -> str | None:
+    """The text of rich markup as a console with no colour prints it: what
+    ``rich.markup.render(markup, emoji=False)`` holds after ``expand_tabs(tab_size)`` (a test
+    compares them), without loading rich; ``None`` where rich must say (a closing tag that
+    is not the last one opened by the same name, a handler tag ``[@...]``, a tab on a line
+    whose characters are not one column each)."""
+    if "[" in markup:
+        pieces: list[str] = []
+        add = pieces.append
+        opened: list[str] = []
+        position = 0
+        for found in _TAGS.finditer(markup):
+            whole, escapes, tag = found.groups()
+            start, end = found.span()
+            if start > position:
+                add(markup[position:start].replace("\\[", "["))
+            if escapes:
+                backslashes, escaped = divmod(len(escapes), 2)
+                if backslashes:
+                    add("\\" * backslashes)
+                if escaped:
+                    add(whole[len(escapes):])
+                    position = end
+                    continue
+            name = tag.partition("=")[0]
+            if name.startswith("@"):
+                return None
+            if name.startswith("/"):
+                closed = name[1:].strip().lower()
+                if not opened or (closed and closed != opened[-1]):
+                    return None  # (rich matches otherwise, or raises: it says which)
+                opened.pop()
+            else:
+                opened.append(name.strip().lower())
+            position = end
+        if position < len(markup):
+            add(markup[position:].replace("\\[", "["))
+        if any(name.startswith("@") for name in opened):
+            return None
+        markup = "".join(pieces)
+    text = markup.translate(_STRIPPED)
+    if "\t" not in text:
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if "\t" in line:
+            if not one_column_each(line.replace("\t", " ")):
+                return None  # (rich counts the cells of wide characters)
+            lines[number] = line.expandtabs(tab_size)
+    return "\n".join(lines)
 
 
 def one_column_each(text: str) -> bool:
@@ -135,9 +209,12 @@ class PlainConsole:
     def _plain(self, value: Any) -> str | None:
         plain = getattr(value, "plain_text", None)  # (store.cli.drawn's tables)
         if plain is not None:
-            text: str | None = plain(self.width)
-            return text
-        if isinstance(value, str) and not _NOT_PLAIN.search(value) and all(
-                cells(line) <= self.width for line in value.split("\n")):
-            return value + "\n"
-        return None
+            drawn: str | None = plain(self.width)
+            return drawn
+        if not isinstance(value, str):
+            return None
+        text = markup_plain(value) if _NOT_PLAIN.search(value) else value
+        if text is None or _CONTROL_CODES.search(text) or any(
+                cells(line) > self.width for line in text.split("\n")):
+            return None
+        return text + "\n"

@@ -154,7 +154,7 @@ def hit_table(hits: list[store.MessageHit], offset: int) -> Any:
     for hit in hits:
         table.add_row(Text(_prefix(hit.session_id)), str(hit.position),
                       local_time(hit.created_at), Text(hit.agent or "-"), hit.role,
-                      Text.from_markup(snippet_markup(hit)))
+                      Text.from_markup(snippet_markup(hit), emoji=False))
     return table
 
 

@@ -3,7 +3,9 @@ characters rich prints with no colour system, for drawn tables, plain lines and 
 transcripts; what rich would change (markup, an emoji code, a control character, a tab, a
 line wider than the console, a renderable of rich's own) goes to rich; the rule for "not a
 terminal" is rich's; a read command to a pipe does not import ``rich.console``; a closed
-pipe ends the command quietly, as rich's console does."""
+pipe ends the command quietly, as rich's console does. Markup is made plain without rich
+where it can be, the text rich would print; an emoji code (``:smile:``) is text like any
+other, on both paths."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from store.cli._common import print_markup
@@ -27,7 +31,9 @@ LINES = ["no usage recorded in this range", "a  b   ", " lead", "x" * 40, "x" * 
 
 
 def _rich(width: int) -> Console:
-    return Console(file=io.StringIO(), width=width, soft_wrap=False, color_system=None)
+    # (emoji=False, as store.cli._common.rich_console makes it: ":smile:" stays as written)
+    return Console(file=io.StringIO(), width=width, soft_wrap=False, color_system=None,
+                   emoji=False)
 
 
 def _both(width: int, print_with, capsys) -> tuple[str, str]:
@@ -36,7 +42,8 @@ def _both(width: int, print_with, capsys) -> tuple[str, str]:
     made: list[Console] = []
 
     def make() -> Console:
-        made.append(Console(file=sys.stdout, width=width, soft_wrap=False, color_system=None))
+        made.append(Console(file=sys.stdout, width=width, soft_wrap=False, color_system=None,
+                            emoji=False))
         return made[-1]
 
     capsys.readouterr()
@@ -92,19 +99,20 @@ def test_what_rich_must_print_goes_to_rich(capsys) -> None:
 
     def make() -> Console:
         made.append(1)
-        return Console(file=sys.stdout, width=40, color_system=None)
+        return Console(file=sys.stdout, width=40, color_system=None, emoji=False)
 
     out = PlainConsole(40, make)
-    for plain in ("plain", "x" * 40, DrawnTable("t", ["a"], [["x"]])):
+    for plain in ("plain", "x" * 40, DrawnTable("t", ["a"], [["x"]]), "a :smile:"):
         out.print(plain)
-    assert made == []  # (none of these needed rich)
-    for other in ("[bold]x[/bold]", "x" * 41, "tab\t", "a :smile:", "x"):
+    assert made == []  # (none of these needed rich: an emoji code is text like any other)
+    for other in ("[bold]x[/bold]", "x" * 41, "tab\t", "x"):
         out.print(other, **({"style": "bold"} if other == "x" else {}))
     assert made == [1]  # (one console, made on first use, kept)
-    assert out.tab_size == 8  # (what it does not have, rich's console answers)
+    assert out.tab_size == 8  # (its own: rich's default)
     printed = capsys.readouterr().out
-    assert printed.startswith("plain\n" + "x" * 40 + "\n  t  \n┏━━━┓\n")
-    assert "\nx\n" + "x" * 40 + "\nx\ntab     \na 😄\nx\n" in printed  # (rich: wrapped ...)
+    assert printed.startswith("plain\n" + "x" * 40 + "\n  t  \n┏━━━┓\n┃ a ┃\n┡━━━┩\n│ x │\n"
+                              "└───┘\na :smile:\n")
+    assert "\nx\n" + "x" * 40 + "\nx\ntab     \nx\n" in printed  # (rich: wrapped ...)
 
 
 def test_cells_counts_as_rich_counts() -> None:
@@ -215,3 +223,87 @@ def test_one_line_is_the_first_non_blank_line_and_says_when_more_follow() -> Non
     assert one_line("  \n first \n\n second") == "first …"
     assert one_line("\n\n only \n  ") == "only"
     assert one_line("x" * 70) == "x" * 59 + "…"
+
+
+MARKUP = ["", "plain", "[bold]s-1[/bold]  t", "[dim]x[/dim]\n[bold green]#0 user[/bold green]",
+          r"a \[not markup] b", r"\\[bold]x\\[/bold]", r"\\\[bold]", "ends \\", "ends \\\\",
+          "[1] [a]b[/a] [/]", "[bold]open", "tab\there\tx\n\tlead", "漢字\twide",
+          "bell\x07 cr\r vt\x0b ff\x0c bs\x08 esc\x1b", ":smile: :thumbs_up:",
+          "[link=https://x.org/a]l[/link]", "[bold][dim]x[/bold]y[/dim]", "[/bold]",
+          "[@click]x[/]", "[x=1]y[/x]", "[b]x[/B]", "[B]x[/b]", "a[b c]d[/b c]e"]
+
+
+def _rendered(markup: str) -> str | type[Exception]:
+    from rich.errors import MarkupError
+    from rich.markup import render
+
+    try:
+        made = render(markup, emoji=False)
+    except MarkupError:
+        return MarkupError
+    made.expand_tabs(8)
+    return made.plain
+
+
+@pytest.mark.parametrize("markup", MARKUP)
+def test_markup_text_is_what_rich_renders(markup: str) -> None:
+    """The plain path's text is rich's, or it asks rich (a markup error: rich raises it)."""
+    from store.cli.plain import markup_plain
+
+    ours = markup_plain(markup)
+    if ours is not None:
+        assert ours == _rendered(markup)
+    assert ours is not None or markup in ("[bold][dim]x[/bold]y[/dim]", "[/bold]",
+                                          "[@click]x[/]", "漢字\twide", "[B]x[/b]",
+                                          "[1] [a]b[/a] [/]")
+
+
+@given(st.text(alphabet="[]\\/ab#@=: \t\n\x07\r漢", max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_markup_text_and_escape_agree_with_rich_on_any_text(text: str) -> None:
+    from rich.markup import escape
+
+    from store.cli.plain import markup_escape, markup_plain
+
+    assert markup_escape(text) == escape(text)
+    ours = markup_plain(text)
+    if ours is not None:
+        assert ours == _rendered(text)
+    # escaped, any text comes back as itself (less the control codes rich drops)
+    wrapped = f"[dim]{markup_escape(text)}[/dim]"
+    back = markup_plain(wrapped)
+    if back is not None:
+        assert back == _rendered(wrapped)
+
+
+def test_a_transcript_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> None:
+    """``sessions show``, ``search`` and ``calls search`` print ``:smile:`` as stored (rich
+    turned it into the emoji), to a pipe and to a terminal."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text(
+        '{"role":"user","content":"ship it :rocket: and [bold]x[/bold]"}\n'
+        '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",'
+        '"function":{"name":"bash","arguments":"{\\"command\\":\\"echo :smile:\\"}"}}]}\n'
+        '{"role":"tool","tool_call_id":"c1","content":"done :thumbs_up:"}\n')
+    url = f"sqlite:///{tmp_path / 't.sqlite'}"
+    env = {**os.environ, "COLUMNS": "160", "NO_COLOR": ""}
+    env.pop("FORCE_COLOR", None)
+
+    def run(*args: str, **extra: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "store", *args, "--db", url],
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env={**env, **extra})
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    run("demo", str(transcript))
+    run("db", "index")
+    for extra in ({}, {"FORCE_COLOR": "1"}):
+        shown = run("sessions", "show", "s", **extra)
+        assert ":rocket:" in shown and "echo :smile:" in shown and ":thumbs_up:" in shown
+        assert "[bold]x[/bold]" in shown
+        assert not {"🚀", "😄", "👍"} & set(shown)
+        found = run("search", "ship", **extra)
+        assert ":rocket:" in found and "🚀" not in found
+        calls = run("calls", "search", "--text", "smile", **extra)
+        assert ":smile:" in calls and "😄" not in calls
