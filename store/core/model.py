@@ -58,9 +58,6 @@ EMPTY_EXTRAS: Mapping[str, Any] = MappingProxyType({})
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
 
-UNKNOWN_TOOL = "unknown_tool"
-
-
 def _no_extras() -> Mapping[str, Any]:
     return EMPTY_EXTRAS
 

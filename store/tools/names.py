@@ -12,13 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from store.core.errors import AliasError
-from store.core.model import UNKNOWN_TOOL, InvalidToolCall, Message, ToolCall, renamed
 from store.tools.actions import split_action_key, tool_action
 
+if TYPE_CHECKING:  # (imported where a call is renamed: the read commands that only resolve
+    # names, as `tools usage` and `aliases list`, do not pay for the model's dataclasses)
+    from store.core.model import InvalidToolCall, Message, ToolCall
+
 __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
+
+#: The name a call gets when its record names no tool.
+UNKNOWN_TOOL = "unknown_tool"
 
 # Kward's map: the four renames, then names that map to themselves, including the ones later
 # Kward versions added and the older ``web_research``. Identity entries matter: they declare a
@@ -240,6 +246,8 @@ class AliasTable(Mapping[str, str]):
         self, call: ToolCall | InvalidToolCall, agent: str | None = None
     ) -> ToolCall | InvalidToolCall:
         """The call with its current name; the name it was recorded with stays in ``raw_name``."""
+        from store.core.model import ToolCall, renamed
+
         recorded = call.recorded_name
         action = tool_action(recorded, call.input) if isinstance(call, ToolCall) else None
         current = self.resolve(recorded, agent, action)
@@ -252,6 +260,8 @@ class AliasTable(Mapping[str, str]):
 
     def apply_message(self, message: Message) -> Message:
         """The message with every tool call given its current name (other parts unchanged)."""
+        from store.core.model import InvalidToolCall, ToolCall
+
         if not any(isinstance(p, ToolCall | InvalidToolCall) for p in message.parts):
             return message
         parts = tuple(self.apply(p) if isinstance(p, ToolCall | InvalidToolCall) else p
