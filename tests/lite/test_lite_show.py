@@ -117,8 +117,10 @@ def test_the_transcript_prints_as_richs_print_does(lite_db: Path, colour: bool) 
     from store.cli._common import print_markup, safe_markup
 
     def printed(text: str, ours: bool) -> str:
+        # (emoji=False, as the command line's console: an emoji code is printed as written)
         out = Console(file=io.StringIO(), width=80, force_terminal=colour,
-                      color_system="truecolor" if colour else None, soft_wrap=False)
+                      color_system="truecolor" if colour else None, soft_wrap=False,
+                      emoji=False)
         if ours:
             print_markup(out, text)
         else:

@@ -18,7 +18,7 @@ from store.core.errors import SessionNotFound, UsageError
 from store.core.lineage import SessionLink
 from store.core.transcript import SessionInfo, SessionTree
 from store.db.base import StoreBase, _now, _session_info, reads_once
-from store.db.reading.loaded import MAX_TREE_DEPTH, ancestors_of, tree_of
+from store.db.reading.walks import MAX_TREE_DEPTH, ancestors_of, tree_of
 from store.db.schema.tables import sessions, tool_calls
 
 __all__ = ["MAX_TREE_DEPTH", "LineageMixin", "descendant_ids"]

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import sqlite3
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
-from store.core.transcript import SessionInfo, SessionSource, SessionTree, Transcript
+from store.core.sessioninfo import SessionInfo, SessionSource, SessionTree
 from store.db.reading.lite import (
     SESSION_COLUMNS,
     Reader,
@@ -30,16 +30,14 @@ from store.db.reading.lite import (
     open_reader,
     session_info_of,
 )
-from store.db.reading.loaded import (
-    MAX_TREE_DEPTH,
-    ancestors_of,
-    transcript_from_rows,
-    tree_of,
-)
 from store.db.reading.pgread import is_pg
+from store.db.reading.walks import MAX_TREE_DEPTH, ancestors_of, tree_of
 from store.db.schema.sqlitefile import read_time
 from store.db.schema.wiretext import wire_sql
 from store.tools.names import AliasTable
+
+if TYPE_CHECKING:  # (a load imports the message model; `sessions tree` does not need it)
+    from store.core.transcript import Transcript
 
 __all__ = ["LiteSession", "open_show"]
 
@@ -113,6 +111,8 @@ class LiteSession:
         if rows:
             aliases = _PG_ALIASES if is_pg(self._conn) else _ALIASES
             rows.append((4, None, None, None, None, self._conn.execute(aliases).fetchone()[0]))
+        from store.db.reading.loaded import transcript_from_rows
+
         return transcript_from_rows(rows, session_id, read_time, self._alias_table)
 
     def _window_start(self, session_id: str, turns: int) -> int:

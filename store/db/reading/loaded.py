@@ -1,6 +1,8 @@
 """A loaded session from its rows: the transcript, the session's info and its lineage walks
 (persistence; stdlib only, no SQLAlchemy: ``TranscriptStore.load`` and the command line's
-stdlib ``sessions show`` (:mod:`store.db.reading.lite_show`) share it).
+stdlib ``sessions show`` (:mod:`store.db.reading.lite_show`) share it). The session's info
+and the lineage walks are :mod:`store.db.reading.walks`' (re-exported here), which
+``sessions tree`` reads without the message model.
 
 The rows are those of ``store.db.writing.compiled._load_statement``: the first column says
 which kind (:data:`LOAD_SESSION` ...), then the columns it documents, padded to one shape.
@@ -8,8 +10,7 @@ which kind (:data:`LOAD_SESSION` ...), then the columns it documents, padded to 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from operator import itemgetter
@@ -17,11 +18,10 @@ from typing import Any
 
 from store.core.arguments import loads_json
 from store.core.errors import SessionNotFound
-from store.core.lineage import MAX_TREE_DEPTH, session_link
 from store.core.model import EMPTY_EXTRAS, DecodedOnUse, InvalidToolCall, Message, ToolCall
-from store.core.times import as_utc
-from store.core.transcript import CallRef, SessionInfo, SessionTree, StoredMessage, Transcript
+from store.core.transcript import CallRef, StoredMessage, Transcript
 from store.db.packing import unpacked
+from store.db.reading.walks import MAX_TREE_DEPTH, ancestors_of, session_info, tree_of
 from store.records.codec import decode_call, decode_parts, decode_result
 from store.tools.names import AliasTable
 
@@ -38,21 +38,6 @@ _SESSION_COLUMNS = ("session_id", "title", "provider", "model", "cwd", "agent", 
 _TIMES = 16
 _second = itemgetter(1)
 _position_index = itemgetter(1, 2)
-
-
-def _maybe_aware(value: Any) -> datetime | None:
-    return None if value is None else as_utc(value)
-
-
-def session_info(row: Mapping[str, Any]) -> SessionInfo:
-    """A session's info from its row (times as datetimes, naive ones UTC)."""
-    return SessionInfo(
-        row["session_id"], row["title"], row["provider"], row["model"], row["cwd"],
-        tuple(loads_json(row["tags_json"])), as_utc(row["created_at"]),
-        as_utc(row["updated_at"]), row["next_position"], loads_json(row["metadata_json"]),
-        row.get("agent"), started_at=_maybe_aware(row.get("started_at")),
-        ended_at=_maybe_aware(row.get("last_activity_at")), parent=session_link(row),
-    )
 
 
 def _by_position(rows: list[Any]) -> dict[int, list[Any]]:
@@ -142,53 +127,3 @@ def transcript_from_rows(rows: Sequence[Any], sid: str, read_time: Callable[[Any
                              and read_time(srow[_TIMES + 3]),
                              next_position=srow[1], indexed_position=srow[2]))
     return Transcript(info, tuple(out), links)
-
-
-def ancestors_of(session_id: str, info: Callable[[str], SessionInfo]) -> list[SessionInfo]:
-    """The stored sessions above ``session_id`` (``info``: a session's info, or
-    ``SessionNotFound``), its parent first, up to the first one without a parent, or not
-    stored, or already met (a loop)."""
-    out: list[SessionInfo] = []
-    seen = {session_id}
-    current = info(session_id)
-    while current.parent is not None and len(out) < MAX_TREE_DEPTH:
-        parent_id = current.parent.parent_session_id
-        if parent_id in seen:
-            break
-        seen.add(parent_id)
-        try:
-            current = info(parent_id)
-        except SessionNotFound:
-            break
-        out.append(current)
-    return out
-
-
-def tree_of(session_id: str, info: Callable[[str], SessionInfo],
-            children: Callable[[list[str]], list[SessionInfo]],
-            call_counts: Callable[[list[str]], dict[str, int]],
-            max_depth: int = MAX_TREE_DEPTH) -> SessionTree:
-    """``session_id`` and every session below it (``children``: the sessions whose parent is
-    one of these, in the order they were stored), each with its call count."""
-    root = info(session_id)
-    levels: list[list[SessionInfo]] = [[root]]
-    known = {session_id}
-    for _ in range(max_depth):
-        below = [found for found in children([i.session_id for i in levels[-1]])
-                 if found.session_id not in known]
-        if not below:
-            break
-        known.update(found.session_id for found in below)
-        levels.append(below)
-    counts = call_counts(list(known))
-
-    def filled(found: SessionInfo) -> SessionInfo:
-        return replace(found, call_count=counts.get(found.session_id, 0))
-
-    kids: dict[str, list[SessionTree]] = {}
-    for level in reversed(levels[1:]):
-        for found in level:
-            node = SessionTree(filled(found), tuple(kids.pop(found.session_id, [])))
-            assert found.parent is not None
-            kids.setdefault(found.parent.parent_session_id, []).append(node)
-    return SessionTree(filled(root), tuple(kids.get(session_id, [])))
