@@ -92,7 +92,9 @@ def search(text: str, db_url: str | None, agent: str | None, project: str | None
         return
     from store.cli._common import console
 
-    console().print(hit_table(hits, offset))
+    out = console()
+    drawn = drawn_hits(out, hits, offset)
+    out.print(drawn if drawn is not None else hit_table(hits, offset))
     if len(hits) == limit:
         click.echo(f"showing {offset + 1}-{offset + len(hits)}; --offset {offset + limit} for "
                    "more", err=True)
@@ -140,17 +142,42 @@ def snippet_markup(hit: store.MessageHit) -> str:
     return "".join(out).strip()
 
 
+#: The hit table's columns and sides (:func:`hit_table`, :func:`drawn_hits`).
+_COLUMNS = ("session", "pos", "time", "agent", "role", "snippet")
+_SIDES = ("left", "right", "left", "left", "left", "left")
+
+
+def drawn_hits(out: Any, hits: list[store.MessageHit], offset: int) -> Any:
+    """To a pipe, the table :func:`hit_table` draws, without rich, where every snippet fits
+    on its line (rich's layout then folds nothing: a test compares both); ``None`` otherwise
+    (a terminal, a snippet wider than the room left: rich folds it)."""
+    from store.cli.drawn import draw_table
+    from store.cli.plain import PlainConsole, markup_plain
+
+    if not isinstance(out, PlainConsole):
+        return None
+    rows: list[tuple[list[str], str | None]] = []
+    for hit in hits:
+        snippet = markup_plain(snippet_markup(hit))
+        if snippet is None:
+            return None
+        cells = [_prefix(hit.session_id), str(hit.position), local_time(hit.created_at),
+                 hit.agent or "-", hit.role, snippet]
+        if not all(cell.isprintable() for cell in cells):
+            return None  # (rich drops or expands a control code)
+        rows.append((cells, None))
+    return draw_table(out, f"messages {offset + 1}-{offset + len(hits)}", _COLUMNS, _SIDES,
+                      rows)
+
+
 def hit_table(hits: list[store.MessageHit], offset: int) -> Any:
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title=f"messages {offset + 1}-{offset + len(hits)}")
-    table.add_column("session", no_wrap=True)
-    table.add_column("pos", justify="right", no_wrap=True)
-    table.add_column("time", no_wrap=True)
-    table.add_column("agent", no_wrap=True)
-    table.add_column("role", no_wrap=True)
-    table.add_column("snippet", overflow="fold", ratio=1)
+    for name, side in zip(_COLUMNS[:-1], _SIDES, strict=False):
+        table.add_column(name, justify=side, no_wrap=True)  # type: ignore[arg-type]
+    table.add_column(_COLUMNS[-1], overflow="fold", ratio=1)
     for hit in hits:
         table.add_row(Text(_prefix(hit.session_id)), str(hit.position),
                       local_time(hit.created_at), Text(hit.agent or "-"), hit.role,

@@ -67,6 +67,35 @@ def test_the_match_is_highlighted_and_the_rest_escaped(seeded: str) -> None:
     assert "\x1b[1;33mplease" in coloured and "[bold]" in coloured
 
 
+@pytest.mark.parametrize("width", ["200", "60", "30"])
+def test_to_a_pipe_the_table_is_what_rich_draws(seeded: str, width: str) -> None:
+    """Where every snippet fits, the table goes to a pipe without rich (drawn_hits): the
+    characters rich's table prints; narrower, rich folds the snippets, as before."""
+    import io
+
+    from rich.console import Console
+
+    from store.cli.search import drawn_hits, hit_table
+
+    with store.TranscriptStore.open(seeded, read_only=True) as opened:
+        hits = opened.search_messages("lm studio") + opened.search_messages("please")
+    theirs = Console(file=io.StringIO(), width=int(width), soft_wrap=False, color_system=None,
+                     emoji=False)
+    theirs.print(hit_table(hits, 0))
+    output = run("search", "lm studio", "--db", seeded, env={"COLUMNS": width}).stdout
+    alone = Console(file=io.StringIO(), width=int(width), soft_wrap=False, color_system=None,
+                    emoji=False)
+    alone.print(hit_table(hits[:2], 0))
+    assert output == alone.file.getvalue()  # type: ignore[attr-defined]
+    from store.cli.plain import PlainConsole
+
+    drawn = drawn_hits(PlainConsole(int(width), lambda: theirs), hits, 0)
+    if width == "200":
+        assert drawn is not None
+    if drawn is not None:
+        assert drawn.text() == theirs.file.getvalue()  # type: ignore[attr-defined]
+
+
 def test_json_lines(seeded: str) -> None:
     rows = [json.loads(line) for line in run("search", "studio", "--db", seeded,
                                              "--json").stdout.splitlines()]
