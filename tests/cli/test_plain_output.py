@@ -171,15 +171,27 @@ def test_a_read_command_to_a_pipe_does_not_load_rich_console(tmp_path: Path) -> 
                           capture_output=True, text=True, timeout=120, check=False)
     assert demo.returncode == 0, demo.stderr
     url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
-    for args in (["sessions", "list"], ["usage", "daily"], ["tools", "usage"]):
+    indexed = subprocess.run([sys.executable, "-m", "store", "db", "index", "--db", url],
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert indexed.returncode == 0, indexed.stderr
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "demo.sqlite") as conn:
+        (sid,) = conn.execute("SELECT session_id FROM sessions ORDER BY session_id "
+                              "LIMIT 1").fetchone()
+    for args, drawn in ((["sessions", "list"], "┏"), (["usage", "daily"], "┏"),
+                        (["tools", "usage"], "┏"), (["sessions", "show", sid], "#0 "),
+                        (["sessions", "tree", sid], sid), (["search", "the"], "┏")):
         found = _run("import sys, runpy\n"
                      f"sys.argv = ['store', *{args!r}, '--db', {url!r}]\n"
                      "try:\n    runpy.run_module('store', run_name='__main__')\n"
                      "except SystemExit as e:\n    assert not e.code, e.code\n"
-                     "print('rich.console' in sys.modules, file=sys.stderr)", tmp_path)
+                     "print(sorted(m for m in sys.modules if m.startswith('rich')), "
+                     "file=sys.stderr)", tmp_path)
         assert found.returncode == 0, found.stderr
-        assert found.stderr.strip().splitlines()[-1] == "False", (args, found.stderr)
-        assert "┏" in found.stdout or "no usage" in found.stdout, found.stdout
+        loaded = found.stderr.strip().splitlines()[-1]
+        assert "rich.console" not in loaded and "rich.markup" not in loaded, (args, loaded)
+        assert drawn in found.stdout or "no usage" in found.stdout, (args, found.stdout)
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
