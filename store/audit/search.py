@@ -179,13 +179,12 @@ def _statement(conn: Connection, query: CallQuery, warn: Callable[[str], None] |
                counting: bool = False, page: tuple[int, int] | None = None
                ) -> tuple[AliasTable, Any]:
     """The alias table and :func:`search_statement` of ``query`` (``page``: its limit and
-    offset applied), built once per database
-    state (``store.db.index.gaps_cache.built``): building it (the SQLAlchemy constructs, the
-    alias table, the trust and tail reads) was most of a search that finds little, 0.86 ms of
-    a zero-hit full-text search against the raw driver's 0.05 ms. The warnings its key check
-    gave are given again (logged and told to ``warn``) each time it is reused. Queries with
-    argument conditions are built each time (a value's hash does not tell ``1`` from
-    ``True``)."""
+    offset applied), built once per database state (``store.db.index.gaps_cache.built``):
+    building it (the SQLAlchemy constructs, the alias table, the trust and tail reads) was
+    most of a search that finds little, 0.86 ms of a zero-hit full-text search against the
+    raw driver's 0.05 ms. The warnings its key check gave are given again (logged and told
+    to ``warn``) each time it is reused. Queries with argument conditions are built each
+    time (a value's hash does not tell ``1`` from ``True``)."""
     state = None if query.where else database_state(conn)
     key = None if state is None else (query, counting, page, state)
     if key is not None:
