@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "markup_escape", "markup_plain",
-           "one_column_each", "plain_stdout", "quiet_stdout"]
+__all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "folded", "markup_escape",
+           "markup_plain", "one_column_each", "plain_stdout", "quiet_stdout"]
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
 ELLIPSIS = "\u2026"
@@ -42,6 +42,8 @@ _CONTROL_CODES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 #: rich's markup tags (``rich.markup.RE_TAGS``) and what its ``escape`` escapes.
 _TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
 _ESCAPED = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+#: A word as rich's wrapping reads one (``rich._wrap.re_word``): its spaces after it too.
+_WORD = re.compile(r"\s*\S+\s*")
 #: The control codes rich's ``Text`` drops (``rich.control.STRIP_CONTROL_CODES``: bell,
 #: backspace, vertical tab, form feed, carriage return).
 _STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
@@ -137,6 +139,43 @@ def markup_plain(markup: str, tab_size: int = 8) -> str | None:
                 return None  # (rich counts the cells of wide characters)
             lines[number] = line.expandtabs(tab_size)
     return "\n".join(lines)
+
+
+def folded(text: str, width: int) -> list[str] | None:
+    """The lines rich makes of one line of ``text`` in a cell ``width`` columns wide with
+    ``overflow="fold"`` (``Text.wrap``: words kept whole where they fit, a word longer than
+    the line cut into pieces, each line's spaces past the width dropped, then the line cut
+    and padded to the width); ``None`` unless every character is one column (the wide ones
+    rich measures itself). A test compares them with rich's on any text and width."""
+    if "\n" in text or width < 1 or not one_column_each(text):
+        return None
+    breaks: list[int] = []
+    offset = 0
+    for found in _WORD.finditer(text):
+        start, word = found.start(), found.group()
+        length = len(word.rstrip())
+        if width - offset >= length:
+            offset += len(word)
+        elif length > width:  # (rich's chop_cells: pieces of the width, the last one open)
+            pieces = [word[at:at + width] for at in range(0, len(word), width)]
+            for number, piece in enumerate(pieces, 1):
+                if start:
+                    breaks.append(start)
+                if number == len(pieces):
+                    offset = len(piece)
+                else:
+                    start += len(piece)
+        elif offset and start:
+            breaks.append(start)
+            offset = len(word)
+    lines = []
+    for begin, end in zip([0, *breaks], [*breaks, len(text)], strict=True):
+        line = text[begin:end]
+        if len(line) > width:  # (rich's rstrip_end: the spaces past the width)
+            spaces = len(line) - len(line.rstrip())
+            line = line[:len(line) - min(spaces, len(line) - width)]
+        lines.append(line[:width].ljust(width))
+    return lines
 
 
 def one_column_each(text: str) -> bool:

@@ -145,14 +145,18 @@ def snippet_markup(hit: store.MessageHit) -> str:
 #: The hit table's columns and sides (:func:`hit_table`, :func:`drawn_hits`).
 _COLUMNS = ("session", "pos", "time", "agent", "role", "snippet")
 _SIDES = ("left", "right", "left", "left", "left", "left")
+#: The narrowest snippet column :func:`drawn_hits` folds into (narrower: rich lays it out).
+_FOLD_ROOM = 8
 
 
 def drawn_hits(out: Any, hits: list[store.MessageHit], offset: int) -> Any:
-    """To a pipe, the table :func:`hit_table` draws, without rich, where every snippet fits
-    on its line (rich's layout then folds nothing: a test compares both); ``None`` otherwise
-    (a terminal, a snippet wider than the room left: rich folds it)."""
+    """To a pipe, the table :func:`hit_table` draws, without rich (a test compares both):
+    where the snippets are wider than the room the other columns leave, rich narrows the
+    snippet column alone to that room and folds them (:func:`store.cli.plain.folded`).
+    ``None`` for a terminal, and where rich must lay it out (a snippet of wide characters
+    to fold, a room under :data:`_FOLD_ROOM` columns)."""
     from store.cli.drawn import draw_table
-    from store.cli.plain import PlainConsole, markup_plain
+    from store.cli.plain import PlainConsole, cells, folded, markup_plain
 
     if not isinstance(out, PlainConsole):
         return None
@@ -161,13 +165,25 @@ def drawn_hits(out: Any, hits: list[store.MessageHit], offset: int) -> Any:
         snippet = markup_plain(snippet_markup(hit))
         if snippet is None:
             return None
-        cells = [_prefix(hit.session_id), str(hit.position), local_time(hit.created_at),
-                 hit.agent or "-", hit.role, snippet]
-        if not all(cell.isprintable() for cell in cells):
+        row = [_prefix(hit.session_id), str(hit.position), local_time(hit.created_at),
+               hit.agent or "-", hit.role, snippet]
+        if not all(cell.isprintable() for cell in row):
             return None  # (rich drops or expands a control code)
-        rows.append((cells, None))
-    return draw_table(out, f"messages {offset + 1}-{offset + len(hits)}", _COLUMNS, _SIDES,
-                      rows)
+        rows.append((row, None))
+    title = f"messages {offset + 1}-{offset + len(hits)}"
+    widths = [max(map(cells, [name, *(row[i] for row, _ in rows)]))
+              for i, name in enumerate(_COLUMNS)]
+    room = out.width - (sum(widths[:-1]) + 3 * len(widths) + 1)  # (the snippet's)
+    if widths[-1] <= room:
+        return draw_table(out, title, _COLUMNS, _SIDES, rows)
+    if room < _FOLD_ROOM:
+        return None
+    for row, _ in rows:
+        lines = folded(row[-1], room)
+        if lines is None:
+            return None
+        row[-1] = "\n".join(lines)
+    return draw_table(out, title, _COLUMNS, _SIDES, rows, widths=[*widths[:-1], room])
 
 
 def hit_table(hits: list[store.MessageHit], offset: int) -> Any:

@@ -319,3 +319,21 @@ def test_a_transcript_with_emoji_codes_is_shown_as_written(tmp_path: Path) -> No
         assert ":rocket:" in found and "🚀" not in found
         calls = run("calls", "search", "--text", "smile", **extra)
         assert ":smile:" in calls and "😄" not in calls
+
+
+@given(st.text(alphabet="ab cdefgh-_./\u2026漢", max_size=120), st.integers(1, 60))
+@settings(max_examples=500, deadline=None)
+def test_folded_lines_are_richs(text: str, width: int) -> None:
+    """``folded``: the lines rich's ``Text.wrap(overflow="fold")`` makes, padded to the width
+    (or ``None`` where a character is wider than one column)."""
+    from rich.text import Text
+
+    from store.cli.plain import folded
+
+    ours = folded(text, width)
+    if "漢" in text:
+        assert ours is None
+        return
+    theirs = [line.plain for line in
+              Text(text).wrap(_rich(300), width, overflow="fold", justify="left")]
+    assert ours == theirs

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import store
 from store.cli.main import cli
@@ -150,3 +152,36 @@ def test_a_read_never_writes_and_says_when_the_index_is_behind(seeded: str) -> N
     run("db", "index", "--db", seeded)
     result = run("search", "zanzibar", "--db", seeded)
     assert "zanzibar" in result.stdout and "not indexed" not in result.stderr
+
+
+@given(snippets=st.lists(st.lists(st.sampled_from(
+           ["lm", "studio", "config", "handler", "x" * 25, "a" * 70, "[bold]", "é", "--", "/"]),
+           max_size=40).map(" ".join), min_size=1, max_size=4),
+       marks=st.booleans(), width=st.integers(min_value=30, max_value=220))
+@settings(max_examples=150, deadline=None)
+def test_any_hits_to_a_pipe_print_what_rich_prints(snippets: list[str], marks: bool,
+                                                   width: int) -> None:
+    """Folded or not, the drawn table is rich's, character for character (or rich draws)."""
+    import io
+    from datetime import UTC, datetime
+
+    from rich.console import Console
+
+    from store.cli.plain import PlainConsole
+    from store.cli.search import drawn_hits, hit_table
+    from store.core.textquery import HIT_END, HIT_START
+
+    hits = [store.MessageHit(f"{n:08d}-aaaa-bbbb-cccc-000000000000", n * 7, "assistant",
+                             datetime(2026, 1, 10, 10, n, tzinfo=UTC), "claude-code",
+                             "/work", None,
+                             snippet.replace("studio", f"{HIT_START}studio{HIT_END}")
+                             if marks else snippet, 1.0)
+            for n, snippet in enumerate(snippets)]
+    theirs = Console(file=io.StringIO(), width=width, soft_wrap=False, color_system=None,
+                     emoji=False)
+    theirs.print(hit_table(hits, 0))
+    drawn = drawn_hits(PlainConsole(width, lambda: theirs), hits, 0)
+    if drawn is not None:
+        assert drawn.text() == theirs.file.getvalue()  # type: ignore[attr-defined]
+    elif all(s.isascii() for s in snippets) and width >= 80:
+        raise AssertionError("an ASCII table with room for its snippets went to rich")
