@@ -196,3 +196,17 @@ def forget_postgres(url: str) -> None:
     _DOOMED.pop(url, None)
     if engine is not None:
         engine.dispose()
+
+
+def commit_elsewhere(url: str, *statements: str) -> None:
+    """Run ``statements`` in one transaction on an engine of its own: a write no store's
+    engine sees (no commit event), as another process's or a tampering tool's."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.execute(text(statement))
+    finally:
+        engine.dispose()

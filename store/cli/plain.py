@@ -32,12 +32,9 @@ __all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "folded", "markup_escape"
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
 ELLIPSIS = "\u2026"
-#: What rich would not print as given: markup (``[``, ``\\``) and control codes it strips or
-#: expands (everything below a space but the newline). (An emoji code, ``:name:``, is printed
-#: as written: the console is made with ``emoji=False``, see
-#: :func:`store.cli._common.rich_console`.)
-_NOT_PLAIN = re.compile(r"[\[\\\x00-\x09\x0b-\x1f\x7f]")
-#: The control codes rich strips or expands when it prints.
+#: The control codes rich strips or expands when it prints (everything below a space but the
+#: newline). (An emoji code, ``:name:``, is printed as written: the console is made with
+#: ``emoji=False``, see :func:`store.cli._common.rich_console`.)
 _CONTROL_CODES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 #: rich's markup tags (``rich.markup.RE_TAGS``) and what its ``escape`` escapes.
 _TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
@@ -252,7 +249,7 @@ class PlainConsole:
             return drawn
         if not isinstance(value, str):
             return None
-        text = markup_plain(value) if _NOT_PLAIN.search(value) else value
+        text = markup_plain(value)  # (markup's text, as rich prints it: a plain line as it is)
         if text is None or _CONTROL_CODES.search(text) or any(
                 cells(line) > self.width for line in text.split("\n")):
             return None

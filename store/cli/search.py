@@ -191,7 +191,7 @@ def hit_table(hits: list[store.MessageHit], offset: int) -> Any:
     from rich.text import Text
 
     table = Table(title=f"messages {offset + 1}-{offset + len(hits)}")
-    for name, side in zip(_COLUMNS[:-1], _SIDES, strict=False):
+    for name, side in zip(_COLUMNS[:-1], _SIDES[:-1], strict=True):
         table.add_column(name, justify=side, no_wrap=True)  # type: ignore[arg-type]
     table.add_column(_COLUMNS[-1], overflow="fold", ratio=1)
     for hit in hits:

@@ -32,7 +32,7 @@ from store.core.transcript import (
     SessionInfo,
 )
 from store.db.index.reads import idle_now, statement_by_statement
-from store.db.reading.loaded import session_info
+from store.db.reading.walks import session_info
 from store.db.schema.engine import redact_url
 from store.db.writing.checkpoint import Checkpointer
 from store.db.writing.compiled import Statements, statements

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, overload
 
 from store.core.errors import AliasError
 from store.tools.actions import split_action_key, tool_action
 
-if TYPE_CHECKING:  # (imported where a call is renamed: the read commands that only resolve
+if TYPE_CHECKING:  # (imported at the first rename, _model: the read commands that only resolve
     # names, as `tools usage` and `aliases list`, do not pay for the model's dataclasses)
     from store.core.model import InvalidToolCall, Message, ToolCall
 
@@ -25,6 +25,19 @@ __all__ = ["DEFAULT_ALIASES", "UNKNOWN_TOOL", "AliasTable", "display_name"]
 
 #: The name a call gets when its record names no tool.
 UNKNOWN_TOOL = "unknown_tool"
+
+#: ``store.core.model``, imported at the first rename (:func:`_model`): a load renames each
+#: of its calls, and an import statement there cost 1.3 us a call.
+_MODEL: ModuleType | None = None
+
+
+def _model() -> ModuleType:
+    global _MODEL
+    if _MODEL is None:
+        import store.core.model as model
+
+        _MODEL = model
+    return _MODEL
 
 # Kward's map: the four renames, then names that map to themselves, including the ones later
 # Kward versions added and the older ``web_research``. Identity entries matter: they declare a
@@ -246,26 +259,25 @@ class AliasTable(Mapping[str, str]):
         self, call: ToolCall | InvalidToolCall, agent: str | None = None
     ) -> ToolCall | InvalidToolCall:
         """The call with its current name; the name it was recorded with stays in ``raw_name``."""
-        from store.core.model import ToolCall, renamed
-
+        model = _MODEL or _model()
         recorded = call.recorded_name
-        action = tool_action(recorded, call.input) if isinstance(call, ToolCall) else None
+        action = (tool_action(recorded, call.input) if isinstance(call, model.ToolCall)
+                  else None)
         current = self.resolve(recorded, agent, action)
         if current == call.name:
             return call
         raw_name = None if current == recorded else recorded
-        if type(call) is ToolCall:
-            return renamed(call, current, raw_name)
+        if type(call) is model.ToolCall:
+            return model.renamed(call, current, raw_name)  # type: ignore[no-any-return]
         return replace(call, name=current, raw_name=raw_name)
 
     def apply_message(self, message: Message) -> Message:
         """The message with every tool call given its current name (other parts unchanged)."""
-        from store.core.model import InvalidToolCall, ToolCall
-
-        if not any(isinstance(p, ToolCall | InvalidToolCall) for p in message.parts):
+        model = _MODEL or _model()
+        calls = (model.ToolCall, model.InvalidToolCall)
+        if not any(isinstance(p, calls) for p in message.parts):
             return message
-        parts = tuple(self.apply(p) if isinstance(p, ToolCall | InvalidToolCall) else p
-                      for p in message.parts)
+        parts = tuple(self.apply(p) if isinstance(p, calls) else p for p in message.parts)
         return replace(message, parts=parts)
 
 

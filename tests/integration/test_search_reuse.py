@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import create_engine, text
+from backends import commit_elsewhere
 
 import store.audit.search as search_module
 from store import ArgumentCondition, CallQuery, TranscriptStore, count_calls, search_calls
@@ -93,26 +93,15 @@ def test_a_write_by_another_store_or_connection_is_seen(filled, store_url):
     finally:
         other.close()
     assert ids(filled, query) == ["a1", "a3", "a5"]
-    engine = create_engine(store_url)  # not the store's engine: no commit event here
-    try:
-        with engine.begin() as conn:
-            conn.execute(text("DELETE FROM tool_results WHERE session_id = 'one' "
-                              "AND call_id = 'a5'"))
-            conn.execute(text("DELETE FROM tool_calls WHERE session_id = 'one' "
-                              "AND call_id = 'a5'"))
-    finally:
-        engine.dispose()
+    commit_elsewhere(store_url, "DELETE FROM tool_results WHERE session_id = 'one' "
+                                "AND call_id = 'a5'",
+                     "DELETE FROM tool_calls WHERE session_id = 'one' AND call_id = 'a5'")
     assert ids(filled, query) == ["a1", "a3"]  # (the call is gone: so is its match)
 
 
 def test_a_reused_statement_warns_again_every_time(filled, store_url, builds):
-    engine = create_engine(store_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(text("UPDATE tool_calls SET search_body = NULL "
-                              "WHERE session_id = 'one' AND call_id = 'a1'"))
-    finally:
-        engine.dispose()
+    commit_elsewhere(store_url, "UPDATE tool_calls SET search_body = NULL "
+                                "WHERE session_id = 'one' AND call_id = 'a1'")
     for _ in range(3):
         warned: list[str] = []
         assert ids(filled, CallQuery(text="git push"), warn=warned.append) == ["a1", "a3"]

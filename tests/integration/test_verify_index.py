@@ -436,16 +436,11 @@ class TestCheckedOncePerState:
 
     def test_tampering_by_another_connection_is_seen_by_the_next_search(self, filled,
                                                                         store_url, counted):
-        from sqlalchemy import create_engine
+        from backends import commit_elsewhere
 
         assert found(filled, "rm -rf") == ["c1"]
-        other = create_engine(store_url)  # not this store's engine: no commit event here
-        try:
-            with other.begin() as conn:
-                conn.execute(text("UPDATE tool_calls SET search_body = NULL "
-                                  "WHERE session_id = 'risky'"))
-        finally:
-            other.dispose()
+        commit_elsewhere(store_url, "UPDATE tool_calls SET search_body = NULL "
+                                    "WHERE session_id = 'risky'")
         warned: list[str] = []
         matches = search_calls(filled, CallQuery(text="rm -rf"), warn=warned.append)
         assert [m.call_id for m in matches] == ["c1"]  # scanned exactly, not hidden

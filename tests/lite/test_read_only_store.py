@@ -17,7 +17,7 @@ import pytest
 
 import store
 from store.audit import reader as reader_module
-from store.db.reading import lite, loaded
+from store.db.reading import lite, walks
 from store.db.sessions import SessionsMixin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +146,7 @@ def test_it_mirrors_the_stores_signatures() -> None:
         assert set(ours) == set(theirs), name
         assert {k: p.default for k, p in ours.items()} == {
             k: p.default for k, p in theirs.items()}, name
-    assert reader_module.MAX_TREE_DEPTH == loaded.MAX_TREE_DEPTH
+    assert reader_module.MAX_TREE_DEPTH == walks.MAX_TREE_DEPTH
 
 
 def test_it_sees_what_a_writer_commits_after_it_opened(tmp_path: Path) -> None:

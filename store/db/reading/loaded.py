@@ -1,8 +1,7 @@
-"""A loaded session from its rows: the transcript, the session's info and its lineage walks
-(persistence; stdlib only, no SQLAlchemy: ``TranscriptStore.load`` and the command line's
-stdlib ``sessions show`` (:mod:`store.db.reading.lite_show`) share it). The session's info
-and the lineage walks are :mod:`store.db.reading.walks`' (re-exported here), which
-``sessions tree`` reads without the message model.
+"""A loaded session from its rows: the transcript (persistence; stdlib only, no SQLAlchemy:
+``TranscriptStore.load`` and the command line's stdlib ``sessions show``
+(:mod:`store.db.reading.lite_show`) share it). The session's info and the lineage walks are
+:mod:`store.db.reading.walks`', which ``sessions tree`` reads without the message model.
 
 The rows are those of ``store.db.writing.compiled._load_statement``: the first column says
 which kind (:data:`LOAD_SESSION` ...), then the columns it documents, padded to one shape.
@@ -21,13 +20,12 @@ from store.core.errors import SessionNotFound
 from store.core.model import EMPTY_EXTRAS, DecodedOnUse, InvalidToolCall, Message, ToolCall
 from store.core.transcript import CallRef, StoredMessage, Transcript
 from store.db.packing import unpacked
-from store.db.reading.walks import MAX_TREE_DEPTH, ancestors_of, session_info, tree_of
+from store.db.reading.walks import session_info
 from store.records.codec import decode_call, decode_parts, decode_result
 from store.tools.names import AliasTable
 
 __all__ = ["LOAD_ALIASES", "LOAD_CALLS", "LOAD_MESSAGES", "LOAD_RESULTS", "LOAD_SESSION",
-           "MAX_TREE_DEPTH", "ancestors_of", "session_info", "transcript_from_rows",
-           "tree_of"]
+           "transcript_from_rows"]
 
 #: The kinds of the load statement's rows (its first column).
 LOAD_SESSION, LOAD_MESSAGES, LOAD_CALLS, LOAD_RESULTS, LOAD_ALIASES = range(5)
