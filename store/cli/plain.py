@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "folded", "markup_escape",
-           "markup_plain", "one_column_each", "plain_stdout", "quiet_stdout"]
+           "markup_plain", "one_column_each", "plain_stdout", "quiet_stdout",
+           "wrapped"]
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
 ELLIPSIS = "\u2026"
@@ -146,6 +147,32 @@ def folded(text: str, width: int) -> list[str] | None:
     rich measures itself). A test compares them with rich's on any text and width."""
     if "\n" in text or width < 1 or not one_column_each(text):
         return None
+    return [line[:width].ljust(width) for line in _divided(text, width, fold=True)]
+
+
+def wrapped(text: str, width: int, *, right: bool = False, wrap: bool = True
+            ) -> list[str] | None:
+    """The lines rich's table makes of one line of ``text`` in a cell ``width`` columns wide
+    with its columns' default ``overflow="ellipsis"`` (``Text.wrap``): ``wrap``, words kept
+    whole where they fit and a word longer than the line on a line of its own, each line's
+    spaces past the width dropped; not ``wrap`` (``no_wrap``), the line whole; then a line
+    longer than the width cut to it, its last column ``…``. ``right``: right-justified (each
+    line stripped first). The lines are not padded. ``None`` unless every character is one
+    column (the bars of ``tools usage`` are: ``█``). A test compares them with rich's on any
+    text and width."""
+    if "\n" in text or width < 1 or not (one_column_each(text) or _narrow(text)):
+        return None
+    lines = _divided(text, width, fold=False) if wrap else [text]
+    if right:
+        lines = [line.rstrip() for line in lines]
+    return [line if len(line) <= width else line[:width - 1] + ELLIPSIS for line in lines]
+
+
+def _divided(text: str, width: int, *, fold: bool) -> list[str]:
+    """``text`` (one line, one column a character) divided as rich divides it at ``width``
+    (``rich._wrap.divide_line``: a word longer than the line cut into pieces of the width
+    where ``fold``, else left whole on its own line), each line's spaces past the width
+    dropped (``Text.rstrip_end``)."""
     breaks: list[int] = []
     offset = 0
     for found in _WORD.finditer(text):
@@ -153,7 +180,7 @@ def folded(text: str, width: int) -> list[str] | None:
         length = len(word.rstrip())
         if width - offset >= length:
             offset += len(word)
-        elif length > width:  # (rich's chop_cells: pieces of the width, the last one open)
+        elif length > width and fold:  # (rich's chop_cells: pieces of the width, the last open)
             pieces = [word[at:at + width] for at in range(0, len(word), width)]
             for number, piece in enumerate(pieces, 1):
                 if start:
@@ -162,6 +189,10 @@ def folded(text: str, width: int) -> list[str] | None:
                     offset = len(piece)
                 else:
                     start += len(piece)
+        elif length > width:  # (not folded: the word on a line of its own, cut later)
+            if start:
+                breaks.append(start)
+            offset = len(word)
         elif offset and start:
             breaks.append(start)
             offset = len(word)
@@ -171,8 +202,17 @@ def folded(text: str, width: int) -> list[str] | None:
         if len(line) > width:  # (rich's rstrip_end: the spaces past the width)
             spaces = len(line) - len(line.rstrip())
             line = line[:len(line) - min(spaces, len(line) - width)]
-        lines.append(line[:width].ljust(width))
+        lines.append(line)
     return lines
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character of ``text`` is printable and one column wide to rich."""
+    if not text.isprintable():
+        return False
+    from rich.cells import cell_len
+
+    return all(cell_len(character) == 1 for character in set(text))
 
 
 def one_column_each(text: str) -> bool:

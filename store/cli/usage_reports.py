@@ -221,7 +221,8 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
         caption = "prices: " + "; ".join(prices.sources)
         justify = ["left" if c in (first, "Models", "Last Activity") else "right"
                    for c in columns]
-        drawn = draw_table(out, title, columns, justify, lines, caption=caption, total=total)
+        drawn = draw_table(out, title, columns, justify, lines, caption=caption, total=total,
+                           fit="wrap")
         if drawn is not None:
             out.print(drawn)
         else:

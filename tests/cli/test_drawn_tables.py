@@ -2,8 +2,9 @@
 stats`` ...) is drawn by ``store.cli.drawn.DrawnTable`` as rich's ``Table`` draws it: with
 the columns fitted to the terminal (cells cut with ``…``) or at their natural widths, with
 colour and without, wide characters included, character for character what rich printed
-before; what it does not lay out (a table wider than the console, a title wider than the
-table, no rows) is rich's own drawing."""
+before; a table wider than the console narrowed, wrapped and cut as rich does it; what it
+does not lay out (a title wider than the table, wide characters to wrap, no rows) is rich's
+own drawing."""
 
 from __future__ import annotations
 
@@ -79,9 +80,43 @@ def test_a_natural_table_is_drawn_as_rich_draws_it(seed: int) -> None:
 
 def test_what_is_not_drawn_is_left_to_rich() -> None:
     out = _console(40, False)
-    wide = DrawnTable("t", ["a", "b"], [["x" * 30, "y" * 30]])
+    wrapped_wide = DrawnTable("t", ["a", "b"], [["漢字" * 15, "y" * 30]])
     empty = DrawnTable("t", ["a", "b"], [])
-    for table in (wide, empty):
+    for table in (wrapped_wide, empty):
         assert table.__rich_console__(out, out.options).__next__().__class__.__name__ == "Table"
-    fits = DrawnTable("t", ["a", "b"], [["x", "y"]])
-    assert fits.__rich_console__(out, out.options).__next__().__class__.__name__ == "Drawn"
+    for fits in (DrawnTable("t", ["a", "b"], [["x", "y"]]),
+                 DrawnTable("t", ["a", "b"], [["x" * 30, "y y " * 10]])):
+        assert fits.__rich_console__(out, out.options).__next__().__class__.__name__ == "Drawn"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_table_wider_than_the_console_is_narrowed_as_rich_narrows_it(seed: int) -> None:
+    """Columns of no set width (the usage reports, ``tools usage``): the widest give up
+    width first, cells wrap at words, a longer word and a cut header end in ``…``, the
+    header aligned at the bottom; columns of set widths (``calls search`` fitted with every
+    column at its least): all narrowed evenly, each line cut. Drawn (not rich's) and the
+    same characters as rich's, with colour and without."""
+    rng = random.Random(seed)
+    words = ["claude-sonnet-4-5-20250929", "1,234,567", "run tests", "/home/dev/project",
+             "x" * 40, "█████", "", "a  b"]
+    drawn = 0
+    for _ in range(60):
+        count = rng.randint(1, 8)
+        columns = [rng.choice(["Date", "Models", "Cache Create", "Total Tokens", "x"])
+                   for _ in range(count)]
+        rows = [["\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 3)))
+                           for _ in range(rng.randint(1, 2))) for _ in range(count)]
+                for _ in range(rng.randint(1, 6))]
+        justify = [rng.choice(["left", "right"]) for _ in range(count)]
+        widths = None
+        if rng.random() < 0.5:  # (set widths, some narrower than their header or cells)
+            rows = [[cell.split("\n")[0] for cell in row] for row in rows]
+            widths = [max(1, max(len(line) for line in [c, *(r[i] for r in rows)])
+                          - rng.choice([0, 0, 4])) for i, c in enumerate(columns)]
+        table = DrawnTable("t", columns, rows, justify=justify, widths=widths)  # type: ignore[arg-type]
+        for width in (20, 40, 80):
+            for colour in (False, True):
+                ours = _printed(table, width, colour, rich=False)
+                assert ours == _printed(table, width, colour, rich=True)
+            drawn += table.drawn(width) is not None
+    assert drawn > 90  # (of 180: at 20 columns, many columns leave some none: rich draws)

@@ -337,3 +337,28 @@ def test_folded_lines_are_richs(text: str, width: int) -> None:
     theirs = [line.plain for line in
               Text(text).wrap(_rich(300), width, overflow="fold", justify="left")]
     assert ours == theirs
+
+
+@given(st.text(alphabet="ab cdefgh-_./\u2026█漢", max_size=120), st.integers(1, 60),
+       st.sampled_from(["left", "right"]), st.booleans())
+@settings(max_examples=800, deadline=None)
+def test_wrapped_lines_are_richs(text: str, width: int, side: str, wrap: bool) -> None:
+    """``wrapped``: the lines a table cell of rich's default ``overflow="ellipsis"`` makes of
+    a line, wrapped at words (or not: ``no_wrap``), cut with ``…``, each side justified (the
+    padding left to the table), or ``None`` where a character is wider than one column."""
+    from rich.text import Text
+
+    from store.cli.plain import wrapped
+
+    ours = wrapped(text, width, right=side == "right", wrap=wrap)
+    if "漢" in text:
+        assert ours is None
+        return
+    theirs = [line.plain for line in Text(text).wrap(_rich(300), width, justify=side,  # type: ignore[arg-type]
+                                                     overflow="ellipsis", no_wrap=not wrap)]
+    assert ours is not None
+    if side == "left":
+        ours = [line.ljust(width) for line in ours]
+    else:
+        ours = [line.rjust(width) for line in ours]
+    assert ours == theirs
