@@ -71,7 +71,7 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
             if fit != "cut":
                 return None  # (rich would wrap it)
             # (a set width is the column's whatever its header: rich cuts the header too)
-            refitted = _refitted([(head, None), *split], found, justify, False)
+            refitted = _refitted([(head, None), *split], natural, found, justify, False)
             if refitted is None:
                 return None
             head, split = refitted[0][0], refitted[1:]
@@ -83,7 +83,8 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         narrowed = _narrowed(found, room, fit == "wrap")
         if narrowed is None:
             return None
-        refitted = _refitted([(head, None), *split], narrowed, justify, fit == "wrap")
+        refitted = _refitted([(head, None), *split], natural, narrowed, justify,
+                             fit == "wrap")
         if refitted is None:
             return None  # (a cell of wide characters to wrap or cut: rich measures them)
         found, head, split = narrowed, refitted[0][0], refitted[1:]
@@ -214,30 +215,33 @@ def _ratio_reduce(total: int, ratios: list[int], maximums: list[int], values: li
     return result
 
 
-def _refitted(rows: list[tuple[list[list[str]], str | None]], widths: list[int],
-              justify: Sequence[str], wrap: bool
+def _refitted(rows: list[tuple[list[list[str]], str | None]], natural: list[int],
+              widths: list[int], justify: Sequence[str], wrap: bool
               ) -> list[tuple[list[list[str]], str | None]] | None:
     """The rows (cells as lines) with every line wider than its column wrapped or cut as
-    rich's ``Text.wrap`` does (:func:`store.cli.plain.wrapped`); ``None`` where such a line
-    has a character that is not one column wide."""
-    out = []
-    for row_cells, name in rows:
-        made = []
-        for i, lines in enumerate(row_cells):
-            if all(len(line) <= widths[i] and one_column_each(line) for line in lines):
-                made.append(lines)
+    rich's ``Text.wrap`` does (:func:`store.cli.plain.wrapped`; only the columns whose
+    ``natural`` width is wider, a line once: a year of sessions repeats its model names);
+    ``None`` where such a line has a character that is not one column wide."""
+    out = [([*row_cells], name) for row_cells, name in rows]
+    for i, width in enumerate(widths):
+        if natural[i] <= width:
+            continue
+        made: dict[str, list[str] | None] = {}
+        right = justify[i] != "left"
+        for row_cells, _ in out:
+            lines = row_cells[i]
+            if all(len(line) <= width for line in lines) and one_column_each("".join(lines)):
                 continue
             cell: list[str] = []
             for line in lines:
-                if cells(line) <= widths[i]:
-                    cell.append(line)
-                    continue
-                pieces = wrapped(line, widths[i], right=justify[i] != "left", wrap=wrap)
+                pieces = made.get(line, [])
+                if pieces == []:
+                    pieces = made[line] = [line] if cells(line) <= width \
+                        else wrapped(line, width, right=right, wrap=wrap)
                 if pieces is None:
                     return None
                 cell += pieces
-            made.append(cell)
-        out.append((made, name))
+            row_cells[i] = cell
     return out
 
 

@@ -42,6 +42,7 @@ _TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
 _ESCAPED = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 #: A word as rich's wrapping reads one (``rich._wrap.re_word``): its spaces after it too.
 _WORD = re.compile(r"\s*\S+\s*")
+_SPACE = re.compile(r"\s")
 #: The control codes rich's ``Text`` drops (``rich.control.STRIP_CONTROL_CODES``: bell,
 #: backspace, vertical tab, form feed, carriage return).
 _STRIPPED = dict.fromkeys((7, 8, 11, 12, 13))
@@ -162,7 +163,10 @@ def wrapped(text: str, width: int, *, right: bool = False, wrap: bool = True
     text and width."""
     if "\n" in text or width < 1 or not (one_column_each(text) or _narrow(text)):
         return None
-    lines = _divided(text, width, fold=False) if wrap else [text]
+    if not wrap or not _SPACE.search(text):  # (one word: its line, cut: an id, a date)
+        lines = [text]
+    else:
+        lines = _divided(text, width, fold=False)
     if right:
         lines = [line.rstrip() for line in lines]
     return [line if len(line) <= width else line[:width - 1] + ELLIPSIS for line in lines]
