@@ -69,17 +69,14 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_home import (  # noqa: E402
-    COMMAND_TEXT,
-    COMMON_WORD,
-    RARE_TEXT,
     iter_lines,
     make_home,
+    read_commands,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-#: The terminal width the commands run at (``--columns``).
+#: The terminal width the commands run at (``--columns``; at 200, wider than a terminal's,
+#: tables rich narrowed did not show: `usage session` 3.4 s at 80 or 120 columns, 0.24 s).
 _COLUMNS = [80]
 
 
@@ -92,8 +89,7 @@ def _env(home: Path, url: str | None, workers: int | None) -> dict[str, str]:
                         "PYTHONDONTWRITEBYTECODE")}
     env["HOME"] = str(home)
     env["PYTHONPATH"] = str(ROOT)
-    env["COLUMNS"] = str(_COLUMNS[0])  # (a terminal's width: a wider one hid tables that
-    # rich narrowed, 3.4 s for `usage session` at 80 or 120 columns, 0.24 s at 200)
+    env["COLUMNS"] = str(_COLUMNS[0])
     if url:
         env["TRANSCRIPT_STORE_URL"] = url
     if workers is not None:
@@ -440,29 +436,7 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                                 check=True)
         sid = json.loads(listed.stdout.splitlines()[0])["session_id"]
         reads = {}
-        for label, command in (
-                ("calls search --text", ["calls", "search", "--text", RARE_TEXT]),
-                ("calls search --command (all hits)",
-                 ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0", "--json"]),
-                ("calls search --command (all hits, table)",
-                 ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0"]),
-                ("tools usage", ["tools", "usage"]),
-                # the home's last month (it spans 2025-01-01 and the 330 days after)
-                ("tools usage --since (a month)", ["tools", "usage", "--since", "2025-11-01"]),
-                ("sessions list", ["sessions", "list"]),
-                ("sessions show ID", ["sessions", "show", sid]),
-                ("sessions show ID --last-turns 3",
-                 ["sessions", "show", sid, "--last-turns", "3"]),
-                ("usage daily", ["usage", "daily"]),
-                ("usage session", ["usage", "session"]),
-                ("usage project", ["usage", "project"]),
-                ("search (a rare phrase)", ["search", RARE_TEXT]),
-                ("search (a common word, best 20)", ["search", COMMON_WORD]),
-                ("search (a common word, tool parts)", ["search", COMMON_WORD, "--role", "tool"]),
-                ("tools usage --by day", ["tools", "usage", "--by", "day"]),
-                ("tools usage --by model", ["tools", "usage", "--by", "model"]),
-                ("sessions tree ID", ["sessions", "tree", sid]),
-                ("aliases list", ["aliases", "list"])):
+        for label, command in read_commands(sid):
             reads[label] = timed_cli(home, url, command, args.repeat)
         opened = read_only_open(home, library_url, args.repeat)
         reader = read_only_open(home, library_url, args.repeat, "reader")

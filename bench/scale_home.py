@@ -246,3 +246,29 @@ def make_home(root: Path, messages: int, seed: int = 39) -> HomeStats:
 def iter_lines(root: Path) -> list[Path]:
     """The home's files, in name order."""
     return sorted((root / ".claude" / "projects").rglob("*.jsonl"))
+
+
+def read_commands(sid: str) -> list[tuple[str, list[str]]]:
+    """The read commands ``bench/scale.py`` times (label, arguments), ``sid`` a session's id."""
+    return [("calls search --text", ["calls", "search", "--text", RARE_TEXT]),
+            ("calls search --command (all hits)",
+             ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0", "--json"]),
+            ("calls search --command (all hits, table)",
+             ["calls", "search", "--command", COMMAND_TEXT, "--limit", "0"]),
+            ("tools usage", ["tools", "usage"]),
+            # the home's last month (it spans 2025-01-01 and the 330 days after)
+            ("tools usage --since (a month)", ["tools", "usage", "--since", "2025-11-01"]),
+            ("sessions list", ["sessions", "list"]),
+            ("sessions show ID", ["sessions", "show", sid]),
+            ("sessions show ID --last-turns 3",
+             ["sessions", "show", sid, "--last-turns", "3"]),
+            ("usage daily", ["usage", "daily"]),
+            ("usage session", ["usage", "session"]),
+            ("usage project", ["usage", "project"]),
+            ("search (a rare phrase)", ["search", RARE_TEXT]),
+            ("search (a common word, best 20)", ["search", COMMON_WORD]),
+            ("search (a common word, tool parts)", ["search", COMMON_WORD, "--role", "tool"]),
+            ("tools usage --by day", ["tools", "usage", "--by", "day"]),
+            ("tools usage --by model", ["tools", "usage", "--by", "model"]),
+            ("sessions tree ID", ["sessions", "tree", sid]),
+            ("aliases list", ["aliases", "list"])]
