@@ -314,6 +314,21 @@ def rich_console(width: int | None = None) -> Console:
             quiet_stdout()
             raise SystemExit(0)
 
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            # A drawn table is never wider than the console: printed without rich's crop of
+            # every line (which measures every segment again: 30 -> 5 ms for 4,400 rows)
+            if len(objects) == 1 and not kwargs:
+                from store.cli.drawn import Drawn, DrawnTable
+
+                shown = objects[0]
+                if isinstance(shown, DrawnTable):
+                    shown = shown.drawn(self.width) or shown.rich_table()
+                if isinstance(shown, Drawn):
+                    super().print(shown, crop=False)
+                    return
+                objects = (shown,)
+            super().print(*objects, **kwargs)
+
     plain = no_color()
     # emoji=False: a stored text's ":smile:" or ":rocket:" is printed as written (rich's
     # default turned it into the emoji; so did the plain path, to print what rich printed)

@@ -120,3 +120,35 @@ def test_a_table_wider_than_the_console_is_narrowed_as_rich_narrows_it(seed: int
                 assert ours == _printed(table, width, colour, rich=True)
             drawn += table.drawn(width) is not None
     assert drawn > 90  # (of 180: at 20 columns, many columns leave some none: rich draws)
+
+
+@pytest.mark.parametrize("width", [40, 80, 200])
+def test_a_terminal_prints_a_drawn_table_as_rich_prints_its_table(width: int,
+                                                                 monkeypatch) -> None:
+    """At a terminal the command line's console prints a drawn table without rich's crop of
+    every line (it is never wider than the console): the same characters and escape codes as
+    rich's ``Table`` printed on a console of the same settings; a table it does not draw is
+    rich's own."""
+    import sys
+
+    from store.cli._common import rich_console
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    rng = random.Random(width)
+    rows = [[cell.encode("ascii", "ignore").decode() for cell in _cells(rng, 3)]
+            for _ in range(20)]
+    tables = [DrawnTable("t", ["session", "models", "calls"], rows,
+                         justify=["left", "left", "right"]),
+              DrawnTable("t", ["a", "b"], [["漢字" * 120, "y"]])]
+    assert tables[0].drawn(width) is not None and tables[1].drawn(width) is None
+    for table in tables:
+        out = io.StringIO()
+        monkeypatch.setattr(sys, "stdout", out)
+        ours = rich_console(width)
+        ours.print(table)
+        theirs = Console(file=io.StringIO(), width=width, soft_wrap=False, emoji=False,
+                         force_terminal=True, color_system="auto")
+        theirs.print(table.rich_table())
+        assert "\x1b[" in out.getvalue()
+        assert out.getvalue() == theirs.file.getvalue()  # type: ignore[attr-defined]
