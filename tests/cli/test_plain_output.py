@@ -362,3 +362,36 @@ def test_wrapped_lines_are_richs(text: str, width: int, side: str, wrap: bool) -
     else:
         ours = [line.rjust(width) for line in ours]
     assert ours == theirs
+
+
+def test_json_lines_go_out_in_blocks_not_a_write_a_line(monkeypatch) -> None:
+    """``--json`` to a terminal (line-buffered: a write call a line, 840 calls' JSON 182 ->
+    142 ms at a terminal): the lines are written in blocks of about 64 KB, the same text;
+    the last block goes out when the rows end, even with an error."""
+    import orjson
+
+    from store.cli._common import emit_json
+
+    class Out(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            self.writes += 1
+            return super().write(text)
+
+    out = Out()
+    monkeypatch.setattr(sys, "stdout", out)
+    rows = [{"n": i, "text": "x" * 200} for i in range(3000)]
+    assert emit_json(rows) == 3000
+    assert out.getvalue() == "".join(orjson.dumps(row).decode() + "\n" for row in rows)
+    assert 2 <= out.writes <= 12  # (~650 KB in blocks of 64 KB)
+
+    def failing():
+        yield {"n": 1}
+        raise RuntimeError("the database went away")
+
+    out = Out()
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(RuntimeError):
+        emit_json(failing())
+    assert out.getvalue() == '{"n":1}\n'
