@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import click
-import orjson
 
 import store
 from store.cli.plain import (
@@ -31,7 +30,6 @@ from store.cli.plain import (
     plain_stdout,
     quiet_stdout,
 )
-from store.core.depth import deep_dumps
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -525,48 +523,11 @@ def verbosity() -> int:
 
 
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> int:
-    """``--json`` output: one compact JSON object per line, in the field names of
-    docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``. The number of
-    lines written."""
-    # (written to the stream, flushed once at the end: click.echo flushes every line, a
-    # write call each, which was a tenth of streaming 840 calls' JSON)
-    # (a terminal's stdout is line-buffered, a write call a line: the lines go in blocks of
-    # about 64 KB, each as soon as it is made, so that a stream still shows as it goes)
-    out = sys.stdout
-    option = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
-    written = 0
-    block: list[str] = []
-    size = 0
-    try:
-        for row in rows:
-            try:
-                line = orjson.dumps(row, default=_json_default, option=option).decode()
-            except TypeError:  # nested over orjson's limit (stored before the depth rule)
-                line = deep_dumps({k: v if _jsonable(v) else _json_default(v)
-                                   for k, v in row.items()})
-            block.append(line)
-            size += len(line)
-            written += 1
-            if size >= _JSON_BLOCK:
-                out.write("\n".join(block) + "\n")
-                block, size = [], 0
-    finally:
-        if block:
-            out.write("\n".join(block) + "\n")
-        out.flush()
-    return written
+    """``--json`` output (:func:`store.cli.jsonout.emit_json`): one compact JSON object per
+    line; the number of lines written."""
+    from store.cli.jsonout import emit_json as emitted  # (not loaded by --help)
 
-
-#: Characters of ``--json`` lines written at once (:func:`emit_json`).
-_JSON_BLOCK = 65_536
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    if isinstance(value, datetime):  # (orjson writes these itself, but not deep_dumps)
-        return orjson.dumps(value, option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC).decode()[1:-1]
-    return str(value)
+    return emitted(rows)
 
 
 def open_store(db_url: str | None, *, read_only: bool = False) -> store.TranscriptStore:
@@ -610,7 +571,3 @@ def more_rows(shown: int, total: int, offset: int = 0, what: str = "rows") -> No
     if offset + shown < total:
         first = f"{offset + 1}-{offset + shown}" if offset else f"{shown}"
         click.echo(f"showing {first} of {total:,} {what}; --limit 0 for all", err=True)
-
-
-def _jsonable(value: object) -> bool:
-    return value is None or isinstance(value, str | int | float | bool | list | dict | tuple)
