@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from store.cli.plain import cells, one_column_each, wrapped
+from store.cli.plain import ELLIPSIS, cells, one_column_each, wrapped
 
 __all__ = ["Drawn", "DrawnTable", "Fit", "Justify", "Piece", "Row", "draw_table"]
 
@@ -228,12 +228,18 @@ def _refitted(rows: list[tuple[list[list[str]], str | None]], natural: list[int]
             continue
         made: dict[str, list[str] | None] = {}
         right = justify[i] != "left"
+        simple = one_column_each("".join(line for row_cells, _ in out for line in row_cells[i]))
         for row_cells, _ in out:
             lines = row_cells[i]
-            if all(len(line) <= width for line in lines) and one_column_each("".join(lines)):
+            if max(map(len, lines)) <= width and (simple or one_column_each("".join(lines))):
                 continue
             cell: list[str] = []
             for line in lines:
+                if simple and len(line) > width and " " not in line and line.isprintable():
+                    # (one word of one-column characters, the most of a narrowed report's
+                    # cells, ids, times, counts: wrapped or not, its line cut with "…")
+                    cell.append(line[:width - 1] + ELLIPSIS)
+                    continue
                 pieces = made.get(line, [])
                 if pieces == []:
                     pieces = made[line] = [line] if cells(line) <= width \
