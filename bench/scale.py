@@ -22,8 +22,9 @@ PostgreSQL):
 * the database's size against the files' (SQLite: the file and its WAL; PostgreSQL:
   ``pg_database_size`` less an empty database's), and ``db stats --json``'s per table and
   per index sizes;
-* each read command as a process, median of ``--repeat`` runs: ``calls search --text``
-  (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
+* each read command as a process at ``--columns`` (80) columns, median of ``--repeat``
+  runs to a pipe and as many in a pseudo-terminal (``bench/scale_terminal.py``):
+  ``calls search --text`` (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
   (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month),
   ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``,
   ``usage session`` and ``project``, ``search`` (message search: a rare phrase, a common
@@ -73,6 +74,7 @@ from scale_home import (  # noqa: E402
     make_home,
     read_commands,
 )
+from scale_terminal import terminal_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The terminal width the commands run at (``--columns``; at 200, wider than a terminal's,
@@ -215,8 +217,10 @@ def timed_cli(home: Path, url: str | None, args: list[str], repeat: int) -> dict
         if done.returncode != 0:
             raise SystemExit(f"{args} failed: {done.stderr.decode()[-2000:]}")
         out = done.stdout
+    terminal = [terminal_seconds(_cli(*args), _env(home, url, None), _COLUMNS[0])
+                for _ in range(repeat)]  # (bench/scale_terminal.py: rich's colour, line buffering)
     return {"median_ms": statistics.median(runs) * 1000, "first_ms": runs[0] * 1000,
-            "out_lines": out.count(b"\n")}
+            "out_lines": out.count(b"\n"), "terminal_ms": statistics.median(terminal) * 1000}
 
 
 _OPEN = """
@@ -499,7 +503,8 @@ def table(size: dict[str, Any]) -> str:
          f"{r['compact']['seconds']:.1f} s)" if r["compact"] else "-" for r in runs])
     for label in runs[0]["reads"]:
         row(f"`{label}`", [f"{r['reads'][label]['median_ms']:.0f} ms "
-                           f"({r['reads'][label]['out_lines']} lines)" for r in runs])
+                           f"({r['reads'][label]['out_lines']} lines; in a terminal "
+                           f"{r['reads'][label].get('terminal_ms', 0):.0f} ms)" for r in runs])
     row("read-only open to first query (library)",
         [f"{r['read_only_open']['open_to_first_query_ms']:.0f} ms "
          f"(open {r['read_only_open']['open_ms']:.0f} ms; import store "

@@ -33,3 +33,7 @@ def test_the_scale_benchmark_runs_on_a_tiny_home(tmp_path: Path) -> None:
     # (every command printed something; a home this small may hold no `git push`)
     assert all(read["out_lines"] > 0 for label, read in run["reads"].items()
                if "--command" not in label)
+    # (each read also run in a pseudo-terminal at the benchmark's 80 columns, as a user runs it)
+    assert size["columns"] == 80
+    assert all(read["terminal_ms"] > 0 for read in run["reads"].values())
+    assert "in a terminal" in done.stdout
