@@ -22,11 +22,11 @@ PostgreSQL):
 * the database's size against the files' (SQLite: the file and its WAL; PostgreSQL:
   ``pg_database_size`` less an empty database's), and ``db stats --json``'s per table and
   per index sizes;
-* each read command as a process at ``--columns`` (80) columns, median of ``--repeat``
-  runs to a pipe and as many in a pseudo-terminal (``bench/scale_terminal.py``):
-  ``calls search --text`` (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0 --json``
-  (every hit, streamed; and as a table), ``tools usage`` (and for the home's last month),
-  ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``,
+* each read command as a process at ``--columns`` (80) columns, median of ``--repeat`` runs
+  to a pipe and as many in a pseudo-terminal (``bench/scale_terminal.py``): ``calls search
+  --text`` (a phrase in 0.2 % of the results), ``calls search --command 'git push' --limit 0
+  --json`` (every hit, streamed; and as a table), ``tools usage`` (and for the home's last
+  month), ``sessions list``, ``sessions show ID`` (and ``--last-turns 3``), ``usage daily``,
   ``usage session`` and ``project``, ``search`` (message search: a rare phrase, a common
   word, its tool parts), ``tools usage --by day`` and ``--by model``, ``sessions tree ID``,
   ``aliases list``;
