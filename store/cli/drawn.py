@@ -71,7 +71,8 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
             if fit != "cut":
                 return None  # (rich would wrap it)
             # (a set width is the column's whatever its header: rich cuts the header too)
-            refitted = _refitted([(head, None), *split], natural, found, justify, False)
+            refitted = _refitted([(head, None), *split], natural, simple, found, justify,
+                                 False)
             if refitted is None:
                 return None
             head, split = refitted[0][0], refitted[1:]
@@ -83,7 +84,7 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
         narrowed = _narrowed(found, room, fit == "wrap")
         if narrowed is None:
             return None
-        refitted = _refitted([(head, None), *split], natural, narrowed, justify,
+        refitted = _refitted([(head, None), *split], natural, simple, narrowed, justify,
                              fit == "wrap")
         if refitted is None:
             return None  # (a cell of wide characters to wrap or cut: rich measures them)
@@ -178,7 +179,7 @@ def _narrowed(natural: list[int], room: int, wrap: bool) -> list[int] | None:
     most = room - (len(natural) + 1)  # (the borders: one each side and one between columns)
     if most < 1:
         return None
-    widths = [min(w + 2, most) or 1 for w in natural]
+    widths = [min(w + 2, most) for w in natural]
     excess = sum(widths) - most
     while wrap and excess > 0:
         widest = max(widths)
@@ -216,34 +217,34 @@ def _ratio_reduce(total: int, ratios: list[int], maximums: list[int], values: li
 
 
 def _refitted(rows: list[tuple[list[list[str]], str | None]], natural: list[int],
-              widths: list[int], justify: Sequence[str], wrap: bool
+              simple: list[bool], widths: list[int], justify: Sequence[str], wrap: bool
               ) -> list[tuple[list[list[str]], str | None]] | None:
     """The rows (cells as lines) with every line wider than its column wrapped or cut as
     rich's ``Text.wrap`` does (:func:`store.cli.plain.wrapped`; only the columns whose
-    ``natural`` width is wider, a line once: a year of sessions repeats its model names);
-    ``None`` where such a line has a character that is not one column wide."""
+    ``natural`` width is wider, a line once: a year of sessions repeats its model names;
+    ``simple``: the columns whose every character is one column); ``None`` where such a line
+    has a character that is not one column wide."""
     out = [([*row_cells], name) for row_cells, name in rows]
     for i, width in enumerate(widths):
         if natural[i] <= width:
             continue
         made: dict[str, list[str] | None] = {}
         right = justify[i] != "left"
-        simple = one_column_each("".join(line for row_cells, _ in out for line in row_cells[i]))
         for row_cells, _ in out:
             lines = row_cells[i]
-            if max(map(len, lines)) <= width and (simple or one_column_each("".join(lines))):
+            if max(map(len, lines)) <= width and (simple[i] or one_column_each("".join(lines))):
                 continue
             cell: list[str] = []
             for line in lines:
-                if simple and len(line) > width and " " not in line and line.isprintable():
+                if simple[i] and len(line) > width and " " not in line:
                     # (one word of one-column characters, the most of a narrowed report's
                     # cells, ids, times, counts: wrapped or not, its line cut with "…")
                     cell.append(line[:width - 1] + ELLIPSIS)
                     continue
-                pieces = made.get(line, [])
-                if pieces == []:
-                    pieces = made[line] = [line] if cells(line) <= width \
+                if line not in made:
+                    made[line] = [line] if cells(line) <= width \
                         else wrapped(line, width, right=right, wrap=wrap)
+                pieces = made[line]
                 if pieces is None:
                     return None
                 cell += pieces

@@ -14,6 +14,10 @@ from store.core.depth import deep_dumps
 
 __all__ = ["emit_json"]
 
+#: Characters of ``--json`` lines written at once (:func:`emit_json`).
+_JSON_BLOCK = 65_536
+
+
 def emit_json(rows: Iterable[Mapping[str, Any]]) -> int:
     """``--json`` output: one compact JSON object per line, in the field names of
     docs/json/ (docs/vocabulary.md); times as ISO 8601 in UTC with ``Z``. The number of
@@ -21,7 +25,8 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> int:
     # (written to the stream, flushed once at the end: click.echo flushes every line, a
     # write call each, which was a tenth of streaming 840 calls' JSON)
     # (a terminal's stdout is line-buffered, a write call a line: the lines go in blocks of
-    # about 64 KB, each as soon as it is made, so that a stream still shows as it goes)
+    # about 64 KB, each block as soon as it is full, so that a long stream still shows as
+    # it goes)
     out = sys.stdout
     option = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
     written = 0
@@ -45,10 +50,6 @@ def emit_json(rows: Iterable[Mapping[str, Any]]) -> int:
             out.write("\n".join(block) + "\n")
         out.flush()
     return written
-
-
-#: Characters of ``--json`` lines written at once (:func:`emit_json`).
-_JSON_BLOCK = 65_536
 
 
 def _json_default(value: Any) -> Any:
