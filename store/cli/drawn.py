@@ -14,7 +14,8 @@ wrapped or cut as rich's ``Text.wrap`` does (:func:`store.cli.plain.wrapped`): a
 columns, ``usage session`` at 10^6 messages drew 4,401 rows through rich in 3.4 s. What it
 does not lay out (a title or caption wider than the table, a tab, no rows, a cell of wide
 characters to wrap or cut, a column left under one column) it declines (``None``): the
-caller gives that table to rich.
+caller gives that table to rich. :func:`kept_widths` gives the widths of a table some of whose
+columns keep theirs (a usage report's counts and costs) while the others are narrowed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any, Literal
 
 from store.cli.plain import ELLIPSIS, cells, one_column_each, wrapped
 
-__all__ = ["Drawn", "DrawnTable", "Fit", "Justify", "Piece", "Row", "draw_table"]
+__all__ = ["Drawn", "DrawnTable", "Fit", "Justify", "Piece", "Row", "draw_table",
+           "kept_widths"]
 
 #: A row: its cells (plain text, ``\n`` between the lines of a cell) and its style's name.
 Row = tuple[Sequence[str], str | None]
@@ -68,11 +70,11 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
     else:
         found = list(widths)
         if any(n > w for n, w in zip(natural, found, strict=True)):
-            if fit != "cut":
+            if fit is None:
                 return None  # (rich would wrap it)
-            # (a set width is the column's whatever its header: rich cuts the header too)
+            # (a set width is the column's whatever its header: cut or wrapped too)
             refitted = _refitted([(head, None), *split], natural, simple, found, justify,
-                                 False)
+                                 fit == "wrap")
             if refitted is None:
                 return None
             head, split = refitted[0][0], refitted[1:]
@@ -168,6 +170,24 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
     if caption is not None:
         centered(caption, "table.caption")
     return Drawn(pieces)
+
+
+def kept_widths(natural: Sequence[int], room: int, kept: Sequence[bool]) -> list[int] | None:
+    """Content widths for a table of columns this wide (``natural``) in ``room`` columns,
+    the ``kept`` columns at their natural widths (a report's counts and costs: never cut) and
+    the others narrowed as rich narrows wrapping columns (the widest first); ``None`` when
+    those would be left under one column each, or nothing needs narrowing."""
+    total = sum(natural) + 3 * len(natural) + 1
+    others = [w for w, keep in zip(natural, kept, strict=True) if not keep]
+    if total <= room or not others:
+        return None
+    fixed = sum(w for w, keep in zip(natural, kept, strict=True) if keep)
+    # (the room of the other columns with their own borders, as _narrowed counts it)
+    narrowed = _narrowed(others, room - fixed - 3 * (len(natural) - len(others)), True)
+    if narrowed is None:
+        return None
+    given = iter(narrowed)
+    return [w if keep else next(given) for w, keep in zip(natural, kept, strict=True)]
 
 
 def _narrowed(natural: list[int], room: int, wrap: bool) -> list[int] | None:

@@ -1,9 +1,13 @@
 """CLI: the ``usage`` reports as ccusage prints them: ``usage daily | weekly | monthly |
 session | project | agent | model`` (edge layer; public API only).
 
-A row per period or key with a Models column, ``--breakdown`` rows per model, a Total row,
-costs to the cent in tables (exact in ``--json``), and the sessions whose files recorded no
-usage named below the table, so that a total is never taken for the whole. A subagent's usage
+A row per period or key with a Models column (the names shortened as ccusage's tables
+shorten them: :func:`short_model`), ``--breakdown`` rows per model, a Total row, costs to the
+cent in tables (exact in ``--json``), and the sessions whose files recorded no usage named
+below the table, so that a total is never taken for the whole. A table wider than the
+terminal is ccusage's compact one (:data:`WIDE_ONLY` left out, and said so; ``--compact``:
+always), its counts and costs at their whole width and the other columns narrowed
+(:func:`store.cli.drawn.kept_widths`). A subagent's usage
 counts under its parent session (``--own-only``: under its own). ``--json`` writes one
 document shaped like ccusage's (``{"daily": [...], "totals": {...}}``) in this project's
 snake_case names (docs/vocabulary.md has the mapping).
@@ -11,8 +15,10 @@ snake_case names (docs/vocabulary.md has the mapping).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +36,8 @@ from store.cli._common import (
     visible,
 )
 from store.cli._common import safe_markup as escape
-from store.cli.drawn import draw_table
+from store.cli.drawn import draw_table, kept_widths
+from store.cli.plain import cells as cell_width
 
 __all__ = ["REPORTS", "money", "report_document"]
 
@@ -108,6 +115,10 @@ def _report_options(function: F) -> F:
     function = click.option("--breakdown", "-b", is_flag=True,
                             help="A row per model under each row.")(function)
     function = click.option(
+        "--compact", is_flag=True,
+        help="Leave out the Cache Create, Cache Read and Total Tokens columns (as when the "
+             "table is wider than the terminal; ccusage's compact mode).")(function)
+    function = click.option(
         "--prices", "prices_file", type=click.Path(path_type=Path, dir_okay=False),
         help="A price file in LiteLLM's model_prices_and_context_window.json format, over "
              "the shipped table (also: TRANSCRIPT_STORE_PRICES).")(function)
@@ -125,7 +136,7 @@ def _make(report: str) -> click.Command:
     @_report_options
     def command(db_url: str | None, since: datetime | None, until: datetime | None,
                 agent: str | None, cwd: str | None, session_id: str | None,
-                prices_file: Path | None, breakdown: bool, own_only: bool,
+                prices_file: Path | None, breakdown: bool, compact: bool, own_only: bool,
                 as_json: bool) -> None:
         from store.audit.lite_costs import lite_usage_report
         from store.db.schema.revisions import default_url
@@ -149,7 +160,7 @@ def _make(report: str) -> click.Command:
                                                        agent=agent, cwd=cwd,
                                                        session_id=session_id)
         if not as_json:  # (the table names the models without a price below it)
-            _print(report, first, rows, missing, prices, breakdown)
+            _print(report, first, rows, missing, prices, breakdown, compact)
             return
         emit_json([report_document(report, rows, missing)])
         for model in sorted(set().union(*(t.unpriced_models for t in rows)) if rows else ()):
@@ -160,7 +171,10 @@ def _make(report: str) -> click.Command:
         "\n\nA row per key with its models, the four token counts and the estimated cost "
         "(to the cent; exact in --json), --breakdown rows per model, a Total row, and below "
         "the table the sessions whose files recorded no usage (not in the counts). A "
-        "subagent's usage counts under its parent session unless --own-only.")
+        "subagent's usage counts under its parent session unless --own-only. A table wider "
+        "than the terminal leaves out the cache and total token columns (and the session "
+        "report's subagent count), as ccusage's compact mode does (--compact: always), and "
+        "says so below it; the counts and costs are never cut.")
     command.short_help = HELP[report]
     return command
 
@@ -187,9 +201,18 @@ def _cost(t: store.UsageTotals | dict[str, Any]) -> str:
     return money(cost) + ("*" if unpriced else "")
 
 
+#: The columns a compact table leaves out (ccusage's compact mode keeps the key, Models,
+#: Input, Output, the cost and Last Activity; the session report's subagent count too).
+WIDE_ONLY = ("Subagents", "Cache Create", "Cache Read", "Total Tokens")
+#: Said below a compact table (ccusage: "Expand terminal width to see cache metrics and
+#: total tokens").
+COMPACT_NOTE = ("compact: {left_out} left out to fit {width} columns (a wider terminal or "
+                "--json has them)")
+
+
 def _print(report: str, first: str, rows: list[store.UsageTotals],
            missing: list[store.MissingUsage], prices: store.PriceTable,
-           breakdown: bool) -> None:
+           breakdown: bool, compact: bool = False) -> None:
     out = console()
     if not rows:
         out.print("no usage recorded in this range")
@@ -199,30 +222,47 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
         if report == "session":
             columns[1:1] = ["Last Activity", "Subagents"]
         lines: list[tuple[list[str], str | None]] = []  # (cells as plain text, row style)
+        listed: dict[frozenset[str], str] = {}  # (a year of sessions: the same few sets)
         for t in rows:
             cells = [visible(t.key)]
             if report == "session":
                 cells += [local_time(t.last_at), f"{len(t.rolled_up):,}" if t.rolled_up else ""]
             if report != "model":
-                cells.append(visible("\n".join(f"- {m}" for m in sorted(t.models))))
+                models = frozenset(t.models)
+                if models not in listed:
+                    listed[models] = visible("\n".join(
+                        f"- {m}" for m in sorted({short_model(m) for m in models})))
+                cells.append(listed[models])
             lines.append(([*cells, *_numbers(t), _cost(t)], None))
             if breakdown and report != "model":
                 for name, part in sorted(t.by_model.items(),
                                          key=lambda item: (-item[1].cost_usd, item[0])):
                     pad = ["", ""] if report == "session" else []
-                    lines.append(([visible(f"  └ {name}"), *pad, "", *_numbers(part),
+                    lines.append(([visible(f"  └ {short_model(name)}"), *pad, "", *_numbers(part),
                                    _cost(part)], "dim"))
         totals = _totals(rows)
         total = (["Total", *([""] * (len(columns) - 7)),  # the counts and the cost: 6
                   *(f"{totals[k]:,}" for k in ("input_tokens", "output_tokens",
                                                "cache_creation_tokens", "cache_read_tokens",
                                                "total_tokens")), _cost(totals)], "bold")
+        natural = _natural_widths(columns, [*lines, total])
+        compact = compact or sum(natural) + 3 * len(natural) + 1 > out.width
+        left_out = [c for c in columns if c in WIDE_ONLY]
+        if compact:  # (the same cells, the wide-only columns left out)
+            kept = [i for i, c in enumerate(columns) if c not in WIDE_ONLY]
+            columns = [columns[i] for i in kept]
+            natural = [natural[i] for i in kept]
+            lines = [([cells[i] for i in kept], style) for cells, style in lines]
+            total = ([total[0][i] for i in kept], total[1])
         title = f"token usage by {first.split()[0].lower()}"
         caption = "prices: " + "; ".join(prices.sources)
         justify = ["left" if c in (first, "Models", "Last Activity") else "right"
                    for c in columns]
+        # Still too wide: the counts and costs keep their widths (never cut), the key,
+        # time and models give up theirs (wrapped at words, else cut).
+        widths = kept_widths(natural, out.width, [side == "right" for side in justify])
         drawn = draw_table(out, title, columns, justify, lines, caption=caption, total=total,
-                           fit="wrap")
+                           widths=widths, fit="wrap")
         if drawn is not None:
             out.print(drawn)
         else:
@@ -237,6 +277,9 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
             table.add_section()
             table.add_row(*(Text(cell) for cell in total[0]), style=total[1])
             out.print(table)
+        if compact:
+            out.print(escape(COMPACT_NOTE.format(
+                left_out=", ".join(left_out[:-1]) + " and " + left_out[-1], width=out.width)))
         if totals["unpriced_models"]:
             out.print("* no price for " + escape(", ".join(totals["unpriced_models"]))
                       + ": their tokens are counted, their cost is not (add them with "
@@ -248,6 +291,46 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
         noun = "session" if len(m.session_ids) == 1 else "sessions"
         out.print(escape(f"no usage recorded: {len(m.session_ids)} {m.agent} {noun} "
                          f"({ids}{more}), not in the counts above"))
+
+
+#: ccusage's short model names (``formatModelName`` in its ``packages/terminal/src/table.ts``):
+#: a pattern and the name it makes of its groups, the first that matches; any other name whole.
+_SHORT_MODELS = [(re.compile(pattern, re.ASCII), form) for pattern, form in (
+    (r"^claude-(\d+)-(\d+)-(\w+)-(\d{8})$", "{2}-{0}-{1}"),  # claude-3-5-haiku-20241022
+    (r"^claude-(\w+)-([\d-]+)-(\d{8})-fast$", "{0}-{1}-fast"),
+    (r"^claude-(\w+)-([\d-]+)-(\d{8})$", "{0}-{1}"),  # claude-sonnet-4-5-20250929
+    (r"^claude-(\w+)-([\d.-]+)-fast$", "{0}-{1}-fast"),
+    (r"^claude-(\w+)-([\d.-]+)$", "{0}-{1}"))]  # claude-opus-4-5
+_PROVIDER = re.compile(r"^(?:anthropic/|anthropic\.)(claude-.+)$", re.ASCII)
+
+
+@cache  # (a year of sessions names the same few models 9,000 times)
+def short_model(name: str) -> str:
+    """A model's name as ccusage's tables print it: ``claude-sonnet-4-5-20250929`` ->
+    ``sonnet-4-5``, ``anthropic/claude-opus-4-6`` -> ``opus-4-6``, ``[pi] `` kept in front;
+    any other name as it is (``--json`` has every name whole)."""
+    if name.startswith("[pi] "):
+        return "[pi] " + short_model(name[5:])
+    provider = _PROVIDER.match(name)
+    if provider is not None:
+        return short_model(provider.group(1))
+    for pattern, form in _SHORT_MODELS:
+        found = pattern.match(name)
+        if found is not None:
+            return form.format(*found.groups())
+    return name
+
+
+def _natural_widths(columns: list[str], rows: list[tuple[list[str], str | None]]
+                    ) -> list[int]:
+    """Each column's widest line (its header's or a cell's)."""
+    widest = []
+    for header, column in zip(columns, zip(*(cells for cells, _ in rows), strict=True),
+                              strict=True):
+        lines = "\n".join(column).split("\n")
+        widest.append(max(cell_width(header), max(map(len, lines)) if all(map(str.isascii, lines))
+                          else max(map(cell_width, lines))))
+    return widest
 
 
 def _numbers(t: store.UsageTotals) -> list[str]:
