@@ -52,18 +52,21 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
     otherwise (see the module docstring). ``max_width``: the room (default the console's
     width)."""
     every = [*rows, *([total] if total is not None else [])]
-    if not rows or any("\t" in cell for cells_, _ in every for cell in cells_):
+    if not rows:
         return None
-    split = [([cell.split("\n") for cell in cells_], style) for cells_, style in every]
-    # The columns whose every line is one column a character (most: digits, ids, ASCII
-    # names): measured and padded in C, with no test per cell (a year of sessions is 9,000
-    # lines of ten cells).
-    lines = [[line for row_cells, _ in split for line in row_cells[i]]
-             for i in range(len(columns))]
+    # Each column's cells as one text (joined and split in C: a year of sessions is 9,000
+    # lines of ten cells): a cell's tab is rich's to lay out; the columns whose every line is one
+    # column a character (most: digits, ids, ASCII names) are measured and padded in C,
+    # with no test per cell.
+    lines = ["\n".join(column).split("\n")
+             for column in zip(*(cells_ for cells_, _ in every), strict=True)]
+    if any("\t" in "".join(column) for column in lines):
+        return None
     simple = [one_column_each(c + "".join(column)) for c, column in zip(columns, lines,
                                                                         strict=True)]
     natural = [max(map(len if simple[i] else cells, [c, *column]))
                for i, (c, column) in enumerate(zip(columns, lines, strict=True))]
+    split = [([cell.split("\n") for cell in cells_], style) for cells_, style in every]
     head = [[c] for c in columns]
     if widths is None:
         found = natural

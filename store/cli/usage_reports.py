@@ -277,9 +277,13 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
             table.add_section()
             table.add_row(*(Text(cell) for cell in total[0]), style=total[1])
             out.print(table)
-        if compact:
-            out.print(escape(COMPACT_NOTE.format(
-                left_out=", ".join(left_out[:-1]) + " and " + left_out[-1], width=out.width)))
+        if compact:  # (wrapped here: a line wider than the console would load rich)
+            from textwrap import wrap
+
+            note = COMPACT_NOTE.format(left_out=", ".join(left_out[:-1]) + " and "
+                                       + left_out[-1], width=out.width)
+            out.print(escape("\n".join(wrap(note, max(out.width, 20),
+                                              break_on_hyphens=False))))
         if totals["unpriced_models"]:
             out.print("* no price for " + escape(", ".join(totals["unpriced_models"]))
                       + ": their tokens are counted, their cost is not (add them with "
