@@ -49,8 +49,10 @@ def _sqlite(conn: Connection) -> list[ObjectSize]:
     objects = {name: (kind, table) for kind, name, table in conn.exec_driver_sql(
         "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')")}
     try:
+        # (its aggregated mode: a b-tree's pages summed by dbstat, not a row per page
+        # summed by SQL: at 10^6 messages 3.1 -> 1.4 s; the same sums)
         rows: list[Any] = list(conn.exec_driver_sql(
-            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"))
+            "SELECT name, pgsize FROM dbstat WHERE aggregate = TRUE"))
     except Exception as exc:  # no dbstat in this SQLite build
         if "dbstat" not in str(exc):
             raise
