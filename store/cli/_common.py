@@ -320,7 +320,11 @@ def rich_console(width: int | None = None) -> Console:
 
                 shown = objects[0]
                 if isinstance(shown, DrawnTable):
-                    shown = shown.drawn(self.width) or shown.rich_table()
+                    drawn = shown.drawn(self.width)
+                    if drawn is None:  # (rich's table, and the note below it)
+                        super().print(shown)
+                        return
+                    shown = drawn
                 if isinstance(shown, Drawn):
                     super().print(shown, crop=False)
                     return
@@ -376,6 +380,9 @@ class Column:
     keep: bool = False
     #: How much a flexible column keeps when the room is shared (titles more than folders).
     weight: int = 1
+    #: Left out (the highest first) where the table cannot fit with every other column at its
+    #: whole or least width, rather than every column cut to a letter; 0: never.
+    drop: int = 0
 
 
 def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]],
@@ -391,6 +398,26 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
               for i, column in enumerate(columns)]
     widths = [max(map(len if simple[i] else cells, [column.header, *(row[i] for row in lines)]))
               for i, column in enumerate(columns)]
+    left_out: list[str] = []
+    if not wide:  # the droppable columns left out while even the least widths do not fit
+        def least(i: int) -> int:
+            c = columns[i]
+            return min(widths[i], max(c.minimum, cells(c.header))) if c.flexible \
+                else widths[i]
+
+        kept = list(range(len(columns)))
+        while sum(map(least, kept)) + 3 * len(kept) + 1 > terminal_width():
+            droppable = [i for i in kept if columns[i].drop]
+            if not droppable:
+                break
+            gone = max(droppable, key=lambda i: columns[i].drop)
+            kept.remove(gone)
+            left_out.append(columns[gone].header)
+        if left_out:
+            columns = [columns[i] for i in kept]
+            simple = [simple[i] for i in kept]
+            widths = [widths[i] for i in kept]
+            lines = [[row[i] for i in kept] for row in lines]
     if not wide:
         room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
         excess = sum(widths) - room
@@ -407,9 +434,17 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
             excess -= 1
     from store.cli.drawn import DrawnTable
 
+    note = None
+    if left_out:
+        from textwrap import wrap
+
+        note = "\n".join(wrap(f"left out to fit {terminal_width()} columns: "
+                              f"{', '.join(left_out)} (--wide or --json shows them)",
+                              terminal_width(), break_on_hyphens=False))
     return DrawnTable(title, [c.header for c in columns],
                       [[cut(cell, widths[i], simple[i]) for i, cell in enumerate(row)]
-                       for row in lines], justify=[c.justify for c in columns], widths=widths)
+                       for row in lines], justify=[c.justify for c in columns], widths=widths,
+                      note=note)
 
 
 def local_time(value: datetime | None) -> str:

@@ -376,11 +376,13 @@ def _show_calls(found: Iterable[store.CallMatch], total_of: Any, opened: Any,
     if not matches:
         nothing_found(opened, "calls", tool=tool, agent=agent)
         return
-    columns = [Column("time", keep=True), Column("session", flexible=True, minimum=10),
-               Column("pos", justify="right", keep=True), Column("agent", minimum=6),
-               Column("cwd", flexible=True), Column("tool"), Column("args status"),
-               Column("result status"),
-               Column("arguments", flexible=True, minimum=16, weight=3),
+    # (at 80 columns: the folder, agent and arguments' status left out, rather than every
+    # column cut to a letter)
+    columns = [Column("time", keep=True), Column("session", flexible=True, minimum=9),
+               Column("pos", justify="right", keep=True), Column("agent", minimum=6, drop=3),
+               Column("cwd", flexible=True, drop=4), Column("tool"),
+               Column("args status", drop=2), Column("result status", drop=1),
+               Column("arguments", flexible=True, minimum=12, weight=3),
                Column("result", flexible=True, minimum=10, weight=2)]
     cells = [[local_time(m.created_at), m.session_id, f"{m.position}.{m.index}", m.agent or "",
               m.cwd or "", m.name, m.arguments_status, m.result_status, m.arguments_text,

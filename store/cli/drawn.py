@@ -305,13 +305,16 @@ class DrawnTable:
     before. ``widths``: the columns' widths, the cells already cut to them
     (:func:`store.cli._common.fitted_table`; rich's fallback then cuts with an ellipsis
     and never wraps); without, their natural widths (rich's fallback wraps what does not
-    fit). ``caption``: a line below it, as rich's ``Table(caption=)``."""
+    fit). ``caption``: a line below it, as rich's ``Table(caption=)``; ``note``: lines
+    printed below the table (what it left out), as they are."""
 
     def __init__(self, title: str | None, columns: Sequence[str], rows: Sequence[Sequence[str]],
                  *, justify: Sequence[Justify] | None = None,
-                 widths: Sequence[int] | None = None, caption: str | None = None) -> None:
+                 widths: Sequence[int] | None = None, caption: str | None = None,
+                 note: str | None = None) -> None:
         self.title = title
         self.caption = caption
+        self.note = note
         self.columns = list(columns)
         self.justify: list[Justify] = list(justify or ["left"] * len(self.columns))
         self.rows = [list(row) for row in rows]
@@ -319,10 +322,13 @@ class DrawnTable:
 
     def drawn(self, max_width: int) -> Drawn | None:
         """The table drawn in ``max_width`` columns (``None``: rich lays it out)."""
-        return draw_table(None, self.title, self.columns, self.justify,
-                          [(row, None) for row in self.rows], caption=self.caption,
-                          widths=self.widths, max_width=max_width,
-                          fit="wrap" if self.widths is None else "cut")
+        drawn = draw_table(None, self.title, self.columns, self.justify,
+                           [(row, None) for row in self.rows], caption=self.caption,
+                           widths=self.widths, max_width=max_width,
+                           fit="wrap" if self.widths is None else "cut")
+        if drawn is not None and self.note is not None:
+            drawn.pieces.append((self.note + "\n", None))
+        return drawn
 
     def plain_text(self, width: int) -> str | None:
         """What a console ``width`` wide with no colour prints, where :func:`draw_table`
@@ -332,7 +338,14 @@ class DrawnTable:
 
     def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
         drawn = self.drawn(options.max_width)
-        yield drawn if drawn is not None else self.rich_table()
+        if drawn is not None:
+            yield drawn
+            return
+        yield self.rich_table()
+        if self.note is not None:
+            from rich.text import Text
+
+            yield Text(self.note)
 
     def rich_table(self) -> Any:
         """The same table as rich's ``Table`` lays it out."""

@@ -106,11 +106,15 @@ def sessions_list(db_url: str | None, agent: str | None, cwd: str | None,
         more_rows(len(rows), total, offset, "sessions")
         return
     when = "started" if sort == "started" else "last_activity"
-    columns = [Column("session", keep=True),
+    # (at 80 columns: the folder, then the model left out, the id cut to a prefix that
+    # `sessions show` takes, rather than every column cut to a letter)
+    columns = [Column("session", flexible=True, minimum=9, weight=2),
                Column("started" if sort == "started" else "last active", keep=True),
-               Column("title", flexible=True, minimum=12, weight=3), Column("agent", minimum=6),
-               Column("model", flexible=True), Column("msgs", justify="right", keep=True),
-               Column("calls", justify="right", keep=True), Column("cwd", flexible=True)]
+               Column("title", flexible=True, minimum=12, weight=3),
+               Column("agent", minimum=6, drop=2), Column("model", flexible=True, drop=3),
+               Column("msgs", justify="right", keep=True),
+               Column("calls", justify="right", keep=True),
+               Column("cwd", flexible=True, drop=4)]
     cells = [[row["session_id"], local_time(row[f"{when}_at"]), row["title"] or "",
               row["agent"] or row["provider"] or "", row["model"] or "",
               str(row["messages"]), str(row["calls"] or 0), row["cwd"] or ""] for row in rows]
