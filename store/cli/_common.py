@@ -12,9 +12,8 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -22,11 +21,8 @@ import store
 from store.cli.plain import (
     ELLIPSIS,
     PlainConsole,
-    cells,
-    cut,
     markup_escape,
     markup_plain,
-    one_column_each,
     plain_stdout,
     quiet_stdout,
 )
@@ -295,7 +291,7 @@ def console(wide: bool = False) -> Console | PlainConsole:
     (``wide``: no limit, for ``--wide``). No colour with ``--no-color`` or ``NO_COLOR``.
     Output that is not a terminal gets a :class:`~store.cli.plain.PlainConsole` (rich is
     loaded only for what it must draw)."""
-    width = _UNLIMITED if wide else terminal_width()
+    width = UNLIMITED if wide else terminal_width()
     if plain_stdout():
         return PlainConsole(width, lambda: rich_console(width))
     return rich_console(width)
@@ -339,7 +335,7 @@ def rich_console(width: int | None = None) -> Console:
 
 
 #: The width of a ``--wide`` console: every cell whole.
-_UNLIMITED = 100_000
+UNLIMITED = 100_000
 
 
 def terminal_width() -> int:
@@ -364,87 +360,6 @@ def wide_option(function: F) -> F:
     return click.option("--wide", is_flag=True,
                         help="Show every cell whole (by default rows are cut with … to fit "
                              "the terminal: COLUMNS).")(function)
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A table column: its header, whether it gives up width first when the row is too long
-    (titles, arguments, folders), and its alignment."""
-
-    header: str
-    flexible: bool = False
-    justify: Literal["left", "right"] = "left"
-    #: The narrowest a flexible column gets before fixed columns are cut too.
-    minimum: int = 8
-    #: Never cut (times, numbers, positions).
-    keep: bool = False
-    #: How much a flexible column keeps when the room is shared (titles more than folders).
-    weight: int = 1
-    #: Left out (the highest first) where the table cannot fit with every other column at its
-    #: whole or least width, rather than every column cut to a letter; 0: never.
-    drop: int = 0
-
-
-def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]],
-                 wide: bool = False) -> Any:
-    """A table whose rows are one line each and fit :func:`terminal_width`: the flexible
-    columns give up width first, and every cut cell ends in ``…`` (``wide``: nothing cut).
-    Cells are plain text (made :func:`visible`, never read as markup). Printed on a rich
-    console, it is drawn as rich's ``Table`` draws it (:class:`store.cli.drawn.DrawnTable`)."""
-    lines = [[one_line(cell, _UNLIMITED) for cell in row] for row in rows]
-    # (a column whose every character takes one column, most of them, is measured and cut
-    # by length, with no test per cell)
-    simple = [one_column_each(column.header + "".join(row[i] for row in lines))
-              for i, column in enumerate(columns)]
-    widths = [max(map(len if simple[i] else cells, [column.header, *(row[i] for row in lines)]))
-              for i, column in enumerate(columns)]
-    left_out: list[str] = []
-    if not wide:  # the droppable columns left out while even the least widths do not fit
-        def least(i: int) -> int:
-            c = columns[i]
-            return min(widths[i], max(c.minimum, cells(c.header))) if c.flexible \
-                else widths[i]
-
-        kept = list(range(len(columns)))
-        while sum(map(least, kept)) + 3 * len(kept) + 1 > terminal_width():
-            droppable = [i for i in kept if columns[i].drop]
-            if not droppable:
-                break
-            gone = max(droppable, key=lambda i: columns[i].drop)
-            kept.remove(gone)
-            left_out.append(columns[gone].header)
-        if left_out:
-            columns = [columns[i] for i in kept]
-            simple = [simple[i] for i in kept]
-            widths = [widths[i] for i in kept]
-            lines = [[row[i] for i in kept] for row in lines]
-    if not wide:
-        room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
-        excess = sum(widths) - room
-        while excess > 0:
-            shrinkable = [i for i, c in enumerate(columns)
-                          if c.flexible and widths[i] > max(c.minimum, cells(c.header))]
-            if not shrinkable:
-                shrinkable = [i for i, c in enumerate(columns)
-                              if not c.keep and widths[i] > 4]
-            if not shrinkable:
-                break
-            widest = max(shrinkable, key=lambda i: widths[i] / columns[i].weight)
-            widths[widest] -= 1
-            excess -= 1
-    from store.cli.drawn import DrawnTable
-
-    note = None
-    if left_out:
-        from textwrap import wrap
-
-        note = "\n".join(wrap(f"left out to fit {terminal_width()} columns: "
-                              f"{', '.join(left_out)} (--wide or --json shows them)",
-                              terminal_width(), break_on_hyphens=False))
-    return DrawnTable(title, [c.header for c in columns],
-                      [[cut(cell, widths[i], simple[i]) for i, cell in enumerate(row)]
-                       for row in lines], justify=[c.justify for c in columns], widths=widths,
-                      note=note)
 
 
 def local_time(value: datetime | None) -> str:

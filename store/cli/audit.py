@@ -17,14 +17,12 @@ import orjson
 
 import store
 from store.cli._common import (
-    Column,
     CommandGroup,
     console,
     count,
     current_tool,
     db_option,
     emit_json,
-    fitted_table,
     local_time,
     more_rows,
     nothing_found,
@@ -40,6 +38,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli.drawn import DrawnTable
+from store.cli.fitted import Column, fitted_table
 from store.cli.trust import audit_secrets, secret_calls
 from store.core.depth import deep_dumps
 

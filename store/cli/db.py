@@ -12,17 +12,16 @@ import click
 
 import store
 from store.cli._common import (
-    Column,
     CommandGroup,
     check_db_folder,
     confirmed,
     console,
     db_option,
     emit_json,
-    fitted_table,
     open_store,
     visible,
 )
+from store.cli.fitted import Column, fitted_table
 
 
 @click.group(cls=CommandGroup)

@@ -12,16 +12,15 @@ import orjson
 
 import store
 from store.cli._common import (
-    Column,
     console,
     db_option,
     emit_json,
-    fitted_table,
     open_store,
     safe_markup,
     visible,
     wide_option,
 )
+from store.cli.fitted import Column, fitted_table
 
 
 def _example_files() -> Iterator[tuple[str, str]]:

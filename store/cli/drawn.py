@@ -4,7 +4,7 @@ rich's ``Table`` measures every cell of every column again before it draws (thre
 each cell), and importing it costs ~20 ms of a command's start-up: drawing a year of days with
 it took longer than reading them (0.23 s of 0.40 s at 10^6 messages), and 50 sessions of
 ``sessions list`` 60 ms of a 210 ms command. Our tables are plain text whose widths are known
-before they are drawn (:func:`store.cli._common.fitted_table` fits them to the terminal, the
+before they are drawn (:func:`store.cli.fitted.fitted_table` fits them to the terminal, the
 usage reports keep their natural widths), so :func:`draw_table` lays the rows out in one pass
 over the cells, with rich's default box (``HEAVY_HEAD``), padding, and header, title and
 caption styles: segment for segment what rich prints, with colour and without (a test draws
@@ -303,7 +303,7 @@ class DrawnTable:
     """A table of plain cells (one line each), printed on a rich console: drawn by
     :func:`draw_table` when it fits, else by rich's ``Table`` with the same columns, as
     before. ``widths``: the columns' widths, the cells already cut to them
-    (:func:`store.cli._common.fitted_table`; rich's fallback then cuts with an ellipsis
+    (:func:`store.cli.fitted.fitted_table`; rich's fallback then cuts with an ellipsis
     and never wraps); without, their natural widths (rich's fallback wraps what does not
     fit). ``caption``: a line below it, as rich's ``Table(caption=)``; ``note``: lines
     printed below the table (what it left out), as they are."""

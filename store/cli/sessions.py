@@ -13,14 +13,12 @@ import orjson
 
 import store
 from store.cli._common import (
-    Column,
     CommandGroup,
     confirmed,
     console,
     count,
     db_option,
     emit_json,
-    fitted_table,
     local_time,
     more_rows,
     open_store,
@@ -36,6 +34,7 @@ from store.cli._common import (
     wide_option,
 )
 from store.cli._common import safe_markup as escape
+from store.cli.fitted import Column, fitted_table
 from store.cli.lineage import lineage_lines, session_json, sessions_tree
 from store.cli.trust import erase, explain_missing, hold, release
 from store.core.depth import deep_dumps

@@ -14,8 +14,8 @@ import random
 import pytest
 from rich.console import Console
 
-from store.cli._common import Column, fitted_table
 from store.cli.drawn import DrawnTable
+from store.cli.fitted import Column, fitted_table
 
 _WORDS = ["session", "a1b2c3", "漢字テスト", "é", "/home/dev/project", "x" * 40, "", "Bash",
           "run · tests", "emoji 🚀 here", "全\u3000", "▁▃█▇ ", "██░░"]

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import store
-from store.cli._common import Column, fitted_table
+from store.cli.fitted import Column, fitted_table
 from store.cli.main import cli
 from store.cli.plain import cells
 
