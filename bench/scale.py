@@ -43,7 +43,9 @@ PostgreSQL):
 
 beside the floor on the same lines, in this process: ``orjson.loads`` of every line, and a
 raw ``sqlite3`` insert of the same rows (one per message, call and result, their JSON as the
-file holds it) into a plain three-table schema, one transaction per file.
+file holds it) into a plain three-table schema, one transaction per file; and beside each
+read (SQLite) a user's own script asking the same question, a fresh Python process running
+plain SQL of its own on the store's file (``bench/scale_floors.py``).
 
 Prints a Markdown table per size and backend, and writes every figure as JSON (``--json``).
 ``--workers`` is passed to the import as ``TRANSCRIPT_STORE_IMPORT_WORKERS`` (unset: the
@@ -69,11 +71,8 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_home import (  # noqa: E402
-    iter_lines,
-    make_home,
-    read_commands,
-)
+from scale_floors import floor_ms, floor_statements  # noqa: E402
+from scale_home import COMMAND_TEXT, COMMON_WORD, RARE_TEXT, iter_lines, make_home, read_commands  # noqa: E402
 from scale_terminal import terminal_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -440,8 +439,12 @@ def one(home: Path, stats: Any, backend: str, args: argparse.Namespace) -> dict[
                                 check=True)
         sid = json.loads(listed.stdout.splitlines()[0])["session_id"]
         reads = {}
+        floors = floor_statements(RARE_TEXT, COMMAND_TEXT, COMMON_WORD, sid) \
+            if backend == "sqlite" else {}
         for label, command in read_commands(sid):
             reads[label] = timed_cli(home, url, command, args.repeat)
+            if label in floors:  # (bench/scale_floors.py: a script's plain SQL)
+                reads[label]["floor"] = floor_ms(sqlite_file, floors[label], args.repeat)
         opened = read_only_open(home, library_url, args.repeat)
         reader = read_only_open(home, library_url, args.repeat, "reader")
         watch = watch_idle(home, url, args.watch_seconds) if args.watch_seconds > 0 else None
@@ -502,9 +505,13 @@ def table(size: dict[str, Any]) -> str:
         [f"{_mb(r['compact']['db_bytes'])} ({r['compact']['ratio_to_files']:.2f}x the files, "
          f"{r['compact']['seconds']:.1f} s)" if r["compact"] else "-" for r in runs])
     for label in runs[0]["reads"]:
+        floor = next((r["reads"][label]["floor"] for r in runs
+                      if "floor" in r["reads"][label]), None)
         row(f"`{label}`", [f"{r['reads'][label]['median_ms']:.0f} ms "
                            f"({r['reads'][label]['out_lines']} lines; in a terminal "
-                           f"{r['reads'][label].get('terminal_ms', 0):.0f} ms)" for r in runs])
+                           f"{r['reads'][label].get('terminal_ms', 0):.0f} ms)" for r in runs],
+            f"{floor['median_ms']:.0f} ms (plain SQL, {floor['out_lines']} lines)" if floor
+            else "-")
     row("read-only open to first query (library)",
         [f"{r['read_only_open']['open_to_first_query_ms']:.0f} ms "
          f"(open {r['read_only_open']['open_ms']:.0f} ms; import store "

@@ -37,3 +37,9 @@ def test_the_scale_benchmark_runs_on_a_tiny_home(tmp_path: Path) -> None:
     assert size["columns"] == 80
     assert all(read["terminal_ms"] > 0 for read in run["reads"].values())
     assert "in a terminal" in done.stdout
+    # (beside the reads a script's plain SQL asks, each its answer's lines: bench/scale_floors)
+    floors = {label: read["floor"] for label, read in run["reads"].items() if "floor" in read}
+    assert {"usage daily", "sessions list", "search (a common word, best 20)"} <= set(floors)
+    assert all(f["median_ms"] > 0 for f in floors.values())
+    assert floors["sessions list"]["out_lines"] >= 2  # (the count, then the sessions)
+    assert "(plain SQL, " in done.stdout
