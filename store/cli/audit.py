@@ -37,7 +37,6 @@ from store.cli._common import (
     visible,
     wide_option,
 )
-from store.cli.drawn import DrawnTable
 from store.cli.fitted import Column, fitted_table
 from store.cli.trust import audit_secrets, secret_calls
 from store.core.depth import deep_dumps
@@ -159,10 +158,11 @@ def _output(path: Path | None, newline: str | None = None) -> Iterator[TextIO]:
               help="Per tool and per day, week, agent or model: calls and the tokens the "
                    "results carried into the context (estimated), with a sparkline or bar.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per tool.")
+@wide_option
 def audit_usage(db_url: str | None, since: datetime | None, until: datetime | None,
                 session: str | None, with_children: bool, agent: str | None,
                 cwd: str | None, limit: int, offset: int, by: str | None,
-                as_json: bool) -> None:
+                as_json: bool, wide: bool) -> None:
     """Usage per current tool name (every agent's names folded into one vocabulary)."""
     from store.audit.lite_usage import lite_tool_usage
     from store.db.schema.revisions import default_url
@@ -200,13 +200,17 @@ def audit_usage(db_url: str | None, since: datetime | None, until: datetime | No
                         "calls_without_result": row.calls_without_result,
                    "first_seen": row.first_seen, "last_seen": row.last_seen} for row in rows)
         return
-    columns = ("tool", "raw names", "calls", "sessions", "invalid", "errors", "no result",
-               "first seen", "last seen")
-    console().print(DrawnTable("tool usage", columns, [
-        [visible(row.name), visible(", ".join(row.raw_names)), str(row.calls),
-         str(row.sessions), str(row.invalid_calls), str(row.error_results),
-         str(row.calls_without_result), local_time(row.first_seen), local_time(row.last_seen)]
-        for row in rows]))
+    # (the counts whole; at 80 columns the first, then the last time left out and said so,
+    # rather than every column narrowed to a few letters)
+    counts = [Column(name, keep=True) for name in ("calls", "sessions", "invalid", "errors",
+                                                   "no result")]
+    columns = [Column("tool", flexible=True, minimum=6),
+               Column("raw names", flexible=True, minimum=9), *counts,
+               Column("first seen", keep=True, drop=2), Column("last seen", keep=True, drop=1)]
+    console(wide).print(fitted_table("tool usage", columns, [
+        [row.name, ", ".join(row.raw_names), str(row.calls), str(row.sessions),
+         str(row.invalid_calls), str(row.error_results), str(row.calls_without_result),
+         local_time(row.first_seen), local_time(row.last_seen)] for row in rows], wide))
 
 
 @calls.command("search")

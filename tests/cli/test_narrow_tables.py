@@ -126,3 +126,16 @@ def test_calls_search_at_80_columns_shows_the_call_not_letters(url: str) -> None
     assert "bash" in row and "ls -la" in row and "total 0" in row
     assert "left out to fit 80 columns: cwd, agent, args status" in out
     assert all(cells(line) <= 80 for line in out.splitlines())
+
+
+def test_tools_usage_keeps_its_counts_and_leaves_out_the_times_first(url: str) -> None:
+    narrow = run(80, "tools", "usage", "--db", url)
+    wide = run(200, "tools", "usage", "--db", url)
+
+    head = next(line for line in narrow.splitlines() if line.startswith("┃"))
+    for column in ("tool", "raw names", "calls", "sessions", "invalid", "errors", "no result"):
+        assert f" {column} " in head
+    assert "seen" not in head
+    assert "left out to fit 80 columns: first seen, last seen" in narrow
+    assert "first seen" in wide and "last seen" in wide and "left out" not in wide
+    assert "last seen" in run(80, "tools", "usage", "--wide", "--db", url)
