@@ -491,7 +491,8 @@ def table(size: dict[str, Any]) -> str:
     row("import (no paths)", [f"{r['import']['seconds']:.1f} s: **{r['messages_per_s']:,.0f} "
                               f"messages/s**, {r['mb_per_s']:.1f} MB/s" for r in runs],
         f"orjson {fl['decode_lines_per_s']:,.0f} lines/s ({fl['decode_mb_per_s']:.0f} MB/s); "
-        f"raw sqlite3 {fl['raw_lines_per_s']:,.0f} lines/s ({fl['raw_rows_per_s']:,.0f} rows/s)")
+        f"raw sqlite3 {fl['raw_lines_per_s']:,.0f} lines/s ({fl['raw_rows_per_s']:,.0f} rows/s)"
+        if fl["decode_lines_per_s"] else "- (`--no-floor`)")
     row("import CPU (all processes)", [f"{r['import']['cpu_s']:.1f} s" for r in runs])
     row("peak memory (largest process / tree)",
         [f"{r['import']['maxrss_mb']:.0f} MB / {r['import']['tree_rss_mb']:.0f} MB"
