@@ -12,20 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from store.core.errors import UsageError
-from store.db.index.summaries import (
-    VERSION,
-    context_rows_sql,
-    current_sql,
-    ids_param,
-    in_ids,
-    keeps_summaries,
-)
+from store.db.index.summaries import context_rows_sql, ids_param, in_ids
 from store.db.reading.summary_reads import (
     DaySums,
     summary_context_rows,
     summary_context_totals,
     summary_usage_days,
     summary_usage_groups,
+    without_summarized_usage,
 )
 from store.db.reading.usage import UsageSums, scope_where, usage_groups
 from store.usage.prices import TIER_TOKENS, PriceTable
@@ -260,19 +254,14 @@ def missing_rows(conn: Any, *, since: datetime | None, until: datetime | None,
     where, params = scope_where(conn, since=since, until=until, agent=agent, cwd=cwd,
                                 session=("m.session_id", session_id))
     # Per session (a few thousand), not per message (a million): the sessions without a
-    # usage row first, then whether one of them has a reply within the filters. A session
-    # whose summary holds and has usage rows has usage (its summary was made of them): found
-    # in the small summary tables, not by a look into the usage rows' index per session
-    # (cold, 99 ms of a usage report at 10^6 messages).
-    kept = ""
-    if keeps_summaries(conn):
-        kept = ("NOT EXISTS (SELECT 1 FROM session_summaries AS ss JOIN usage_summary AS t ON "
-                "t.session_id = ss.session_id WHERE ss.session_id = s.session_id AND "
-                f"{current_sql('%s' if conn.dialect.name == 'postgresql' else '?')}) AND ")
-        params = [VERSION, *params]
-    sql = (f"SELECT s.agent, s.session_id FROM sessions s WHERE {kept}NOT EXISTS (SELECT 1 FROM "
-           "message_usage u WHERE u.session_id = s.session_id) AND EXISTS (SELECT 1 FROM "
-           "messages m WHERE m.session_id = s.session_id AND m.role = 'assistant' "
+    # usage row first (those the summaries say have usage skipped: a look into the usage
+    # rows' index per session was 99 ms of a cold usage report at 10^6 messages), then
+    # whether one of them has a reply within the filters.
+    summarized, summary_params = without_summarized_usage(conn)
+    params = [*summary_params, *params]
+    sql = (f"SELECT s.agent, s.session_id FROM sessions s WHERE {summarized} AND NOT EXISTS ("
+           "SELECT 1 FROM message_usage u WHERE u.session_id = s.session_id) AND EXISTS ("
+           "SELECT 1 FROM messages m WHERE m.session_id = s.session_id AND m.role = 'assistant' "
            + "".join(f"AND {term} " for term in where)
            + ") ORDER BY s.session_id")
     found = conn.exec_driver_sql(sql, tuple(params)).all()

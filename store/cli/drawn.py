@@ -26,7 +26,7 @@ from typing import Any, Literal
 from store.cli.plain import ELLIPSIS, cells, one_column_each, wrapped
 
 __all__ = ["Drawn", "DrawnTable", "Fit", "Justify", "Piece", "Row", "draw_table",
-           "kept_widths"]
+           "kept_widths", "natural_widths"]
 
 #: A row: its cells (plain text, ``\n`` between the lines of a cell) and its style's name.
 Row = tuple[Sequence[str], str | None]
@@ -54,18 +54,9 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
     every = [*rows, *([total] if total is not None else [])]
     if not rows:
         return None
-    # Each column's cells as one text (joined and split in C: a year of sessions is 9,000
-    # lines of ten cells): a cell's tab is rich's to lay out; the columns whose every line is one
-    # column a character (most: digits, ids, ASCII names) are measured and padded in C,
-    # with no test per cell.
-    lines = ["\n".join(column).split("\n")
-             for column in zip(*(cells_ for cells_, _ in every), strict=True)]
+    lines, simple, natural = _measured(columns, every)
     if any("\t" in "".join(column) for column in lines):
-        return None
-    simple = [one_column_each(c + "".join(column)) for c, column in zip(columns, lines,
-                                                                        strict=True)]
-    natural = [max(map(len if simple[i] else cells, [c, *column]))
-               for i, (c, column) in enumerate(zip(columns, lines, strict=True))]
+        return None  # (a cell's tab is rich's to lay out)
     split = [([cell.split("\n") for cell in cells_], style) for cells_, style in every]
     head = [[c] for c in columns]
     if widths is None:
@@ -173,6 +164,27 @@ def draw_table(out: Any, title: str | None, columns: Sequence[str], justify: Seq
     if caption is not None:
         centered(caption, "table.caption")
     return Drawn(pieces)
+
+
+def _measured(columns: Sequence[str], rows: Sequence[Row]
+              ) -> tuple[list[list[str]], list[bool], list[int]]:
+    """Each column's lines (its cells' lines, joined and split in C: a year of sessions is
+    9,000 lines of ten cells), whether its every character is one column (most columns:
+    digits, ids, ASCII names; measured and padded in C, with no test per cell), and its
+    natural width (its header's or widest line's)."""
+    lines = ["\n".join(column).split("\n")
+             for column in zip(*(cells_ for cells_, _ in rows), strict=True)]
+    simple = [one_column_each(c + "".join(column)) for c, column in zip(columns, lines,
+                                                                        strict=True)]
+    natural = [max(map(len if simple[i] else cells, [c, *column]))
+               for i, (c, column) in enumerate(zip(columns, lines, strict=True))]
+    return lines, simple, natural
+
+
+def natural_widths(columns: Sequence[str], rows: Sequence[Row]) -> list[int]:
+    """Each column's natural width in a table of these rows: its header's or its widest
+    line's, as :func:`draw_table` measures it."""
+    return _measured(columns, rows)[2]
 
 
 def kept_widths(natural: Sequence[int], room: int, kept: Sequence[bool]) -> list[int] | None:

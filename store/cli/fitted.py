@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from store.cli._common import UNLIMITED, one_line, terminal_width
-from store.cli.plain import cells, cut, one_column_each
+from store.cli.plain import cells, cut, note_lines, one_column_each
 
 __all__ = ["Column", "fitted_table"]
 
@@ -48,14 +48,17 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
     widths = [max(map(len if simple[i] else cells, [column.header, *(row[i] for row in lines)]))
               for i, column in enumerate(columns)]
     left_out: list[str] = []
-    if not wide:  # the droppable columns left out while even the least widths do not fit
-        def least(i: int) -> int:
-            c = columns[i]
-            return min(widths[i], max(c.minimum, cells(c.header))) if c.flexible \
-                else widths[i]
-
+    note = None
+    if not wide:
+        room = terminal_width()
+        # The least each column takes: a flexible one its minimum (or its header), the
+        # others their whole width.
+        least = [min(widths[i], max(c.minimum, cells(c.header))) if c.flexible else widths[i]
+                 for i, c in enumerate(columns)]
+        # The droppable columns left out, highest first, while even the least widths do not
+        # fit.
         kept = list(range(len(columns)))
-        while sum(map(least, kept)) + 3 * len(kept) + 1 > terminal_width():
+        while sum(least[i] for i in kept) + 3 * len(kept) + 1 > room:
             droppable = [i for i in kept if columns[i].drop]
             if not droppable:
                 break
@@ -66,13 +69,14 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
             columns = [columns[i] for i in kept]
             simple = [simple[i] for i in kept]
             widths = [widths[i] for i in kept]
+            least = [least[i] for i in kept]
             lines = [[row[i] for i in kept] for row in lines]
-    if not wide:
-        room = terminal_width() - (3 * len(columns) + 1)  # borders and padding
-        excess = sum(widths) - room
+            note = note_lines(f"left out to fit {room} columns: {', '.join(left_out)} "
+                              "(--wide or --json shows them)", room)
+        excess = sum(widths) - (room - (3 * len(columns) + 1))  # (borders and padding)
         while excess > 0:
             shrinkable = [i for i, c in enumerate(columns)
-                          if c.flexible and widths[i] > max(c.minimum, cells(c.header))]
+                          if c.flexible and widths[i] > least[i]]
             if not shrinkable:
                 shrinkable = [i for i, c in enumerate(columns)
                               if not c.keep and widths[i] > 4]
@@ -83,13 +87,6 @@ def fitted_table(title: str | None, columns: list[Column], rows: list[list[str]]
             excess -= 1
     from store.cli.drawn import DrawnTable
 
-    note = None
-    if left_out:
-        from textwrap import wrap
-
-        note = "\n".join(wrap(f"left out to fit {terminal_width()} columns: "
-                              f"{', '.join(left_out)} (--wide or --json shows them)",
-                              terminal_width(), break_on_hyphens=False))
     return DrawnTable(title, [c.header for c in columns],
                       [[cut(cell, widths[i], simple[i]) for i, cell in enumerate(row)]
                        for row in lines], justify=[c.justify for c in columns], widths=widths,

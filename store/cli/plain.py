@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["ELLIPSIS", "PlainConsole", "cells", "cut", "folded", "markup_escape",
-           "markup_plain", "one_column_each", "plain_stdout", "quiet_stdout",
+           "markup_plain", "note_lines", "one_column_each", "plain_stdout", "quiet_stdout",
            "wrapped"]
 
 #: What a cut cell ends with (one column wide: rich's ``cell_len`` gives it 1).
@@ -217,6 +217,14 @@ def _narrow(text: str) -> bool:
     from rich.cells import cell_len
 
     return all(cell_len(character) == 1 for character in set(text))
+
+
+def note_lines(text: str, width: int) -> str:
+    """A note below a table, wrapped at words to ``width`` here (a line wider than the
+    console would load rich to wrap it)."""
+    from textwrap import wrap
+
+    return "\n".join(wrap(text, max(width, 20), break_on_hyphens=False))
 
 
 def one_column_each(text: str) -> bool:

@@ -36,8 +36,8 @@ from store.cli._common import (
     visible,
 )
 from store.cli._common import safe_markup as escape
-from store.cli.drawn import draw_table, kept_widths
-from store.cli.plain import cells as cell_width
+from store.cli.drawn import draw_table, kept_widths, natural_widths
+from store.cli.plain import note_lines
 
 __all__ = ["REPORTS", "money", "report_document"]
 
@@ -245,7 +245,7 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
                   *(f"{totals[k]:,}" for k in ("input_tokens", "output_tokens",
                                                "cache_creation_tokens", "cache_read_tokens",
                                                "total_tokens")), _cost(totals)], "bold")
-        natural = _natural_widths(columns, [*lines, total])
+        natural = natural_widths(columns, [*lines, total])
         compact = compact or sum(natural) + 3 * len(natural) + 1 > out.width
         left_out = [c for c in columns if c in WIDE_ONLY]
         if compact:  # (the same cells, the wide-only columns left out)
@@ -277,13 +277,10 @@ def _print(report: str, first: str, rows: list[store.UsageTotals],
             table.add_section()
             table.add_row(*(Text(cell) for cell in total[0]), style=total[1])
             out.print(table)
-        if compact:  # (wrapped here: a line wider than the console would load rich)
-            from textwrap import wrap
-
-            note = COMPACT_NOTE.format(left_out=", ".join(left_out[:-1]) + " and "
-                                       + left_out[-1], width=out.width)
-            out.print(escape("\n".join(wrap(note, max(out.width, 20),
-                                              break_on_hyphens=False))))
+        if compact:
+            out.print(escape(note_lines(COMPACT_NOTE.format(
+                left_out=", ".join(left_out[:-1]) + " and " + left_out[-1],
+                width=out.width), out.width)))
         if totals["unpriced_models"]:
             out.print("* no price for " + escape(", ".join(totals["unpriced_models"]))
                       + ": their tokens are counted, their cost is not (add them with "
@@ -323,18 +320,6 @@ def short_model(name: str) -> str:
         if found is not None:
             return form.format(*found.groups())
     return name
-
-
-def _natural_widths(columns: list[str], rows: list[tuple[list[str], str | None]]
-                    ) -> list[int]:
-    """Each column's widest line (its header's or a cell's)."""
-    widest = []
-    for header, column in zip(columns, zip(*(cells for cells, _ in rows), strict=True),
-                              strict=True):
-        lines = "\n".join(column).split("\n")
-        widest.append(max(cell_width(header), max(map(len, lines)) if all(map(str.isascii, lines))
-                          else max(map(cell_width, lines))))
-    return widest
 
 
 def _numbers(t: store.UsageTotals) -> list[str]:

@@ -46,7 +46,8 @@ from store.db.schema.sqlitefile import read_time, stored_time
 from store.usage.prices import TIER_TOKENS
 
 __all__ = ["DaySums", "ToolGroups", "summary_context_rows", "summary_context_totals",
-           "summary_tool_groups", "summary_usage_days", "summary_usage_groups"]
+           "summary_tool_groups", "summary_usage_days", "summary_usage_groups",
+           "without_summarized_usage"]
 
 def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any]]:
     where, params = scope_where(conn, since=None, until=None, agent=agent, cwd=cwd)
@@ -60,6 +61,23 @@ def _scope(conn: Any, agent: str | None, cwd: str | None) -> tuple[str, list[Any
 _MOSTLY_UNSUMMARIZED = 0.25
 
 
+def without_summarized_usage(conn: Any) -> tuple[str, list[Any]]:
+    """A condition (and its parameters) that the session ``s`` (``sessions AS s``) is not
+    one whose summary holds and has usage rows: such a session has usage (its summary was
+    made of its usage rows), known from the small summary tables rather than by a look into
+    the usage rows' index per session. Always true where no summaries are kept."""
+    if not keeps_summaries(conn):
+        return "1 = 1", []
+    return ("NOT EXISTS (SELECT 1 FROM session_summaries AS ss JOIN usage_summary AS t ON "
+            "t.session_id = ss.session_id WHERE ss.session_id = s.session_id AND "
+            f"{current_sql(_mark(conn))})", [VERSION])
+
+
+def _mark(conn: Any) -> str:
+    """The driver's parameter mark."""
+    return "%s" if conn.dialect.name == "postgresql" else "?"
+
+
 def _others(conn: Any, agent: str | None, cwd: str | None,
             current: dict[str, str | None] | None = None
             ) -> list[tuple[str, str | None, str | None]] | None:
@@ -67,7 +85,7 @@ def _others(conn: Any, agent: str | None, cwd: str | None,
     summary no longer holds); ``None`` when they are more than :data:`_MOSTLY_UNSUMMARIZED`
     of the scope's sessions. ``current``, when given, gets the agent of each session in
     scope whose summary holds (read by the same statement)."""
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    mark = _mark(conn)
     scope, params = _scope(conn, agent, cwd)
     rows = conn.exec_driver_sql(
         f"SELECT s.session_id, s.agent, s.cwd, CASE WHEN ss.session_id IS NOT NULL AND "
